@@ -1,0 +1,6 @@
+"""``python -m advisor``."""
+
+from advisor.cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

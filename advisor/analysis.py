@@ -1,0 +1,367 @@
+"""The cost analysis: speedups, dollars per speedup and recommendations.
+
+Pure functions over pandas; no I/O, no TensorFlow. Definitions (also in the README):
+
+- ``seconds``: total wall time of the workload's epochs; ``runs_per_hour`` = 3600 / seconds.
+- against a baseline B: ``speedup`` = B.seconds / seconds; ``dollars_per_speedup`` = price_usd / speedup.
+- an upgrade from the current result C to X: ``speedup_vs_current`` = C.seconds / X.seconds;
+  ``upgrade_cost_usd`` = X's price (0 for the same hardware); ``dollars_per_speedup_vs_current`` =
+  upgrade_cost_usd / speedup_vs_current; ``dollars_per_added_run_per_hour`` =
+  upgrade_cost_usd / (X.runs_per_hour - C.runs_per_hour).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from advisor.errors import AdvisorError
+from advisor.schema import DEFAULT_WORKLOAD, workload_key
+
+PRECISION_FILTERS = ("any", "float32", "mixed")
+ROW_KEYS = (
+    "profile",
+    "device",
+    "precision",
+    "seconds",
+    "price_usd",
+    "speedup",
+    "dollars_per_speedup",
+    "runs_per_hour",
+    "source",
+)
+OPTION_KEYS = (
+    "speedup_vs_current",
+    "upgrade_cost_usd",
+    "dollars_per_speedup_vs_current",
+    "dollars_per_added_run_per_hour",
+)
+_FRAME_COLUMNS = (
+    "profile",
+    "name",
+    "device",
+    "device_kind",
+    "device_count",
+    "precision",
+    "seconds",
+    "price_usd",
+    "source",
+    "approximate",
+    "estimate_error_seconds",
+    "source_detail",
+    "power_watts",
+    "workload",
+    "workload_name",
+)
+
+
+def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
+    """One row per (profile, precision) result. Accepts Profile objects or profile dicts."""
+    rows = []
+    for profile in profiles:
+        data = getattr(profile, "data", profile)
+        provenance = data["provenance"]
+        device = data["device"]
+        count = int(device.get("count", 1))
+        device_label = device["name"] if count == 1 else f"{count}x {device['name']}"
+        for result in data["results"]:
+            estimated = bool(result.get("estimated"))
+            source = "estimated" if estimated else provenance["method"]
+            if estimated:
+                detail = result.get("estimate", {}).get("method", "estimated")
+            elif provenance["method"] == "quoted":
+                detail = provenance.get("source", "")
+            else:
+                detail = (
+                    f"measured by advisor {provenance.get('advisor_version', '?')} on {provenance.get('date', '?')}"
+                )
+            rows.append(
+                {
+                    "profile": data["id"],
+                    "name": data.get("name", device["name"]),
+                    "device": device_label,
+                    "device_kind": device["kind"],
+                    "device_count": count,
+                    "precision": result["precision"],
+                    "seconds": float(result["total_seconds"]),
+                    "price_usd": _float_or_nan(data["price"].get("usd")),
+                    "source": source,
+                    "approximate": bool(result.get("approximate")),
+                    "estimate_error_seconds": _float_or_nan(result.get("estimate", {}).get("error_seconds")),
+                    "source_detail": detail,
+                    "power_watts": _float_or_nan(data["price"].get("power_watts")),
+                    "workload": workload_key(data["workload"]),
+                    "workload_name": data["workload"]["name"],
+                }
+            )
+    return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
+
+
+def _float_or_nan(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def filter_precision(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
+    """Keep float32, mixed (any mixed policy) or any results."""
+    if precision not in PRECISION_FILTERS:
+        raise AdvisorError(f"unknown precision {precision!r}: use one of {', '.join(PRECISION_FILTERS)}")
+    if precision == "any":
+        return frame
+    if precision == "float32":
+        return frame[frame["precision"] == "float32"]
+    return frame[frame["precision"].str.startswith("mixed")]
+
+
+@dataclass
+class WorkloadChoice:
+    frame: pd.DataFrame
+    left_out: int
+    workloads: int
+
+
+def select_workload(frame: pd.DataFrame, key: tuple | None = None) -> WorkloadChoice:
+    """Keep one workload's results: ``key``, else the one with most results (the post's on a tie)."""
+    if frame.empty:
+        return WorkloadChoice(frame, 0, 0)
+    counts = frame["workload"].value_counts()
+    if key is None:
+        default = workload_key(DEFAULT_WORKLOAD)
+        key = max(counts.index, key=lambda k: (counts[k], k == default))
+    chosen = frame[frame["workload"] == key]
+    return WorkloadChoice(chosen, len(frame) - len(chosen), len(counts))
+
+
+def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, role: str) -> pd.Series:
+    """A profile's result of the given precision; without one, its float32 then its slowest."""
+    rows = frame[frame["profile"] == profile_id]
+    if rows.empty:
+        known = ", ".join(sorted(frame["profile"].unique())) or "none"
+        raise AdvisorError(f"no profile with id {profile_id!r} for --{role} (known: {known})")
+    if precision is not None:
+        match = rows[rows["precision"] == precision]
+        if match.empty:
+            have = ", ".join(rows["precision"])
+            raise AdvisorError(f"profile {profile_id!r} has no {precision} result (it has {have})")
+        return match.iloc[0]
+    float32 = rows[rows["precision"] == "float32"]
+    return (float32 if not float32.empty else rows).sort_values("seconds").iloc[-1]
+
+
+def _with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.DataFrame:
+    out = frame.copy()
+    out["speedup"] = baseline_seconds / out["seconds"]
+    out["dollars_per_speedup"] = out["price_usd"] / out["speedup"]
+    out["runs_per_hour"] = 3600.0 / out["seconds"]
+    return out
+
+
+@dataclass
+class Comparison:
+    baseline: pd.Series
+    table: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+
+def compare(frame: pd.DataFrame, baseline: str | None = None, precision: str = "any") -> Comparison:
+    """Every result of one workload against a baseline result (default: the slowest float32 result)."""
+    if frame.empty:
+        raise AdvisorError("no profiles to compare")
+    if baseline is not None:
+        base = _pick_result(frame, baseline, None, "baseline")
+        choice = select_workload(frame, base["workload"])
+    else:
+        choice = select_workload(frame)
+        candidates = choice.frame[choice.frame["precision"] == "float32"]
+        base = (candidates if not candidates.empty else choice.frame).sort_values("seconds").iloc[-1]
+    table = _with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])
+    table = table.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
+    notes = _workload_notes(choice)
+    return Comparison(baseline=base, table=table, notes=notes)
+
+
+def _workload_notes(choice: WorkloadChoice) -> list[str]:
+    if not choice.left_out:
+        return []
+    return [
+        f"left out {choice.left_out} result(s) of {choice.workloads - 1} other workload(s): "
+        "results are compared only within one workload"
+    ]
+
+
+def same_hardware(a: pd.Series, b: pd.Series) -> bool:
+    """True when two results ran on the same hardware: the same profile, or the same device and count."""
+    if a["profile"] == b["profile"]:
+        return True
+    return (
+        a["device_kind"] == b["device_kind"]
+        and int(a["device_count"]) == int(b["device_count"])
+        and _norm(a["device"]) == _norm(b["device"])
+        and a["device_kind"] == "gpu"
+    )
+
+
+def _norm(name: str) -> str:
+    return " ".join(str(name).lower().replace("nvidia", "").replace("geforce", "").split())
+
+
+@dataclass
+class Recommendation:
+    current: pd.Series
+    options: pd.DataFrame
+    best: pd.Series | None
+    reason: str
+    notes: list[str] = field(default_factory=list)
+
+
+def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
+    """Every other result of the current workload, with the upgrade figures against ``current``."""
+    others = frame[~((frame["profile"] == current["profile"]) & (frame["precision"] == current["precision"]))]
+    options = _with_baseline_figures(filter_precision(others, precision), current["seconds"])
+    free = options.apply(lambda row: same_hardware(row, current), axis=1).astype(bool) if len(options) else []
+    options["free_upgrade"] = free
+    options["speedup_vs_current"] = current["seconds"] / options["seconds"]
+    options["upgrade_cost_usd"] = options["price_usd"].where(~options["free_upgrade"], 0.0)
+    faster = options["seconds"] < current["seconds"]
+    options["faster"] = faster
+    options["dollars_per_speedup_vs_current"] = (options["upgrade_cost_usd"] / options["speedup_vs_current"]).where(
+        faster
+    )
+    added = options["runs_per_hour"] - 3600.0 / current["seconds"]
+    options["added_runs_per_hour"] = added.where(faster)
+    options["dollars_per_added_run_per_hour"] = (options["upgrade_cost_usd"] / added).where(faster)
+    return options
+
+
+def recommend(
+    frame: pd.DataFrame,
+    current: str,
+    budget: float | None = None,
+    precision: str = "any",
+    current_precision: str = "float32",
+) -> Recommendation:
+    """Recommend the upgrade from the current profile's result, within the budget.
+
+    Among the options faster than the current result, with a known cost within the budget: free
+    upgrades first (the fastest of them), then the lowest dollars per speedup vs current.
+    """
+    if frame.empty:
+        raise AdvisorError("no profiles to recommend from")
+    if budget is not None and (math.isnan(budget) or budget < 0):
+        raise AdvisorError(f"--budget must be a number of dollars, 0 or more; got {budget}")
+    chosen = _pick_result(frame, current, current_precision, "current")
+    choice = select_workload(frame, chosen["workload"])
+    options = upgrade_options(choice.frame, chosen, precision)
+    notes = _workload_notes(choice)
+    unpriced = options[options["faster"] & options["upgrade_cost_usd"].isna()]
+    if len(unpriced):
+        notes.append(
+            f"{len(unpriced)} faster option(s) have no known price and are compared by speed only: "
+            + ", ".join(f"{r.profile} ({r.precision})" for r in unpriced.itertuples())
+        )
+    eligible = options[options["faster"] & options["upgrade_cost_usd"].notna()]
+    if budget is not None:
+        over = eligible[eligible["upgrade_cost_usd"] > budget]
+        eligible = eligible[eligible["upgrade_cost_usd"] <= budget]
+        if len(over):
+            notes.append(f"{len(over)} faster option(s) cost more than the budget of ${budget:,.0f}")
+    ranked = eligible.assign(_paid=~eligible["free_upgrade"]).sort_values(
+        ["_paid", "dollars_per_speedup_vs_current", "seconds", "profile", "precision"],
+        ascending=[True, True, True, True, True],
+    )
+    options = options.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
+    if ranked.empty:
+        best = None
+        reason = _no_option_reason(options, chosen, budget)
+    else:
+        best = ranked.drop(columns="_paid").iloc[0]
+        reason = _reason(best, chosen, budget)
+    return Recommendation(current=chosen, options=options, best=best, reason=reason, notes=notes)
+
+
+def describe_result(row: pd.Series) -> str:
+    """``Titan RTX (the post), mixed_float16``: a result in words."""
+    return f"{row['name']}, {row['precision']}"
+
+
+def _reason(best: pd.Series, current: pd.Series, budget: float | None) -> str:
+    speed = f"{best['speedup_vs_current']:.2f}x"
+    if best["free_upgrade"]:
+        return (
+            f"Switch to {best['precision']} on the hardware you already have ({current['device']}): "
+            f"{speed} faster for $0."
+        )
+    within = f" within your budget of ${budget:,.0f}" if budget is not None else ""
+    return (
+        f"{describe_result(best)} is {speed} faster than your {describe_result(current)} for "
+        f"${best['upgrade_cost_usd']:,.0f}: ${best['dollars_per_speedup_vs_current']:,.2f} per 1x of speedup, "
+        f"the lowest of the faster options{within}."
+    )
+
+
+def _no_option_reason(options: pd.DataFrame, current: pd.Series, budget: float | None) -> str:
+    faster = options[options["faster"]]
+    if faster.empty:
+        return f"Nothing in the profiles is faster than your {describe_result(current)}: keep it."
+    priced = faster[faster["upgrade_cost_usd"].notna()]
+    if priced.empty:
+        return "The faster options have no known price, so none can be recommended; add their prices."
+    cheapest = priced["upgrade_cost_usd"].min()
+    return f"No faster option fits the budget of ${budget:,.0f}; the cheapest faster one costs ${cheapest:,.0f}."
+
+
+def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:
+    """A result row as a JSON-ready dict (NaN becomes None)."""
+    record = {}
+    for key in keys:
+        value = row.get(key)
+        if isinstance(value, float) and math.isnan(value):
+            value = None
+        elif hasattr(value, "item"):
+            value = value.item()
+        record[key] = value
+    return record
+
+
+def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:
+    return [row_record(row) for _, row in comparison.table.iterrows()]
+
+
+def recommendation_record(rec: Recommendation) -> dict[str, Any]:
+    """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
+    current = _with_baseline_figures(rec.current.to_frame().T, rec.current["seconds"]).iloc[0]
+    option_keys = ROW_KEYS + OPTION_KEYS + ("free_upgrade",)
+    best = None
+    if rec.best is not None:
+        best = row_record(rec.best, option_keys)
+        best["reason"] = rec.reason
+    return {
+        "current": row_record(current),
+        "options": [row_record(row, option_keys) for _, row in rec.options.iterrows()],
+        "best": best,
+        "reason": rec.reason,
+        "notes": rec.notes,
+    }
+
+
+def best_value_frontier(frame: pd.DataFrame, price: str = "price_usd", seconds: str = "seconds") -> pd.Series:
+    """True for results no other result beats on both price and time (cheaper-or-equal and faster).
+
+    Results without a price are never on the frontier.
+    """
+    on_frontier = pd.Series(False, index=frame.index)
+    priced = frame[frame[price].notna()].sort_values([price, seconds])
+    best_seconds = math.inf
+    for index, row in priced.iterrows():
+        if row[seconds] < best_seconds:
+            on_frontier[index] = True
+            best_seconds = row[seconds]
+    return on_frontier
+
+
+def hours_saved_per_week(options: pd.DataFrame, current: pd.Series, runs_per_week: float) -> pd.Series:
+    """Hours of training saved each week by an option at ``runs_per_week`` runs (negative: lost)."""
+    return runs_per_week * (current["seconds"] - options["seconds"]) / 3600.0

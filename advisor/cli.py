@@ -1,0 +1,233 @@
+"""The command line: a thin dispatcher over the library. ``main(argv) -> int``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from advisor import __version__
+from advisor.errors import AdvisorError
+
+DEFAULT_PROFILES = "profiles"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of exiting, so main() owns the exit status."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise AdvisorError(f"{self.prog}: {message} (see --help)")
+
+
+def _budget(text: str) -> float:
+    try:
+        value = float(text.replace("$", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of dollars, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number of dollars, 0 or more; got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--profiles", default=DEFAULT_PROFILES, metavar="DIR", help="the profiles folder (default: ./profiles)"
+    )
+    common.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    parser = _Parser(
+        prog="advisor",
+        description="Hardware cost-performance advisor for deep-learning training: "
+        "compare measured profiles and pick the upgrade that pays.",
+    )
+    parser.add_argument("--version", action="version", version=f"advisor {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    commands.add_parser("list", parents=[common], help="the profiles, one line each")
+
+    validate = commands.add_parser(
+        "validate", parents=[common], help="check profile files (default: the profiles folder)"
+    )
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="profile files or folders")
+
+    compare = commands.add_parser("compare", parents=[common], help="every result against a baseline")
+    compare.add_argument("--baseline", metavar="ID", help="baseline profile (default: the slowest float32 result)")
+    compare.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
+
+    recommend = commands.add_parser("recommend", parents=[common], help="the best upgrade from your hardware")
+    recommend.add_argument("--current", metavar="ID", required=True, help="the profile of the hardware you have")
+    recommend.add_argument(
+        "--current-precision",
+        choices=("float32", "mixed_float16", "mixed_bfloat16"),
+        default="float32",
+        help="the precision you run today (default: float32)",
+    )
+    recommend.add_argument("--budget", type=_budget, metavar="USD", help="the most you will spend (default: no limit)")
+    recommend.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
+
+    measure = commands.add_parser(
+        "measure",
+        parents=[common],
+        help="time the LSTM training on this device and write a profile",
+        description="Time the post's LSTM training on this device (float32 and mixed precision) "
+        "and write a profile. Progress goes to standard error.",
+    )
+    from advisor.workload import add_workload_arguments  # no TensorFlow
+
+    add_workload_arguments(measure)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status (0 ok, 1 user error)."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        if args.command is None:
+            parser.print_help()
+            return 0
+        return _COMMANDS[args.command](args)
+    except AdvisorError as error:
+        print(f"advisor: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("advisor: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exit_:  # --help and --version
+        return int(exit_.code or 0)
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, allow_nan=False))
+
+
+def _load(args: argparse.Namespace):
+    from advisor.store import load_profiles
+
+    profile_set = load_profiles(args.profiles)
+    for problem in profile_set.problems:
+        print(f"advisor: warning: skipped {problem}", file=sys.stderr)
+    for warning in profile_set.warnings:
+        print(f"advisor: warning: {warning}", file=sys.stderr)
+    if not profile_set.profiles:
+        raise AdvisorError(f"{args.profiles}: no valid profiles found")
+    return profile_set
+
+
+def _frame(args: argparse.Namespace):
+    from advisor.analysis import results_frame
+
+    return results_frame(_load(args).profiles)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from advisor.analysis import results_frame
+    from advisor.report import fmt_seconds, fmt_usd
+
+    profile_set = _load(args)
+    frame = results_frame(profile_set.profiles)
+    if args.json:
+        _print_json(
+            [
+                {
+                    "id": p.id,
+                    "name": p.data.get("name"),
+                    "device": p.data["device"]["name"],
+                    "kind": p.data["device"]["kind"],
+                    "price_usd": p.data["price"].get("usd"),
+                    "workload": p.data["workload"]["name"],
+                    "precisions": [r["precision"] for r in p.data["results"]],
+                    "source": p.data["provenance"]["method"],
+                    "file": p.origin,
+                }
+                for p in profile_set.profiles
+            ]
+        )
+        return 0
+    for profile in profile_set.profiles:
+        rows = frame[frame["profile"] == profile.id]
+        timings = ", ".join(f"{r.precision} {fmt_seconds(r.seconds)}" for r in rows.itertuples())
+        print(
+            f"{profile.id}: {profile.data['device']['name']} [{profile.data['device']['kind']}], "
+            f"{fmt_usd(rows['price_usd'].iloc[0])}, {profile.data['provenance']['method']}; {timings}"
+        )
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from advisor.store import load_profiles, profile_files
+
+    paths = args.paths or [args.profiles]
+    files, _ = profile_files(paths)
+    profile_set = load_profiles(paths)
+    if args.json:
+        _print_json(
+            {
+                "valid": not profile_set.problems,
+                "files": len(files),
+                "problems": [vars(p) for p in profile_set.problems],
+                "warnings": [vars(p) for p in profile_set.warnings],
+            }
+        )
+    else:
+        for problem in profile_set.problems:
+            print(problem)
+        for warning in profile_set.warnings:
+            print(f"warning: {warning}")
+        bad = len(profile_set.bad_files)
+        print(f"{len(files)} file(s) checked: {len(files) - bad} valid, {bad} invalid", file=sys.stderr)
+    return 1 if profile_set.problems else 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from advisor.analysis import compare, comparison_records
+    from advisor.report import comparison_text
+
+    comparison = compare(_frame(args), baseline=args.baseline, precision=args.precision)
+    if args.json:
+        _print_json(comparison_records(comparison))
+    else:
+        print(comparison_text(comparison))
+    return 0
+
+
+def cmd_recommend(args: argparse.Namespace) -> int:
+    from advisor.analysis import recommend, recommendation_record
+    from advisor.report import recommendation_text
+
+    rec = recommend(
+        _frame(args),
+        args.current,
+        budget=args.budget,
+        precision=args.precision,
+        current_precision=args.current_precision,
+    )
+    if args.json:
+        _print_json(recommendation_record(rec))
+    else:
+        print(recommendation_text(rec))
+    return 0
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    from advisor.measure import run_measure_command  # TensorFlow is imported inside, when the run starts
+
+    return run_measure_command(args)
+
+
+_COMMANDS = {
+    "list": cmd_list,
+    "validate": cmd_validate,
+    "compare": cmd_compare,
+    "recommend": cmd_recommend,
+    "measure": cmd_measure,
+}
+
+
+def main_entry() -> None:
+    """The ``advisor`` console script."""
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""Statistics of epoch times: steady-state summary, the --quick stopping rule and its estimate.
+
+Pure functions (no TensorFlow), so the rules are tested on synthetic epoch times.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Two-sided 97.5 % quantiles of Student's t for df = 1..30; beyond that the normal 1.96.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+# Asymptotic standard error of the median relative to that of the mean for normal data: sqrt(pi / 2).
+_MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
+
+QUICK_RELATIVE_PRECISION = 0.02
+QUICK_CONFIDENCE = 0.95
+QUICK_MIN_STEADY = 3
+
+
+def t_quantile_975(df: int) -> float:
+    if df < 1:
+        return math.inf
+    return _T975[df - 1] if df <= len(_T975) else 1.96
+
+
+@dataclass(frozen=True)
+class SteadyStats:
+    count: int
+    median: float
+    mean: float
+    min: float
+    max: float
+    stdev: float
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median: how far the steady epochs range."""
+        return (self.max - self.min) / self.median if self.median > 0 else math.inf
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "count": self.count,
+            "median": _round(self.median),
+            "mean": _round(self.mean),
+            "min": _round(self.min),
+            "max": _round(self.max),
+            "stdev": _round(self.stdev),
+        }
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.6g}")
+
+
+def steady_stats(epoch_seconds: Sequence[float]) -> SteadyStats | None:
+    """Statistics of the steady epochs: all but the first (warm-up). None when there are none."""
+    steady = list(epoch_seconds[1:])
+    if not steady:
+        return None
+    return SteadyStats(
+        count=len(steady),
+        median=statistics.median(steady),
+        mean=statistics.fmean(steady),
+        min=min(steady),
+        max=max(steady),
+        stdev=statistics.stdev(steady) if len(steady) > 1 else 0.0,
+    )
+
+
+def median_half_width(steady: Sequence[float]) -> float:
+    """Half-width of a 95 % confidence interval of the median of ``steady`` (seconds)."""
+    n = len(steady)
+    if n < 2:
+        return math.inf
+    return t_quantile_975(n - 1) * _MEDIAN_SE_FACTOR * statistics.stdev(steady) / math.sqrt(n)
+
+
+def quick_should_stop(
+    epoch_seconds: Sequence[float],
+    relative_precision: float = QUICK_RELATIVE_PRECISION,
+    min_steady: int = QUICK_MIN_STEADY,
+) -> bool:
+    """True once at least ``min_steady`` steady epochs pin the median within ``relative_precision``."""
+    steady = list(epoch_seconds[1:])
+    if len(steady) < min_steady:
+        return False
+    return median_half_width(steady) <= relative_precision * statistics.median(steady)
+
+
+def quick_epoch_cap(epochs: int, min_steady: int = QUICK_MIN_STEADY) -> int:
+    """The most epochs --quick runs: 10 % of the job, but enough for the minimum steady epochs."""
+    return min(epochs, max(min_steady + 1, math.ceil(0.1 * epochs)))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    total_seconds: float
+    error_seconds: float
+    steady_epochs_timed: int
+    method: str
+
+
+def estimate_total(epoch_seconds: Sequence[float], epochs: int) -> Estimate:
+    """first epoch + (epochs - 1) x steady median, with the 95 % error of that median scaled up."""
+    if len(epoch_seconds) < 2:
+        raise ValueError("an estimate needs the first epoch and at least one steady epoch")
+    steady = list(epoch_seconds[1:])
+    median = statistics.median(steady)
+    half = median_half_width(steady)
+    error = (epochs - 1) * half if math.isfinite(half) else (epochs - 1) * median
+    return Estimate(
+        total_seconds=epoch_seconds[0] + (epochs - 1) * median,
+        error_seconds=error,
+        steady_epochs_timed=len(steady),
+        method=(
+            f"first epoch + {epochs - 1} x median of {len(steady)} steady epochs "
+            f"(--quick; error is the 95% confidence half-width of the median, times {epochs - 1})"
+        ),
+    )

@@ -1,0 +1,135 @@
+"""The timed training job: its parameters, its command-line options and its data set (NumPy only)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from advisor.schema import DEFAULT_WORKLOAD
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The LSTM training job. The defaults are the post's: LSTM(1000) on 937 series of 100 steps."""
+
+    name: str = DEFAULT_WORKLOAD["name"]
+    units: int = DEFAULT_WORKLOAD["units"]
+    timesteps: int = DEFAULT_WORKLOAD["timesteps"]
+    features: int = DEFAULT_WORKLOAD["features"]
+    train_samples: int = DEFAULT_WORKLOAD["train_samples"]
+    batch_size: int = DEFAULT_WORKLOAD["batch_size"]
+    epochs: int = DEFAULT_WORKLOAD["epochs"]
+    optimizer: str = DEFAULT_WORKLOAD["optimizer"]
+    learning_rate: float = DEFAULT_WORKLOAD["learning_rate"]
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return math.ceil(self.train_samples / self.batch_size)
+
+    def is_default(self) -> bool:
+        return self.as_dict() == DEFAULT_WORKLOAD
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def training_flops_per_epoch(self) -> float:
+        """Floating-point operations of one training epoch (forward + backward), see the README.
+
+        An LSTM step does 4 gate matmuls of (features + units) x units per sample: 8 * units *
+        (features + units) FLOPs forward. Backward costs about twice the forward (gradients for the
+        inputs and for the weights), so training is 3x forward; the Dense(1) head adds 6 * units.
+        """
+        forward_step = 8 * self.units * (self.features + self.units)
+        per_sample = 3 * (self.timesteps * forward_step) + 6 * self.units
+        return float(per_sample * self.train_samples)
+
+
+def make_dataset(workload: Workload, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded, learnable binary classification set of univariate (or multivariate) series.
+
+    Class 1 series carry a slow sine wave, class 0 series a faster one, both under heavy noise, so
+    the model can learn something (as the post's ~70 % accuracy) without a downloaded data set.
+    Returns x of shape (train_samples, timesteps, features) float32 and y of shape (train_samples, 1).
+    """
+    rng = np.random.default_rng(seed)
+    n, t, f = workload.train_samples, workload.timesteps, workload.features
+    labels = rng.integers(0, 2, size=n)
+    steps = np.arange(t, dtype=np.float64)[None, :, None]
+    periods = np.where(labels == 1, 40.0, 15.0)[:, None, None] * rng.uniform(0.8, 1.25, size=(n, 1, f))
+    phases = rng.uniform(0, 2 * np.pi, size=(n, 1, f))
+    signal = 0.6 * np.sin(2 * np.pi * steps / periods + phases)
+    noise = rng.normal(0.0, 1.0, size=(n, t, f))
+    x = (signal + noise).astype(np.float32)
+    y = labels.astype(np.float32).reshape(n, 1)
+    return x, y
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text.replace("$", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number, 0 or more; got {text!r}")
+    return value
+
+
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``advisor measure``."""
+    default = Workload()
+    job = parser.add_argument_group("the training job (default: the post's)")
+    job.add_argument("--units", type=_positive_int, default=default.units, help="LSTM units (1000)")
+    job.add_argument("--timesteps", type=_positive_int, default=default.timesteps, help="steps per series (100)")
+    job.add_argument("--features", type=_positive_int, default=default.features, help="features per step (1)")
+    job.add_argument("--samples", type=_positive_int, default=default.train_samples, help="training samples (937)")
+    job.add_argument("--batch-size", type=_positive_int, default=default.batch_size, help="batch size (100)")
+    job.add_argument("--epochs", type=_positive_int, default=default.epochs, help="epochs (100)")
+    job.add_argument("--seed", type=int, default=0, help="seed of the generated data and weights (0)")
+
+    run = parser.add_argument_group("the run")
+    run.add_argument(
+        "--precision",
+        default="float32,mixed",
+        help="comma-separated: float32, mixed, mixed_float16, mixed_bfloat16 (default: float32,mixed)",
+    )
+    run.add_argument(
+        "--mixed-policy",
+        choices=("mixed_float16", "mixed_bfloat16"),
+        help="the policy 'mixed' means (default: mixed_float16 on a GPU, mixed_bfloat16 on a CPU)",
+    )
+    run.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="cpu hides the GPUs")
+    run.add_argument(
+        "--quick",
+        action="store_true",
+        help="stop once the steady epoch median is known within 2%% (95%% confidence) and estimate the total",
+    )
+    run.add_argument(
+        "--matmul-size", type=_positive_int, default=2048, help="matrix size of the matmul peak test (2048)"
+    )
+
+    price = parser.add_argument_group("the price (what the hardware cost)")
+    price.add_argument("--price-usd", type=_positive_float, metavar="USD", help="price in US dollars")
+    price.add_argument("--price-note", metavar="TEXT", help='what the price includes, e.g. "GPU plus a 650 W PSU"')
+    price.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was true (default: today)")
+    price.add_argument("--price-source", metavar="TEXT", help="where the price comes from (a shop, a receipt)")
+    price.add_argument("--power-watts", type=_positive_float, metavar="W", help="power draw under load")
+
+    out = parser.add_argument_group("the profile")
+    out.add_argument("--name", help="profile name (default: the device's name); the file slug comes from it")
+    out.add_argument("--out", metavar="DIR", help="output folder (default: the --profiles folder)")
+    out.add_argument("--force", action="store_true", help="overwrite an existing profile of the same slug")
+    out.add_argument("--dry-run", action="store_true", help="measure and print, but write no file")

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The test command: set up, lint, then run the whole test suite (real TensorFlow, AppTest, headless Chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+python3 -m ruff check advisor streamlit_app.py tests benchmarks
+python3 -m pytest -q "$@"

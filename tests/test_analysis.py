@@ -1,0 +1,148 @@
+"""The analysis reproduces the post's figures and follows the documented definitions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from advisor import analysis
+from advisor.errors import AdvisorError
+from advisor.store import load_profiles
+from conftest import SHIPPED, valid_profile
+
+
+@pytest.fixture(scope="module")
+def post_frame():
+    loaded = load_profiles(SHIPPED)
+    frame = analysis.results_frame([p for p in loaded.profiles if p.id.startswith("post-")])
+    assert len(frame) == 4
+    return frame
+
+
+def row(table, profile, precision="float32"):
+    match = table[(table["profile"] == profile) & (table["precision"] == precision)]
+    assert len(match) == 1, (profile, precision)
+    return match.iloc[0]
+
+
+def test_compare_defaults_to_the_slowest_float32_baseline(post_frame):
+    comparison = analysis.compare(post_frame)
+    assert comparison.baseline["profile"] == "post-cpu-only"
+    gtx = row(comparison.table, "post-gtx-1070-ti")
+    assert gtx["speedup"] == pytest.approx(16.29, abs=0.01)  # "16x faster"
+    assert gtx["dollars_per_speedup"] == pytest.approx(33.75, abs=0.01)  # about $34 per 1x
+    assert gtx["runs_per_hour"] == pytest.approx(3600 / 150.32436347007751)
+    assert row(comparison.table, "post-cpu-only")["speedup"] == 1.0
+
+
+def test_titan_rtx_is_4_42x_the_1070_ti(post_frame):
+    comparison = analysis.compare(post_frame, baseline="post-gtx-1070-ti")
+    assert row(comparison.table, "post-titan-rtx")["speedup"] == pytest.approx(4.42, abs=0.005)
+
+
+def test_mixed_precision_is_a_free_2_1x_on_the_titan_rtx(post_frame):
+    rec = analysis.recommend(post_frame, "post-titan-rtx")
+    assert rec.best["profile"] == "post-titan-rtx"
+    assert rec.best["precision"] == "mixed_float16"
+    assert rec.best["upgrade_cost_usd"] == 0
+    assert rec.best["speedup_vs_current"] == pytest.approx(2.13, abs=0.005)
+    assert "$0" in rec.reason and "already have" in rec.reason
+
+
+def test_float32_recommendation_from_the_cpu_is_the_1070_ti(post_frame):
+    rec = analysis.recommend(post_frame, "post-cpu-only", precision="float32")
+    assert rec.best["profile"] == "post-gtx-1070-ti"
+    assert rec.best["dollars_per_speedup_vs_current"] == pytest.approx(33.75, abs=0.01)
+    assert "16.29x" in rec.reason
+
+
+def test_upgrade_figures_follow_the_definitions(post_frame):
+    rec = analysis.recommend(post_frame, "post-gtx-1070-ti", precision="float32")
+    titan = row(rec.options, "post-titan-rtx")
+    current = 150.32436347007751
+    assert titan["speedup_vs_current"] == pytest.approx(current / 34.02235388755798)
+    assert titan["upgrade_cost_usd"] == 2500
+    assert titan["dollars_per_speedup_vs_current"] == pytest.approx(2500 / (current / 34.02235388755798))
+    added = 3600 / 34.02235388755798 - 3600 / current
+    assert titan["dollars_per_added_run_per_hour"] == pytest.approx(2500 / added)
+    cpu = row(rec.options, "post-cpu-only")
+    assert not cpu["faster"]
+    assert math.isnan(cpu["dollars_per_added_run_per_hour"])
+    assert math.isnan(cpu["dollars_per_speedup_vs_current"])
+
+
+def test_budget_excludes_expensive_options(post_frame):
+    rec = analysis.recommend(post_frame, "post-cpu-only", budget=1000)
+    assert rec.best["profile"] == "post-gtx-1070-ti"
+    assert any("budget" in note for note in rec.notes)
+    nothing = analysis.recommend(post_frame, "post-cpu-only", budget=100)
+    assert nothing.best is None
+    assert "$550" in nothing.reason
+
+
+def test_the_fastest_hardware_gets_no_paid_recommendation(post_frame):
+    rec = analysis.recommend(post_frame, "post-titan-rtx", precision="float32")
+    assert rec.best is None
+    assert "keep it" in rec.reason
+
+
+def test_unknown_price_is_compared_but_never_recommended(post_frame):
+    unpriced = valid_profile("fast-unpriced", seconds=1.0, price=None)
+    unpriced["workload"] = dict(
+        name="post",
+        units=1000,
+        timesteps=100,
+        features=1,
+        train_samples=937,
+        batch_size=100,
+        epochs=100,
+        optimizer="adam",
+        learning_rate=0.001,
+    )
+    unpriced["results"] = [{"precision": "float32", "total_seconds": 1.0}]
+    frame = analysis.results_frame([unpriced]).pipe(lambda f: f)
+    import pandas as pd
+
+    both = pd.concat([post_frame, frame], ignore_index=True)
+    rec = analysis.recommend(both, "post-cpu-only", precision="float32")
+    assert rec.best["profile"] == "post-gtx-1070-ti"
+    assert "fast-unpriced" in set(rec.options["profile"])
+    assert any("no known price" in note for note in rec.notes)
+
+
+def test_other_workloads_are_left_out_and_said_so(post_frame):
+    import pandas as pd
+
+    other = analysis.results_frame([valid_profile("tiny-one")])
+    comparison = analysis.compare(pd.concat([post_frame, other], ignore_index=True))
+    assert "tiny-one" not in set(comparison.table["profile"])
+    assert comparison.notes and "left out 1 result" in comparison.notes[0]
+
+
+def test_precision_filter(post_frame):
+    mixed = analysis.compare(post_frame, precision="mixed")
+    assert set(mixed.table["precision"]) == {"mixed_float16"}
+    with pytest.raises(AdvisorError):
+        analysis.filter_precision(post_frame, "float64")
+
+
+def test_unknown_current_profile_is_a_clear_error(post_frame):
+    with pytest.raises(AdvisorError, match="no profile with id 'nope'"):
+        analysis.recommend(post_frame, "nope")
+
+
+def test_best_value_frontier(post_frame):
+    frontier = analysis.best_value_frontier(post_frame)
+    on = set(post_frame[frontier]["profile"] + ":" + post_frame[frontier]["precision"])
+    # CPU ($0), 1070 Ti ($550), Titan RTX mixed ($2,500, fastest); Titan RTX float32 is beaten by its mixed result.
+    assert on == {"post-cpu-only:float32", "post-gtx-1070-ti:float32", "post-titan-rtx:mixed_float16"}
+
+
+def test_json_records_have_the_documented_keys(post_frame):
+    records = analysis.comparison_records(analysis.compare(post_frame))
+    assert set(records[0]) == set(analysis.ROW_KEYS)
+    rec = analysis.recommendation_record(analysis.recommend(post_frame, "post-cpu-only"))
+    assert set(rec) >= {"current", "options", "best"}
+    assert set(rec["options"][0]) >= set(analysis.ROW_KEYS) | set(analysis.OPTION_KEYS)
+    assert "reason" in rec["best"]

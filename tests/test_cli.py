@@ -1,0 +1,154 @@
+"""Each CLI command in-process, and one real ``python -m advisor`` subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor import __version__
+from advisor.cli import main
+from conftest import ROOT, SHIPPED, valid_profile, write_yaml
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_version_and_help(capsys):
+    status, out, _ = run(capsys, "--version")
+    assert status == 0 and __version__ in out
+    status, out, _ = run(capsys, "--help")
+    assert status == 0 and "recommend" in out and "measure" in out
+
+
+def test_list(capsys):
+    status, out, _ = run(capsys, "list", "--profiles", str(SHIPPED))
+    assert status == 0
+    assert "post-gtx-1070-ti: NVIDIA GeForce GTX 1070 Ti [gpu], $550, quoted" in out
+    status, out, _ = run(capsys, "list", "--profiles", str(SHIPPED), "--json")
+    ids = {item["id"] for item in json.loads(out)}
+    assert {"post-cpu-only", "post-titan-rtx"} <= ids
+
+
+def test_validate_ok(capsys):
+    status, out, err = run(capsys, "validate", "--profiles", str(SHIPPED))
+    assert status == 0, out
+    assert "invalid" in err and " 0 invalid" in err
+
+
+def test_compare_json(capsys):
+    status, out, _ = run(capsys, "compare", "--profiles", str(SHIPPED), "--json")
+    assert status == 0
+    rows = json.loads(out)
+    assert set(rows[0]) == {
+        "profile",
+        "device",
+        "precision",
+        "seconds",
+        "price_usd",
+        "speedup",
+        "dollars_per_speedup",
+        "runs_per_hour",
+        "source",
+    }
+    gtx = next(r for r in rows if r["profile"] == "post-gtx-1070-ti")
+    assert round(gtx["speedup"], 1) == 16.3 and gtx["source"] == "quoted"
+
+
+def test_compare_text_with_baseline(capsys):
+    status, out, _ = run(
+        capsys, "compare", "--profiles", str(SHIPPED), "--baseline", "post-gtx-1070-ti", "--precision", "float32"
+    )
+    assert status == 0
+    assert "Baseline: post-gtx-1070-ti (float32)" in out
+    assert "4.42x" in out and "mixed_float16" not in out
+
+
+def test_recommend_text_and_json(capsys):
+    status, out, _ = run(capsys, "recommend", "--profiles", str(SHIPPED), "--current", "post-titan-rtx")
+    assert status == 0
+    assert "Switch to mixed_float16" in out and "2.13x faster for $0" in out
+    status, out, _ = run(
+        capsys, "recommend", "--profiles", str(SHIPPED), "--current", "post-cpu-only", "--budget", "600", "--json"
+    )
+    data = json.loads(out)
+    assert data["best"]["profile"] == "post-gtx-1070-ti"
+    assert data["current"]["profile"] == "post-cpu-only"
+    assert "dollars_per_added_run_per_hour" in data["options"][0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["recommend"], "the following arguments are required: --current"),
+        (["recommend", "--current", "nope"], "no profile with id 'nope'"),
+        (["recommend", "--current", "post-cpu-only", "--budget", "-5"], "must be a number of dollars"),
+        (["compare", "--precision", "float64"], "invalid choice"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_user_mistakes_are_one_line_errors(capsys, argv, message):
+    status, _, err = run(capsys, *argv, *(["--profiles", str(SHIPPED)] if argv[0] != "frobnicate" else []))
+    assert status == 1
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_missing_profiles_folder(capsys, tmp_path):
+    status, _, err = run(capsys, "list", "--profiles", str(tmp_path / "none"))
+    assert status == 1 and "no valid profiles found" in err
+
+
+def test_validate_reports_each_bad_file(capsys, tmp_path: Path):
+    write_yaml(tmp_path / "good.yaml", valid_profile("good"))
+    missing = valid_profile("missing")
+    del missing["device"]
+    write_yaml(tmp_path / "missing.yaml", missing)
+    negative = valid_profile("negative")
+    negative["results"][0]["total_seconds"] = -3
+    write_yaml(tmp_path / "negative.yaml", negative)
+    wrong_type = valid_profile("wrong-type")
+    wrong_type["price"]["usd"] = "cheap"
+    write_yaml(tmp_path / "wrong-type.yaml", wrong_type)
+    status, out, _ = run(capsys, "validate", str(tmp_path))
+    assert status == 1
+    lines = out.strip().splitlines()
+    assert f"{tmp_path / 'missing.yaml'}: device: is missing" in lines
+    assert f"{tmp_path / 'negative.yaml'}: results[0].total_seconds: must be greater than 0, got -3" in lines
+    assert f"{tmp_path / 'wrong-type.yaml'}: price.usd: must be a number, got a string ('cheap')" in lines
+    assert not any("good.yaml" in line for line in lines)
+
+
+def test_commands_use_good_files_and_warn_about_bad(capsys, shipped_copy: Path):
+    (shipped_copy / "broken.yaml").write_text("schema_version: [unclosed\n")
+    status, out, err = run(capsys, "compare", "--profiles", str(shipped_copy))
+    assert status == 0
+    assert "post-gtx-1070-ti" in out
+    assert "warning: skipped" in err and "broken.yaml" in err
+
+
+def test_python_dash_m_subprocess():
+    completed = subprocess.run(
+        [sys.executable, "-m", "advisor", "recommend", "--current", "post-gtx-1070-ti", "--precision", "float32"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "4.42x faster" in completed.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "advisor", "recommend", "--current", "x"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("advisor: error: no profile with id 'x'") and "Traceback" not in bad.stderr

@@ -1,0 +1,83 @@
+"""Best-effort hardware facts from canned /proc text, and with no GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor import hardware
+
+CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 9654 96-Core Processor
+physical id\t: 0
+core id\t\t: 0
+flags\t\t: fpu sse avx2 fma avx512f avx512_bf16 avx512_vnni
+
+processor\t: 1
+model name\t: AMD EPYC 9654 96-Core Processor
+physical id\t: 0
+core id\t\t: 0
+flags\t\t: fpu sse avx2 fma avx512f avx512_bf16 avx512_vnni
+
+processor\t: 2
+model name\t: AMD EPYC 9654 96-Core Processor
+physical id\t: 0
+core id\t\t: 1
+flags\t\t: fpu sse avx2 fma avx512f avx512_bf16 avx512_vnni
+"""
+MEMINFO = "MemTotal:       24576000 kB\nMemFree:        1000 kB\n"
+
+
+def test_parse_cpuinfo():
+    facts = hardware.parse_cpuinfo(CPUINFO)
+    assert facts["cpu"] == "AMD EPYC 9654 96-Core Processor"
+    assert facts["cores"] == 2  # two distinct core ids, three logical CPUs
+    assert facts["cpu_features"] == ["avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16"]
+
+
+def test_parse_meminfo():
+    assert hardware.parse_meminfo(MEMINFO) == {"memory_gb": 23.4}
+    assert hardware.parse_meminfo("garbage") == {}
+
+
+def test_host_facts_from_a_canned_proc(tmp_path: Path):
+    (tmp_path / "cpuinfo").write_text(CPUINFO)
+    (tmp_path / "meminfo").write_text(MEMINFO)
+    facts = hardware.host_facts(str(tmp_path))
+    assert facts["cpu"] == "AMD EPYC 9654 96-Core Processor"
+    assert facts["memory_gb"] == 23.4
+    assert facts["cores"] == 2
+
+
+def test_missing_proc_leaves_facts_out_without_crashing(tmp_path: Path):
+    facts = hardware.host_facts(str(tmp_path / "nowhere"))
+    assert "cpu" not in facts or facts["cpu"]  # never an empty guess
+    assert all(value not in (None, "") for value in facts.values())
+
+
+def test_garbage_proc_text_never_crashes(tmp_path: Path):
+    (tmp_path / "cpuinfo").write_bytes(b"\xff\xfe::::\n\n\x00")
+    (tmp_path / "meminfo").write_text("MemTotal: lots")
+    facts = hardware.host_facts(str(tmp_path))
+    assert "memory_gb" not in facts or facts["memory_gb"] > 0
+
+
+def test_nvidia_smi_parsing():
+    text = "NVIDIA H200, 143771, 570.124.06, 9.0\nNVIDIA GeForce GTX 1070 Ti, 8192, 535.1, [N/A]\n"
+    gpus = hardware.parse_nvidia_smi(text)
+    assert gpus[0] == {"name": "NVIDIA H200", "memory_gb": 140.4, "driver": "570.124.06", "compute_capability": "9.0"}
+    assert gpus[1]["name"] == "NVIDIA GeForce GTX 1070 Ti" and "compute_capability" not in gpus[1]
+    assert hardware.parse_nvidia_smi("") == []
+
+
+def test_no_gpu_means_no_gpu_facts(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert hardware.nvidia_gpus() == []
+
+
+def test_cpu_usage_monitor_measures_something():
+    with hardware.CpuUsageMonitor() as monitor:
+        sum(range(100_000))
+    assert monitor.wall_seconds is not None and monitor.wall_seconds > 0
+    load = monitor.other_load()
+    assert load is None or load >= 0

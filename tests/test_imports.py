@@ -1,0 +1,51 @@
+"""TensorFlow is imported only by the measurement code."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+CHECK = """
+import sys
+{imports}
+heavy = sorted(m for m in ("tensorflow", "keras") if m in sys.modules)
+print("HEAVY=" + ",".join(heavy))
+"""
+
+
+def modules_after(imports: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, "-c", CHECK.format(imports=imports)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.strip().splitlines()[-1].removeprefix("HEAVY=")
+
+
+def test_library_and_cli_do_not_import_tensorflow():
+    imports = "\n".join(
+        [
+            "import advisor",
+            "import advisor.analysis, advisor.store, advisor.schema, advisor.report, advisor.charts",
+            "import advisor.hardware, advisor.timing, advisor.workload, advisor.cli",
+            "from advisor.cli import main",
+            "main(['list', '--profiles', 'profiles'])",
+            "main(['recommend', '--current', 'post-cpu-only', '--profiles', 'profiles'])",
+            "main(['measure', '--help'])",
+        ]
+    )
+    assert modules_after(imports) == ""
+
+
+def test_measure_module_imports_tensorflow_only_when_a_run_starts():
+    assert modules_after("import advisor.measure") == ""
+
+
+def test_app_does_not_import_tensorflow():
+    imports = (
+        "from streamlit.testing.v1 import AppTest\n"
+        "at = AppTest.from_file('streamlit_app.py', default_timeout=60).run()\n"
+        "assert not at.exception, at.exception"
+    )
+    assert modules_after(imports) == ""

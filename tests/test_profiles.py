@@ -1,0 +1,127 @@
+"""The profile store: shipped profiles, migration, deterministic and atomic writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from advisor import schema, store
+from advisor.errors import AdvisorError, ProfileError
+from conftest import SHIPPED, valid_profile, write_yaml
+
+
+def test_shipped_profiles_are_valid():
+    loaded = store.load_profiles(SHIPPED)
+    assert loaded.problems == []
+    assert loaded.warnings == []
+    ids = {p.id for p in loaded.profiles}
+    assert {"post-cpu-only", "post-gtx-1070-ti", "post-titan-rtx"} <= ids
+
+
+def test_post_profiles_record_937_samples_and_the_938_note():
+    data = yaml.safe_load((SHIPPED / "post-gtx-1070-ti.yaml").read_text())
+    assert data["workload"]["train_samples"] == 937
+    assert "938" in data["workload"]["note"]
+
+
+def test_dump_is_deterministic_and_round_trips(tmp_path: Path):
+    data = valid_profile()
+    shuffled = dict(reversed(list(data.items())))
+    assert store.dump_profile(data) == store.dump_profile(shuffled)
+    text = store.dump_profile(data)
+    assert text.startswith("schema_version: 1\nid: test-gpu\n")
+    path = store.write_profile(data, tmp_path)
+    profile, warnings = store.load_profile(path)
+    assert warnings == []
+    assert profile.data["results"] == data["results"]
+
+
+def test_write_never_overwrites_without_force(tmp_path: Path):
+    data = valid_profile()
+    path = store.write_profile(data, tmp_path)
+    before = path.read_bytes()
+    data["results"][0]["note"] = "changed"
+    with pytest.raises(AdvisorError, match="already exists"):
+        store.write_profile(data, tmp_path)
+    assert path.read_bytes() == before
+    store.write_profile(data, tmp_path, overwrite=True)
+    assert b"changed" in path.read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_write_refuses_an_invalid_profile(tmp_path: Path):
+    data = valid_profile()
+    data["results"][0]["total_seconds"] = -1
+    with pytest.raises(ProfileError, match="total_seconds"):
+        store.write_profile(data, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch):
+    def broken_fsync(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(AdvisorError, match="No space left"):
+        store.write_atomic(tmp_path / "x.yaml", "text")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_older_schema_is_migrated(tmp_path: Path):
+    old = valid_profile("old-one")
+    old["schema_version"] = 0
+    old["price_usd"] = old.pop("price")["usd"]
+    old["results"][0]["seconds"] = old["results"][0].pop("total_seconds")
+    profile, _ = store.load_profile(write_yaml(tmp_path / "old-one.yaml", old))
+    assert profile.data["schema_version"] == schema.SCHEMA_VERSION
+    assert profile.data["price"]["usd"] == 500.0
+    assert profile.data["results"][0]["total_seconds"] == 100.0
+
+
+def test_newer_schema_needs_a_newer_advisor(tmp_path: Path):
+    data = valid_profile("future")
+    data["schema_version"] = 2
+    with pytest.raises(ProfileError, match="this profile needs a newer advisor"):
+        store.load_profile(write_yaml(tmp_path / "future.yaml", data))
+
+
+def test_unknown_fields_warn_but_load(tmp_path: Path):
+    data = valid_profile("extra")
+    data["colour"] = "blue"
+    data["device"]["bus"] = "pcie"
+    profile, warnings = store.load_profile(write_yaml(tmp_path / "extra.yaml", data))
+    assert profile.id == "extra"
+    assert {w.field for w in warnings} == {"colour", "device.bus"}
+
+
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("NVIDIA GeForce RTX 4090", "nvidia-geforce-rtx-4090"),
+        ("../../x", "x"),
+        ("/etc/passwd", "etc-passwd"),
+        ("a\x00b\nc", "a-b-c"),
+        ("", "profile"),
+        ("...", "profile"),
+        ("x" * 500, "x" * 60),
+        ("Ünïcödé GPU", "unicode-gpu"),
+    ],
+)
+def test_slugs_stay_inside_the_folder(name: str, slug: str):
+    assert store.slugify(name) == slug
+
+
+def test_unique_slug_takes_the_next_free(tmp_path: Path):
+    (tmp_path / "gpu.yaml").write_text("x")
+    (tmp_path / "gpu-2.yaml").write_text("x")
+    assert store.unique_slug(tmp_path, "GPU") == "gpu-3"
+
+
+def test_unwritable_folder_is_a_clear_error(tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(AdvisorError, match="cannot create the output folder"):
+        store.check_writable_folder(blocker / "sub")

@@ -1,0 +1,147 @@
+"""Property-based tests: arbitrary input never escapes as anything but the advisor's error, and
+the analysis keeps its invariants."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pandas as pd
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from advisor import analysis, store
+from advisor.errors import ProfileError
+from conftest import valid_profile
+
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+yaml_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20)
+)
+yaml_values = st.recursive(
+    yaml_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@FAST
+@given(st.binary(max_size=2000))
+def test_arbitrary_bytes_raise_only_profile_errors(raw: bytes):
+    try:
+        store.profile_from_bytes(raw, "fuzz.yaml")
+    except ProfileError as error:
+        assert error.problems and all(p.file == "fuzz.yaml" for p in error.problems)
+
+
+@FAST
+@given(yaml_values)
+def test_arbitrary_yaml_raises_only_profile_errors(value):
+    raw = yaml.safe_dump(value).encode()
+    try:
+        store.profile_from_bytes(raw, "fuzz.yaml")
+    except ProfileError as error:
+        assert error.problems
+
+
+PROFILE_PATHS = [
+    ("schema_version",),
+    ("id",),
+    ("device",),
+    ("device", "kind"),
+    ("device", "count"),
+    ("price", "usd"),
+    ("price", "date"),
+    ("workload", "epochs"),
+    ("workload", "units"),
+    ("workload", "learning_rate"),
+    ("results",),
+    ("results", 0, "precision"),
+    ("results", 0, "total_seconds"),
+    ("results", 0, "epoch_seconds"),
+    ("results", 0, "steady"),
+    ("provenance", "method"),
+    ("notes",),
+]
+
+
+@FAST
+@given(st.sampled_from(PROFILE_PATHS), yaml_values)
+def test_any_field_replaced_by_anything_raises_only_profile_errors(path, value):
+    data = copy.deepcopy(valid_profile())
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    try:
+        store.profile_from_bytes(yaml.safe_dump(data).encode(), "fuzz.yaml")
+    except ProfileError as error:
+        assert error.problems
+
+
+def post_like_frame(seconds: list[float], prices: list[float], ids: list[str]) -> pd.DataFrame:
+    profiles = []
+    for pid, secs, price in zip(ids, seconds, prices, strict=True):
+        profile = valid_profile(pid, seconds=secs, price=price)
+        profile["results"] = [{"precision": "float32", "total_seconds": secs}]
+        profiles.append(profile)
+    return analysis.results_frame(profiles)
+
+
+frames = st.integers(min_value=2, max_value=8).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.floats(min_value=0.01, max_value=1e5), min_size=n, max_size=n),
+        st.lists(st.floats(min_value=0, max_value=1e5), min_size=n, max_size=n),
+    )
+)
+
+
+def ids_for(n: int, prefix: str = "p") -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+@FAST
+@given(frames)
+def test_the_baseline_speedup_is_one(data):
+    seconds, prices = data
+    frame = post_like_frame(seconds, prices, ids_for(len(seconds)))
+    comparison = analysis.compare(frame, baseline="p0")
+    base = comparison.table[comparison.table["profile"] == "p0"].iloc[0]
+    assert base["speedup"] == 1.0
+
+
+@FAST
+@given(frames, st.floats(min_value=0.01, max_value=100))
+def test_scaling_prices_scales_dollars_per_speedup(data, factor):
+    seconds, prices = data
+    ids = ids_for(len(seconds))
+    plain = analysis.compare(post_like_frame(seconds, prices, ids), baseline="p0").table.set_index("profile")
+    scaled = analysis.compare(
+        post_like_frame(seconds, [p * factor for p in prices], ids), baseline="p0"
+    ).table.set_index("profile")
+    for pid in ids:
+        a, b = plain.loc[pid, "dollars_per_speedup"], scaled.loc[pid, "dollars_per_speedup"]
+        assert math.isclose(a * factor, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+@FAST
+@given(frames, st.permutations(list(range(8))))
+def test_renaming_ids_never_changes_the_ranking(data, permutation):
+    seconds, prices = data
+    n = len(seconds)
+    original = ids_for(n)
+    renamed = [f"x{permutation[i]}" for i in range(n)]
+    first = analysis.recommend(post_like_frame(seconds, prices, original), "p0")
+    second = analysis.recommend(post_like_frame(seconds, prices, renamed), renamed[0])
+    mapping = dict(zip(original, renamed, strict=True))
+    assert (first.best is None) == (second.best is None)
+    if first.best is not None:
+        # Ties in value may resolve by id; the chosen option's figures must be the same.
+        assert first.best["dollars_per_speedup_vs_current"] == second.best["dollars_per_speedup_vs_current"]
+        assert first.best["upgrade_cost_usd"] == second.best["upgrade_cost_usd"]
+        if (first.options["dollars_per_speedup_vs_current"] == first.best["dollars_per_speedup_vs_current"]).sum() == 1:
+            assert mapping[first.best["profile"]] == second.best["profile"]
