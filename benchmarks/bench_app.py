@@ -1,0 +1,90 @@
+"""App speed with many profiles: a widget change re-runs the page in under 0.5 s with 1,000 profiles.
+
+Generates N profiles (measured-style, with 100 epoch times each) in a temporary folder, opens the app
+with Streamlit's AppTest, and times the cold first run (loading, cached afterwards) and re-runs after
+widget changes (budget, precision, current hardware). Side by side with the 3 shipped profiles.
+
+Usage: python benchmarks/bench_app.py [N ...]   (default 1000 10000)
+"""
+
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from advisor import store  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+sizes = [int(arg) for arg in sys.argv[1:]] or [1000, 10000]
+
+
+def generate(folder: Path, count: int) -> None:
+    rng = random.Random(count)
+    template = store.load_profile(ROOT / "profiles" / "post-gtx-1070-ti.yaml")[0].data
+    for index in range(count):
+        seconds = rng.uniform(10, 3000)
+        epochs = [seconds / 100 * rng.uniform(0.97, 1.03) for _ in range(100)]
+        data = {
+            **template,
+            "id": f"gen-{index:05d}",
+            "name": f"Generated GPU {index}",
+            "device": {"kind": "gpu", "name": f"Generated GPU {index % 50}", "count": 1},
+            "price": {"usd": round(rng.uniform(100, 5000)), "date": "2026-11-30", "source": "generated"},
+            "results": [
+                {"precision": "float32", "total_seconds": sum(epochs), "epoch_seconds": epochs},
+                {"precision": "mixed_float16", "total_seconds": sum(epochs) / 2},
+            ],
+            "provenance": {"method": "measured", "advisor_version": "0.1.0", "date": "2026-11-30"},
+        }
+        data.pop("notes", None)
+        (folder / f"gen-{index:05d}.yaml").write_text(store.dump_profile(data))
+
+
+def time_app(folder: Path) -> tuple[float, list[float]]:
+    os.environ["ADVISOR_PROFILES"] = str(folder)
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=600)
+    start = time.perf_counter()
+    at.run()
+    cold = time.perf_counter() - start
+    assert not at.exception, at.exception
+    reruns = []
+    current = at.sidebar.selectbox(key="current")
+    choices = [current.options[1], current.options[-1]]
+    actions = [
+        lambda: at.sidebar.number_input(key="budget").set_value(1500),
+        lambda: at.sidebar.radio(key="precision").set_value("float32"),
+        lambda: at.sidebar.selectbox(key="current").set_value(choices[0]),
+        lambda: at.sidebar.number_input(key="budget").set_value(4000),
+        lambda: at.sidebar.radio(key="precision").set_value("Best of both"),
+        lambda: at.sidebar.selectbox(key="current").set_value(choices[-1]),
+    ]
+    for action in actions:
+        action()
+        start = time.perf_counter()
+        at.run()
+        reruns.append(time.perf_counter() - start)
+        assert not at.exception, at.exception
+    return cold, reruns
+
+
+rows = []
+base_cold, base_reruns = time_app(ROOT / "profiles")
+rows.append(("3 (shipped)", base_cold, base_reruns))
+for size in sizes:
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        generate(Path(tmp), size)
+        print(f"generated {size} profiles in {time.perf_counter() - started:.1f} s", flush=True)
+        cold, reruns = time_app(Path(tmp))
+        rows.append((f"{size:,}", cold, reruns))
+
+base = statistics.median(base_reruns)
+print(f"{'profiles':>12}  {'cold first run':>14}  {'widget re-run median':>20}  {'max':>6}  {'vs 3 profiles':>13}")
+for label, cold, reruns in rows:
+    median = statistics.median(reruns)
+    print(f"{label:>12}  {cold:>12.2f} s  {median:>18.3f} s  {max(reruns):>4.2f} s  {median / base:>12.2f}x")

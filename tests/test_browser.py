@@ -1,0 +1,127 @@
+"""The real app in headless Chromium: ``streamlit run`` on a loopback port, driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SHIPPED, valid_profile, write_yaml
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytest.importorskip("playwright")
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it)", allow_module_level=True)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("profiles")
+    for path in SHIPPED.glob("*.yaml"):
+        shutil.copy(path, folder)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env={**os.environ, "ADVISOR_PROFILES": str(folder)},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.read().strip() == b"ok":
+                    break
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail("streamlit did not become healthy:\n" + (process.stdout.read() if process.stdout else ""))
+        time.sleep(0.3)
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def best_upgrade(page) -> str:
+    return page.get_by_test_id("stMetricValue").first.inner_text()
+
+
+def test_the_page_recommends_and_reacts(app_url, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1400, "height": 1800})
+    page.goto(app_url)
+    expect(page.get_by_text("Best upgrade")).to_be_visible(timeout=60_000)
+    expect(page.get_by_test_id("stMetricValue").first).to_contain_text("Titan RTX")
+    # A chart is drawn (Vega renders into a canvas or an SVG).
+    chart = page.get_by_test_id("stVegaLiteChart").first
+    expect(chart).to_be_visible(timeout=30_000)
+    expect(chart.locator("canvas, svg").first).to_be_attached()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "app.png"), full_page=False)
+    assert page.get_by_test_id("stException").count() == 0
+
+    # Choose another current hardware: the recommendation changes.
+    before = best_upgrade(page)
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name="Titan RTX (the post)").click()
+    expect(page.get_by_test_id("stMetricValue").first).not_to_have_text(before, timeout=30_000)
+    expect(page.get_by_test_id("stMetricValue").first).to_contain_text("mixed_float16")
+    expect(page.get_by_text("Switch to mixed_float16")).to_be_visible()
+
+    # Upload a profile: it shows up in the options table, and nothing breaks.
+    upload = valid_profile("my-laptop", seconds=9999.0, price=0)
+    upload["name"] = "My laptop"
+    upload["workload"] = dict(name="post", units=1000, timesteps=100, features=1, train_samples=937,
+                              batch_size=100, epochs=100, optimizer="adam", learning_rate=0.001)
+    upload["results"] = [{"precision": "float32", "total_seconds": 9999.0}]
+    path = write_yaml(tmp_path / "my-laptop.yaml", upload)
+    page.get_by_test_id("stSidebar").locator("input[type=file]").set_input_files(str(path))
+    table = page.get_by_test_id("stDataFrame").first
+    expect(table).to_contain_text("My laptop (uploaded)", timeout=30_000)
+    assert page.get_by_test_id("stException").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "app-after-upload.png"), full_page=True)
+    page.close()
+
+
+def test_a_bad_upload_shows_its_errors_and_the_page_keeps_working(app_url, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    page.goto(app_url)
+    expect(page.get_by_text("Best upgrade")).to_be_visible(timeout=60_000)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema_version: 1\nid: !!python/object/apply:os.system ['echo pwned']\n")
+    page.get_by_test_id("stSidebar").locator("input[type=file]").set_input_files(str(bad))
+    expect(page.get_by_text("Your uploaded profile cannot be used")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("could not determine a constructor").first).to_be_visible()
+    expect(page.get_by_test_id("stMetricValue").first).to_contain_text("Titan RTX")
+    assert page.get_by_test_id("stException").count() == 0
+    page.close()
