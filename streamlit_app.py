@@ -23,14 +23,14 @@ st.set_page_config(page_title="advisor: GPU upgrade advisor", page_icon="⚡", l
 
 
 @st.cache_data(show_spinner="Loading profiles...", max_entries=4)
-def load_folder(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[dict], list[str], list[str]]:
-    """Profiles of a folder as (results frame, profile dicts, problems, warnings); keyed on the files."""
+def load_folder(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[dict], list[str], int, list[str]]:
+    """Profiles of a folder: (results frame, profile dicts, problems, bad file count, warnings); keyed on the files."""
     loaded = store.load_profiles(folder)
-    frame = analysis.results_frame(loaded.profiles)
     return (
-        frame,
+        analysis.results_frame(loaded.profiles),
         [p.data for p in loaded.profiles],
         [str(p) for p in loaded.problems],
+        len(loaded.bad_files),
         [str(w) for w in loaded.warnings],
     )
 
@@ -55,7 +55,9 @@ st.caption(
     "measured with `python -m advisor measure` or quoted from a source."
 )
 
-frame, profile_data, problems, warnings = load_folder(str(PROFILES_DIR), store.folder_signature(PROFILES_DIR))
+frame, profile_data, problems, bad_files, warnings = load_folder(
+    str(PROFILES_DIR), store.folder_signature(PROFILES_DIR)
+)
 
 with st.sidebar:
     st.header("Your situation")
@@ -73,7 +75,8 @@ if upload is not None:
         frame = pd.concat([frame, analysis.results_frame([uploaded])], ignore_index=True)
 
 if problems:
-    with st.expander(f"⚠️ {len(problems)} problem(s) in the profiles folder: those files are left out", expanded=False):
+    st.warning(f"{bad_files} invalid profile file(s) are left out; the rest work as usual.", icon="⚠️")
+    with st.expander(f"{len(problems)} problem(s) in the profiles folder", expanded=False):
         for problem in problems:
             st.text(problem)
 if upload_problems:
@@ -104,9 +107,8 @@ names = wframe.groupby("profile")["name"].first()
 slowest = analysis.compare(wframe).baseline["profile"]
 
 with st.sidebar:
-    profile_ids = sorted(
-        names.index, key=lambda pid: wframe.loc[wframe["profile"] == pid, "seconds"].max(), reverse=True
-    )
+    # Slowest first: the usual starting point is the hardware that needs an upgrade.
+    profile_ids = list(wframe.groupby("profile")["seconds"].max().sort_values(ascending=False).index)
     current_id = st.selectbox(
         "Current hardware",
         profile_ids,
@@ -150,39 +152,37 @@ options = rec.options.copy()
 options["hours_saved_per_week"] = analysis.hours_saved_per_week(options, rec.current, runs_per_week)
 
 # ---- headline
-left, right = st.columns([1, 2])
-with left:
-    if rec.best is not None:
-        best = rec.best
-        st.metric(
-            "Best upgrade",
-            safe(analysis.describe_result(best)),
-            delta=f"{best['speedup_vs_current']:.2f}x faster, "
-            + ("free" if best["free_upgrade"] else f"{report.fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"),
-        )
-    else:
-        st.metric("Best upgrade", "None within your choices")
-with right:
-    free = options[options["free_upgrade"] & options["faster"]]
-    if rec.best is not None and bool(rec.best["free_upgrade"]):
-        st.success(safe(rec.reason), icon="🎁")
-    else:
-        st.info(safe(rec.reason))
-        if not free.empty:
-            top = free.sort_values("seconds").iloc[0]
-            st.success(
-                safe(
-                    f"Free upgrade first: {top['precision']} on the hardware you have is "
-                    f"{top['speedup_vs_current']:.2f}x faster for $0."
-                ),
-                icon="🎁",
-            )
-    st.caption(
-        safe(
-            f"Current: {rec.current['name']} ({rec.current['precision']}), "
-            f"{report.fmt_seconds(rec.current['seconds'])} per training run."
-        )
+free = options[options["free_upgrade"] & options["faster"]]
+if rec.best is not None:
+    best = rec.best
+    st.metric(
+        "Best upgrade",
+        safe(analysis.describe_result(best)),
+        delta=f"{best['speedup_vs_current']:.2f}x faster, "
+        + ("free" if best["free_upgrade"] else f"{report.fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"),
+        border=True,
     )
+else:
+    st.metric("Best upgrade", "None within your choices", border=True)
+if rec.best is not None and bool(rec.best["free_upgrade"]):
+    st.success(safe(rec.reason), icon="🎁")
+else:
+    st.info(safe(rec.reason))
+    if not free.empty:
+        top = free.sort_values("seconds").iloc[0]
+        st.success(
+            safe(
+                f"Free upgrade first: {top['precision']} on the hardware you have is "
+                f"{top['speedup_vs_current']:.2f}x faster for $0."
+            ),
+            icon="🎁",
+        )
+st.caption(
+    safe(
+        f"Current: {rec.current['name']} ({rec.current['precision']}), "
+        f"{report.fmt_seconds(rec.current['seconds'])} per training run."
+    )
+)
 for note in rec.notes:
     st.caption("Note: " + safe(note))
 

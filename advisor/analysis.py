@@ -192,16 +192,18 @@ def _workload_notes(choice: WorkloadChoice) -> list[str]:
     ]
 
 
-def same_hardware(a: pd.Series, b: pd.Series) -> bool:
-    """True when two results ran on the same hardware: the same profile, or the same device and count."""
-    if a["profile"] == b["profile"]:
-        return True
-    return (
-        a["device_kind"] == b["device_kind"]
-        and int(a["device_count"]) == int(b["device_count"])
-        and _norm(a["device"]) == _norm(b["device"])
-        and a["device_kind"] == "gpu"
+def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
+    """True where a result ran on the current result's hardware: the same profile, or the same GPU model and count.
+
+    (CPUs are matched by profile only: a CPU's name rarely pins down the machine.)
+    """
+    same_gpu = (
+        (current["device_kind"] == "gpu")
+        & (frame["device_kind"] == "gpu")
+        & (frame["device_count"] == current["device_count"])
+        & (frame["device"].map(_norm) == _norm(current["device"]))
     )
+    return (frame["profile"] == current["profile"]) | same_gpu
 
 
 def _norm(name: str) -> str:
@@ -221,8 +223,7 @@ def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "a
     """Every other result of the current workload, with the upgrade figures against ``current``."""
     others = frame[~((frame["profile"] == current["profile"]) & (frame["precision"] == current["precision"]))]
     options = _with_baseline_figures(filter_precision(others, precision), current["seconds"])
-    free = options.apply(lambda row: same_hardware(row, current), axis=1).astype(bool) if len(options) else []
-    options["free_upgrade"] = free
+    options["free_upgrade"] = same_hardware(options, current).astype(bool)
     options["speedup_vs_current"] = current["seconds"] / options["seconds"]
     options["upgrade_cost_usd"] = options["price_usd"].where(~options["free_upgrade"], 0.0)
     faster = options["seconds"] < current["seconds"]

@@ -23,8 +23,9 @@ def speedup_chart(options: pd.DataFrame, column: str = "speedup_vs_current") -> 
         alt.Chart(data)
         .mark_bar()
         .encode(
-            x=alt.X("speedup:Q", title="speedup over current (x)", scale=alt.Scale(type="log")),
-            y=alt.Y("option:N", sort="-x", title=None),
+            x=alt.X("speedup:Q", title="speedup over current (x, log scale)", scale=alt.Scale(type="log")),
+            x2=alt.X2(datum=1.0),  # bars grow from 1x: right when faster, left when slower
+            y=alt.Y("option:N", sort="-x", title=None, axis=alt.Axis(labelLimit=320)),
             color=alt.Color("source:N", scale=SOURCE_COLORS, title="source"),
             tooltip=[
                 "option",
@@ -35,7 +36,7 @@ def speedup_chart(options: pd.DataFrame, column: str = "speedup_vs_current") -> 
         )
     )
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
-    return (bars + rule).properties(title="Speedup over your current hardware (log scale)")
+    return (bars + rule).properties(title="Speedup over your current hardware (dashed: 1x, your hardware today)")
 
 
 def price_time_chart(frame: pd.DataFrame) -> alt.Chart:
@@ -77,7 +78,7 @@ def dollars_per_speedup_chart(options: pd.DataFrame) -> alt.Chart:
         .mark_bar()
         .encode(
             x=alt.X("dollars_per_speedup_vs_current:Q", title="USD per 1x of speedup (lower is better)"),
-            y=alt.Y("option:N", sort="x", title=None),
+            y=alt.Y("option:N", sort="x", title=None, axis=alt.Axis(labelLimit=320)),
             color=alt.Color("source:N", scale=SOURCE_COLORS, title="source"),
             tooltip=["option", alt.Tooltip("dollars_per_speedup_vs_current:Q", format="$,.2f"), "source"],
         )

@@ -74,7 +74,8 @@ def browser():
 
 
 def best_upgrade(page) -> str:
-    return page.get_by_test_id("stMetricValue").first.inner_text()
+    """The headline metric's value and delta, e.g. 'Titan RTX (the post), mixed_float16 / 153.09x faster...'."""
+    return page.get_by_test_id("stMetricDelta").first.inner_text()
 
 
 def test_the_page_recommends_and_reacts(app_url, browser, tmp_path):
@@ -94,7 +95,8 @@ def test_the_page_recommends_and_reacts(app_url, browser, tmp_path):
     before = best_upgrade(page)
     page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
     page.get_by_role("option", name="Titan RTX (the post)").click()
-    expect(page.get_by_test_id("stMetricValue").first).not_to_have_text(before, timeout=30_000)
+    expect(page.get_by_test_id("stMetricDelta").first).not_to_have_text(before, timeout=30_000)
+    expect(page.get_by_test_id("stMetricDelta").first).to_contain_text("2.13x faster, free")
     expect(page.get_by_test_id("stMetricValue").first).to_contain_text("mixed_float16")
     expect(page.get_by_text("Switch to mixed_float16")).to_be_visible()
 
