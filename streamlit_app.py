@@ -7,6 +7,7 @@ only lays them out. Profile text is always shown as text: escaped in Markdown, p
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -16,13 +17,14 @@ from advisor import analysis, charts, report, store
 from advisor.errors import ProfileError
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
+CHART_BARS = 25  # bar charts show the best options; the table shows every one
 PRECISION_CHOICES = {"Best of both": "any", "float32": "float32", "mixed": "mixed"}
 safe = report.markdown_safe
 
 st.set_page_config(page_title="advisor: GPU upgrade advisor", page_icon="⚡", layout="wide")
 
 
-@st.cache_data(show_spinner="Loading profiles...", max_entries=4)
+@st.cache_resource(show_spinner="Loading profiles...", max_entries=4)  # read-only: no copy per run
 def load_folder(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[dict], list[str], int, list[str]]:
     """Profiles of a folder: (results frame, profile dicts, problems, bad file count, warnings); keyed on the files."""
     loaded = store.load_profiles(folder)
@@ -222,14 +224,20 @@ st.dataframe(
     key="options_table",
 )
 download_left, download_right = st.columns(2)
+# The files are made only when a button is clicked (deferred), not on every re-run.
 download_left.download_button(
-    "Download the table (CSV)", table.to_csv(index=False).encode("utf-8"), "advisor-options.csv", "text/csv"
+    "Download the table (CSV)",
+    partial(table.to_csv, index=False),
+    "advisor-options.csv",
+    "text/csv",
+    on_click="ignore",
 )
 download_right.download_button(
     "Download the recommendation (Markdown)",
-    report.recommendation_markdown(rec).encode("utf-8"),
+    partial(report.recommendation_markdown, rec),
     "advisor-recommendation.md",
     "text/markdown",
+    on_click="ignore",
 )
 
 # ---- charts
@@ -239,7 +247,10 @@ with speedup_tab:
     if options.empty:
         st.info("No other results of this workload to compare with.")
     else:
-        st.altair_chart(charts.speedup_chart(options), width="stretch")
+        shown = options.nlargest(CHART_BARS, "speedup_vs_current")
+        st.altair_chart(charts.speedup_chart(shown), width="stretch")
+        if len(shown) < len(options):
+            st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
 with frontier_tab:
     st.altair_chart(
         charts.price_time_chart(analysis.filter_precision(wframe, PRECISION_CHOICES[precision_label])), width="stretch"
@@ -249,7 +260,11 @@ with frontier_tab:
     )
 with value_tab:
     if options["dollars_per_speedup_vs_current"].notna().any():
-        st.altair_chart(charts.dollars_per_speedup_chart(options), width="stretch")
+        priced = options[options["dollars_per_speedup_vs_current"].notna()]
+        shown = priced.nsmallest(CHART_BARS, "dollars_per_speedup_vs_current")
+        st.altair_chart(charts.dollars_per_speedup_chart(shown), width="stretch")
+        if len(shown) < len(priced):
+            st.caption(f"The {CHART_BARS} best values of {len(priced)} priced, faster options; the table has them all.")
     else:
         st.info("No faster option with a known price.")
 

@@ -353,13 +353,10 @@ def best_value_frontier(frame: pd.DataFrame, price: str = "price_usd", seconds: 
 
     Results without a price are never on the frontier.
     """
-    on_frontier = pd.Series(False, index=frame.index)
     priced = frame[frame[price].notna()].sort_values([price, seconds])
-    best_seconds = math.inf
-    for index, row in priced.iterrows():
-        if row[seconds] < best_seconds:
-            on_frontier[index] = True
-            best_seconds = row[seconds]
+    fastest_before = priced[seconds].cummin().shift(fill_value=math.inf)
+    on_frontier = pd.Series(False, index=frame.index)
+    on_frontier[priced.index[priced[seconds] < fastest_before]] = True
     return on_frontier
 
 

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import signal
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -136,22 +137,39 @@ def _command_words(args: argparse.Namespace) -> list[str]:
 # --------------------------------------------------------------------------- signals
 
 
-@contextlib.contextmanager
-def interrupt_on_sigterm() -> Iterator[None]:
-    """Turn SIGTERM into KeyboardInterrupt for the duration, so a run stops cleanly either way."""
+class InterruptGuard:
+    """SIGINT and SIGTERM stop a run cleanly, at a safe point.
 
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
+    Raising KeyboardInterrupt from a signal handler while TensorFlow's C++ code is calling back into
+    Python can abort the whole process, so the first signal only records the request; the run checks
+    it after every training batch and between phases (``check``). A second signal raises at once.
+    """
 
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def __init__(self) -> None:
+        self.requested: int | None = None
+
+    def handle(self, signum: int, frame: Any) -> None:
+        if self.requested is not None:
+            raise KeyboardInterrupt(f"signal {signum}")
+        self.requested = signum
+
+    def check(self) -> None:
+        if self.requested is not None:
+            raise KeyboardInterrupt(f"signal {self.requested}")
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[InterruptGuard]:
+        signals = (signal.SIGINT, signal.SIGTERM)
+        try:
+            previous = {sig: signal.signal(sig, self.handle) for sig in signals}
+        except ValueError:  # not the main thread: leave the signals alone
+            yield self
+            return
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 # --------------------------------------------------------------------------- TensorFlow
@@ -334,7 +352,7 @@ class TrainingRun:
         return self.estimate.total_seconds if self.estimate else math.fsum(self.epoch_seconds)
 
 
-def _epoch_timer(workload: Workload, label: str, quick: bool, progress: Progress):
+def _epoch_timer(workload: Workload, label: str, quick: bool, progress: Progress, guard: InterruptGuard):
     import keras
 
     class EpochTimer(keras.callbacks.Callback):
@@ -351,12 +369,16 @@ def _epoch_timer(workload: Workload, label: str, quick: bool, progress: Progress
         def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
             self._start = time.perf_counter()
 
+        def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+            if guard.requested is not None:  # Ctrl-C or SIGTERM: stop at this batch boundary
+                self.model.stop_training = True
+
         def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
             self.times.append(time.perf_counter() - self._start)  # logs are host floats here: the epoch is done
             self.logs = {k: float(v) for k, v in (logs or {}).items()}
             elapsed = time.perf_counter() - self._run_start
             done = len(self.times)
-            steady = statistics_median(self.times[1:]) or self.times[-1]
+            steady = statistics.median(self.times[1:]) if done > 1 else self.times[-1]
             left = steady * (self.cap - done)
             progress(
                 f"{label}: epoch {done}/{workload.epochs}  {self.times[-1]:.2f} s  "
@@ -369,12 +391,6 @@ def _epoch_timer(workload: Workload, label: str, quick: bool, progress: Progress
     return EpochTimer()
 
 
-def statistics_median(values: list[float]) -> float | None:
-    import statistics
-
-    return statistics.median(values) if values else None
-
-
 def _duration(seconds: float) -> str:
     seconds = max(0.0, seconds)
     if seconds < 90:
@@ -385,7 +401,14 @@ def _duration(seconds: float) -> str:
 
 
 def train_once(
-    tf, workload: Workload, policy: str, device: DeviceInfo, seed: int, quick: bool, progress: Progress
+    tf,
+    workload: Workload,
+    policy: str,
+    device: DeviceInfo,
+    seed: int,
+    quick: bool,
+    progress: Progress,
+    guard: InterruptGuard,
 ) -> TrainingRun:
     """Train the model once under ``policy`` and time every epoch."""
     import keras
@@ -397,7 +420,7 @@ def train_once(
         with tf.device(device.tf_device):
             model = build_model(workload, policy)
             dataset = make_input_pipeline(tf, x, y, workload, seed)
-            timer = _epoch_timer(workload, policy, quick, progress)
+            timer = _epoch_timer(workload, policy, quick, progress, guard)
             with hardware.CpuUsageMonitor() as monitor:
                 model.fit(
                     dataset,
@@ -505,18 +528,23 @@ def result_record(run: TrainingRun, workload: Workload, peak_gflops: float | Non
     flops = workload.training_flops_per_epoch()
     if stats is not None:
         achieved = flops / stats.median / 1e9
-        throughput: dict[str, Any] = {"flops_per_epoch": flops, "achieved_gflops": round(achieved, 2)}
+        throughput: dict[str, Any] = {"flops_per_epoch": flops, "achieved_gflops": _significant(achieved)}
         if peak_gflops:
             throughput.update(
-                matmul_peak_gflops=round(peak_gflops, 2),
+                matmul_peak_gflops=_significant(peak_gflops),
                 matmul_dtype=peak_dtype,
-                efficiency=round(achieved / peak_gflops, 4),
+                efficiency=_significant(achieved / peak_gflops),
             )
         record["throughput"] = throughput
     record["checks"] = run.checks
     if run.warnings:
         record["warnings"] = run.warnings
     return record
+
+
+def _significant(value: float, digits: int = 5) -> float:
+    """Round to significant digits (a tiny workload's GFLOP/s must not round to 0)."""
+    return float(f"{value:.{digits}g}")
 
 
 def build_profile(
@@ -563,8 +591,9 @@ def build_profile(
     return profile
 
 
-def measure(plan: MeasurePlan, progress: Progress) -> dict[str, Any]:
+def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None = None) -> dict[str, Any]:
     """Run the whole measurement and return the profile (not yet written). TensorFlow starts here."""
+    guard = guard or InterruptGuard()
     progress("starting TensorFlow...")
     tf = import_tensorflow(plan.device)
     host = hardware.host_facts()
@@ -581,13 +610,16 @@ def measure(plan: MeasurePlan, progress: Progress) -> dict[str, Any]:
         progress(f"matmul peak ({dtype}, {plan.matmul_size}x{plan.matmul_size})...")
         try:
             peaks[dtype] = matmul_peak_gflops(tf, dtype, plan.matmul_size, device.tf_device)
+            guard.check()
         except tf.errors.ResourceExhaustedError:
             raise AdvisorError("out of memory in the matmul test: try a smaller --matmul-size") from None
         progress(f"matmul peak ({dtype}): {peaks[dtype]:,.1f} GFLOP/s")
 
     results = []
     for policy in policies:
-        run = train_once(tf, plan.workload, policy, device, plan.seed, plan.quick, progress)
+        guard.check()
+        run = train_once(tf, plan.workload, policy, device, plan.seed, plan.quick, progress, guard)
+        guard.check()
         dtype = "float32" if policy == "float32" else policy.removeprefix("mixed_")
         results.append(result_record(run, plan.workload, peaks.get(dtype), dtype))
         for warning in run.warnings:
@@ -639,11 +671,12 @@ def run_measure_command(args: argparse.Namespace) -> int:
     plan = plan_from_args(args)
     if plan.out is not None:
         store.check_writable_folder(plan.out)  # before minutes of training, not after
-    with interrupt_on_sigterm():
-        profile = measure(plan, _stderr_progress)
+    with InterruptGuard().installed() as guard:
+        profile = measure(plan, _stderr_progress, guard)
         problems, _ = schema.validate(profile, "(measured profile)")
         if problems:
             raise AdvisorError("the measured profile is invalid (a bug): " + "; ".join(map(str, problems)))
+        guard.check()  # a stop asked for during the run: write nothing
         path = store.write_profile(profile, plan.out, overwrite=plan.force) if plan.out is not None else None
     if args.json:
         print(json.dumps({"path": str(path) if path else None, "profile": profile}, indent=2))

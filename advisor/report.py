@@ -47,7 +47,7 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-Column = tuple[str, Callable[[pd.Series], str]]
+Column = tuple[str, Callable[[Any], str]]  # renders one row (a dict or a Series) as text
 
 COMPARE_COLUMNS: list[Column] = [
     ("profile", lambda r: r["profile"]),
@@ -77,7 +77,7 @@ OPTION_COLUMNS: list[Column] = [
 def text_table(frame: pd.DataFrame, columns: Sequence[Column]) -> str:
     """A fixed-width table; numbers right-aligned."""
     header = [name for name, _ in columns]
-    body = [[render(row) for _, render in columns] for _, row in frame.iterrows()]
+    body = [[render(row) for _, render in columns] for row in frame.to_dict("records")]
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
     left = {"profile", "device", "precision", "source"}
 
@@ -141,7 +141,7 @@ def recommendation_markdown(rec: Recommendation) -> str:
         "| " + " | ".join(name for name, _ in OPTION_COLUMNS) + " |",
         "|" + "---|" * len(OPTION_COLUMNS),
     ]
-    for _, row in rec.options.iterrows():
+    for row in rec.options.to_dict("records"):
         lines.append("| " + " | ".join(markdown_safe(render(row)) for _, render in OPTION_COLUMNS) + " |")
     if rec.notes:
         lines.append("")

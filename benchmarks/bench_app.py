@@ -17,8 +17,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from advisor import store  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from advisor import store  # noqa: E402
 
 sizes = [int(arg) for arg in sys.argv[1:]] or [1000, 10000]
 

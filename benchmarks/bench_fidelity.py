@@ -19,9 +19,24 @@ epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 6
 
 def advisor_epochs() -> list[float]:
     out = subprocess.run(
-        [sys.executable, "-m", "advisor", "measure", "--precision", "float32", "--epochs", str(epochs),
-         "--dry-run", "--json", "--matmul-size", "256"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "measure",
+            "--precision",
+            "float32",
+            "--epochs",
+            str(epochs),
+            "--dry-run",
+            "--json",
+            "--matmul-size",
+            "256",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return json.loads(out)["profile"]["results"][0]["epoch_seconds"]
 
@@ -29,7 +44,10 @@ def advisor_epochs() -> list[float]:
 def plain_epochs() -> list[float]:
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "plain_keras.py"), str(epochs)],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])["epoch_seconds"]
 
@@ -39,11 +57,16 @@ for index in range(rounds):
     a, p = advisor_epochs(), plain_epochs()
     advisor_steady += a[1:]
     plain_steady += p[1:]
-    print(f"round {index + 1}: advisor median {statistics.median(a[1:]):.3f} s, "
-          f"plain Keras median {statistics.median(p[1:]):.3f} s", flush=True)
+    print(
+        f"round {index + 1}: advisor median {statistics.median(a[1:]):.3f} s, "
+        f"plain Keras median {statistics.median(p[1:]):.3f} s",
+        flush=True,
+    )
 
 a_med, p_med = statistics.median(advisor_steady), statistics.median(plain_steady)
 ratio = a_med / p_med
 print(f"steady median over {len(advisor_steady)} epochs each: advisor {a_med:.3f} s, plain Keras {p_med:.3f} s")
-print(f"ratio advisor / plain = {ratio:.4f} ({100 * (ratio - 1):+.2f}%); target within 2%: "
-      f"{'PASS' if abs(ratio - 1) <= 0.02 else 'FAIL'}")
+print(
+    f"ratio advisor / plain = {ratio:.4f} ({100 * (ratio - 1):+.2f}%); target within 2%: "
+    f"{'PASS' if abs(ratio - 1) <= 0.02 else 'FAIL'}"
+)

@@ -20,9 +20,25 @@ epochs = sys.argv[2] if len(sys.argv) > 2 else "100"
 def run(*extra: str) -> tuple[dict, float]:
     start = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "advisor", "measure", "--precision", precision, "--epochs", epochs,
-         "--dry-run", "--json", "--matmul-size", "256", *extra],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "measure",
+            "--precision",
+            precision,
+            "--epochs",
+            epochs,
+            "--dry-run",
+            "--json",
+            "--matmul-size",
+            "256",
+            *extra,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return json.loads(out)["profile"]["results"][0], time.perf_counter() - start
 
@@ -33,9 +49,13 @@ quick_training = sum(quick["epoch_seconds"])
 full_training = sum(full["epoch_seconds"])
 error = quick["total_seconds"] / full["total_seconds"] - 1
 share = quick_training / full_training
-print(f"quick: {quick['epochs_run']} epochs, estimate {quick['total_seconds']:.1f} s "
-      f"± {quick['estimate']['error_seconds']:.1f} (95%), training {quick_training:.1f} s, process {quick_wall:.1f} s")
+print(
+    f"quick: {quick['epochs_run']} epochs, estimate {quick['total_seconds']:.1f} s "
+    f"± {quick['estimate']['error_seconds']:.1f} (95%), training {quick_training:.1f} s, process {quick_wall:.1f} s"
+)
 print(f"full:  {len(full['epoch_seconds'])} epochs, total {full['total_seconds']:.1f} s, process {full_wall:.1f} s")
-print(f"estimate error {100 * error:+.2f}% (target within 5%: {'PASS' if abs(error) <= 0.05 else 'FAIL'}); "
-      f"quick/full training time {100 * share:.1f}% (target at most 10%: {'PASS' if share <= 0.10 else 'FAIL'}); "
-      f"quick/full process time {100 * quick_wall / full_wall:.1f}%")
+print(
+    f"estimate error {100 * error:+.2f}% (target within 5%: {'PASS' if abs(error) <= 0.05 else 'FAIL'}); "
+    f"quick/full training time {100 * share:.1f}% (target at most 10%: {'PASS' if share <= 0.10 else 'FAIL'}); "
+    f"quick/full process time {100 * quick_wall / full_wall:.1f}%"
+)

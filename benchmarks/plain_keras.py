@@ -10,9 +10,9 @@ import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import numpy as np
+import tensorflow as tf
 
 epochs = int(sys.argv[1])
 units = int(sys.argv[2]) if len(sys.argv) > 2 else 1000

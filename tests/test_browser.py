@@ -38,11 +38,28 @@ def app_url(tmp_path_factory):
         shutil.copy(path, folder)
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env={**os.environ, "ADVISOR_PROFILES": str(folder)},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "streamlit_app.py"),
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(port),
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "ADVISOR_PROFILES": str(folder)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
@@ -103,8 +120,17 @@ def test_the_page_recommends_and_reacts(app_url, browser, tmp_path):
     # Upload a profile: it shows up in the options table, and nothing breaks.
     upload = valid_profile("my-laptop", seconds=9999.0, price=0)
     upload["name"] = "My laptop"
-    upload["workload"] = dict(name="post", units=1000, timesteps=100, features=1, train_samples=937,
-                              batch_size=100, epochs=100, optimizer="adam", learning_rate=0.001)
+    upload["workload"] = dict(
+        name="post",
+        units=1000,
+        timesteps=100,
+        features=1,
+        train_samples=937,
+        batch_size=100,
+        epochs=100,
+        optimizer="adam",
+        learning_rate=0.001,
+    )
     upload["results"] = [{"precision": "float32", "total_seconds": 9999.0}]
     path = write_yaml(tmp_path / "my-laptop.yaml", upload)
     page.get_by_test_id("stSidebar").locator("input[type=file]").set_input_files(str(path))
