@@ -82,7 +82,7 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
     if not workload.is_default():
         workload = Workload(**{**workload.as_dict(), "name": _custom_workload_name(workload)})
     price_date = args.price_date
-    if price_date is not None and not schema._is_iso_date(price_date):
+    if price_date is not None and not schema.is_iso_date(price_date):
         raise AdvisorError(f"--price-date must be a date like 2026-11-30, got {price_date!r}")
     if args.price_usd is not None and price_date is None:
         price_date = _dt.date.today().isoformat()

@@ -354,7 +354,7 @@ def validate(data: Any, file: str = "", expected_id: str | None = None) -> tuple
         else:
             c.number(price, "usd", "price.usd", minimum=0)
         date = c.string(price, "date", "price.date")
-        if date is not None and not _is_iso_date(date):
+        if date is not None and not is_iso_date(date):
             c.problem("price.date", f"must be a date like 2020-12-31 (or 2020-12), got {date!r}")
         c.string(price, "includes", "price.includes")
         c.string(price, "source", "price.source")
@@ -381,7 +381,7 @@ def validate(data: Any, file: str = "", expected_id: str | None = None) -> tuple
         c.string(provenance, "source", "provenance.source", required=method == "quoted")
         c.string(provenance, "advisor_version", "provenance.advisor_version", required=method == "measured")
         date = c.string(provenance, "date", "provenance.date")
-        if date is not None and not _is_iso_date(date):
+        if date is not None and not is_iso_date(date):
             c.problem("provenance.date", f"must be a date like 2020-12-31, got {date!r}")
         c.string(provenance, "command", "provenance.command")
 
@@ -520,7 +520,7 @@ def _validate_epoch_seconds(
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 
 
-def _is_iso_date(text: str) -> bool:
+def is_iso_date(text: str) -> bool:
     if not _ISO_DATE.match(text):
         return False
     parts = [int(p) for p in text.split("-")]
