@@ -335,6 +335,8 @@ def recommendation_record(rec: Recommendation) -> dict[str, Any]:
     """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
     current = _with_baseline_figures(rec.current.to_frame().T, rec.current["seconds"]).iloc[0]
     option_keys = ROW_KEYS + OPTION_KEYS + ("free_upgrade",)
+    if "hours_saved_per_week" in rec.options.columns:
+        option_keys += ("hours_saved_per_week",)
     best = None
     if rec.best is not None:
         best = row_record(rec.best, option_keys)

@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     recommend.add_argument("--budget", type=_budget, metavar="USD", help="the most you will spend (default: no limit)")
     recommend.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
+    recommend.add_argument(
+        "--runs-per-week",
+        type=_budget,
+        metavar="N",
+        help="how often you train: adds the hours each option saves a week",
+    )
 
     measure = commands.add_parser(
         "measure",
@@ -196,7 +202,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from advisor.analysis import recommend, recommendation_record
+    from advisor.analysis import hours_saved_per_week, recommend, recommendation_record
     from advisor.report import recommendation_text
 
     rec = recommend(
@@ -206,6 +212,8 @@ def cmd_recommend(args: argparse.Namespace) -> int:
         precision=args.precision,
         current_precision=args.current_precision,
     )
+    if args.runs_per_week is not None:
+        rec.options["hours_saved_per_week"] = hours_saved_per_week(rec.options, rec.current, args.runs_per_week)
     if args.json:
         _print_json(recommendation_record(rec))
     else:

@@ -100,15 +100,19 @@ def comparison_text(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
+HOURS_COLUMN: Column = ("h saved/week", lambda r: f"{r['hours_saved_per_week']:,.2f}")
+
+
 def recommendation_text(rec: Recommendation) -> str:
     current = rec.current
+    columns = OPTION_COLUMNS + ([HOURS_COLUMN] if "hours_saved_per_week" in rec.options.columns else [])
     lines = [
         f"Current: {current['profile']} ({current['precision']}), {fmt_seconds(current['seconds'])}",
         "",
         f"Recommendation: {rec.reason}",
         "",
         "Options:",
-        text_table(rec.options, OPTION_COLUMNS) if len(rec.options) else "(none: no other results of this workload)",
+        text_table(rec.options, columns) if len(rec.options) else "(none: no other results of this workload)",
     ]
     lines += [f"Note: {note}" for note in rec.notes]
     return "\n".join(lines)
