@@ -151,3 +151,19 @@ def test_an_interrupted_run_writes_no_file(tmp_path: Path, sig, when):
     assert process.returncode == 130, "".join(seen) + rest
     assert "interrupted" in rest and "Traceback" not in rest
     assert list(out_dir.iterdir()) == []  # the folder was made up front; nothing written, no temporary file
+
+
+def test_out_of_memory_is_a_one_line_error(capsys, tmp_path: Path, monkeypatch):
+    import tensorflow as tf
+
+    from advisor import measure as measure_module
+
+    def exhausted(workload, policy):
+        raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor with shape[100,4000]")
+
+    monkeypatch.setattr(measure_module, "build_model", exhausted)
+    status, _, err = measure(capsys, tmp_path, "--epochs", "2", "--precision", "float32")
+    assert status == 1
+    assert "advisor: error: out of memory training float32" in err and "--batch-size" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
