@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from advisor.schema import DEFAULT_WORKLOAD
+
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "profiles"
 
@@ -46,6 +48,14 @@ def valid_profile(profile_id: str = "test-gpu", seconds: float = 100.0, price: f
         ],
         "provenance": {"method": "measured", "advisor_version": "0.1.0", "date": "2026-11-30"},
     }
+
+
+def post_workload_profile(profile_id: str, seconds: float, price: float | None) -> dict:
+    """A valid profile with one float32 result of the post's workload (comparable with the shipped ones)."""
+    profile = valid_profile(profile_id, seconds=seconds, price=price)
+    profile["workload"] = dict(DEFAULT_WORKLOAD)
+    profile["results"] = [{"precision": "float32", "total_seconds": seconds}]
+    return profile
 
 
 def write_yaml(path: Path, data: object) -> Path:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from advisor import analysis
 from advisor.errors import AdvisorError
 from advisor.store import load_profiles
-from conftest import SHIPPED, valid_profile
+from conftest import SHIPPED, post_workload_profile, valid_profile
 
 
 @pytest.fixture(scope="module")
@@ -88,22 +89,7 @@ def test_the_fastest_hardware_gets_no_paid_recommendation(post_frame):
 
 
 def test_unknown_price_is_compared_but_never_recommended(post_frame):
-    unpriced = valid_profile("fast-unpriced", seconds=1.0, price=None)
-    unpriced["workload"] = dict(
-        name="post",
-        units=1000,
-        timesteps=100,
-        features=1,
-        train_samples=937,
-        batch_size=100,
-        epochs=100,
-        optimizer="adam",
-        learning_rate=0.001,
-    )
-    unpriced["results"] = [{"precision": "float32", "total_seconds": 1.0}]
-    frame = analysis.results_frame([unpriced]).pipe(lambda f: f)
-    import pandas as pd
-
+    frame = analysis.results_frame([post_workload_profile("fast-unpriced", seconds=1.0, price=None)])
     both = pd.concat([post_frame, frame], ignore_index=True)
     rec = analysis.recommend(both, "post-cpu-only", precision="float32")
     assert rec.best["profile"] == "post-gtx-1070-ti"
@@ -112,8 +98,6 @@ def test_unknown_price_is_compared_but_never_recommended(post_frame):
 
 
 def test_other_workloads_are_left_out_and_said_so(post_frame):
-    import pandas as pd
-
     other = analysis.results_frame([valid_profile("tiny-one")])
     comparison = analysis.compare(pd.concat([post_frame, other], ignore_index=True))
     assert "tiny-one" not in set(comparison.table["profile"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHIPPED, valid_profile, write_yaml
+from conftest import ROOT, SHIPPED, post_workload_profile, valid_profile, write_yaml
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
@@ -87,23 +87,8 @@ def test_no_profiles_gives_a_helpful_empty_state(monkeypatch, tmp_path: Path):
 
 
 def test_crafted_names_are_shown_as_text(monkeypatch, shipped_copy: Path):
-    evil = valid_profile("evil")
-    evil["workload"] = {
-        **dict(
-            name="post",
-            units=1000,
-            timesteps=100,
-            features=1,
-            train_samples=937,
-            batch_size=100,
-            epochs=100,
-            optimizer="adam",
-            learning_rate=0.001,
-        )
-    }
-    evil["results"] = [{"precision": "float32", "total_seconds": 1.0}]
+    evil = post_workload_profile("evil", seconds=1.0, price=10)
     evil["name"] = "<img src=x onerror=alert(1)> **bold** :red[red] $x^2$"
-    evil["price"]["usd"] = 10
     write_yaml(shipped_copy / "evil.yaml", evil)
     at = start(monkeypatch, shipped_copy)
     value, _ = best(at)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHIPPED, valid_profile, write_yaml
+from conftest import ROOT, SHIPPED, post_workload_profile, write_yaml
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytest.importorskip("playwright")
@@ -118,20 +118,8 @@ def test_the_page_recommends_and_reacts(app_url, browser, tmp_path):
     expect(page.get_by_text("Switch to mixed_float16")).to_be_visible()
 
     # Upload a profile: it shows up in the options table, and nothing breaks.
-    upload = valid_profile("my-laptop", seconds=9999.0, price=0)
+    upload = post_workload_profile("my-laptop", seconds=9999.0, price=0)
     upload["name"] = "My laptop"
-    upload["workload"] = dict(
-        name="post",
-        units=1000,
-        timesteps=100,
-        features=1,
-        train_samples=937,
-        batch_size=100,
-        epochs=100,
-        optimizer="adam",
-        learning_rate=0.001,
-    )
-    upload["results"] = [{"precision": "float32", "total_seconds": 9999.0}]
     path = write_yaml(tmp_path / "my-laptop.yaml", upload)
     page.get_by_test_id("stSidebar").locator("input[type=file]").set_input_files(str(path))
     table = page.get_by_test_id("stDataFrame").first
