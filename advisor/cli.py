@@ -132,7 +132,7 @@ def _frame(args: argparse.Namespace):
 
 def cmd_list(args: argparse.Namespace) -> int:
     from advisor.analysis import results_frame
-    from advisor.report import fmt_seconds, fmt_usd
+    from advisor.report import fmt_seconds_with_source, fmt_usd
 
     profile_set = _load(args)
     frame = results_frame(profile_set.profiles)
@@ -156,7 +156,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     for profile in profile_set.profiles:
         rows = frame[frame["profile"] == profile.id]
-        timings = ", ".join(f"{r.precision} {fmt_seconds(r.seconds)}" for r in rows.itertuples())
+        timings = ", ".join(f"{r['precision']} {fmt_seconds_with_source(r)}" for r in rows.to_dict("records"))
         print(
             f"{profile.id}: {profile.data['device']['name']} [{profile.data['device']['kind']}], "
             f"{fmt_usd(rows['price_usd'].iloc[0])}, {profile.data['provenance']['method']}; {timings}"
