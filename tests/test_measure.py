@@ -167,3 +167,20 @@ def test_out_of_memory_is_a_one_line_error(capsys, tmp_path: Path, monkeypatch):
     assert "advisor: error: out of memory training float32" in err and "--batch-size" in err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tensorflow_start_up_lines_are_silenced():
+    """A failing run prints the advisor's own lines only, not TensorFlow's start-up log."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "advisor", "measure", *TINY, "--epochs", "1", "--device", "gpu", "--dry-run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr.strip().splitlines() == [
+        "starting TensorFlow...",
+        "advisor: error: --device gpu: no GPU is visible to TensorFlow (check the driver, CUDA_VISIBLE_DEVICES "
+        "and that TensorFlow was installed with GPU support, e.g. pip install 'tensorflow[and-cuda]')",
+    ]
