@@ -19,6 +19,7 @@ DEVICE_KINDS = ("cpu", "gpu")
 PROVENANCE_METHODS = ("measured", "quoted")
 SOURCES = ("measured", "quoted", "estimated")
 MAX_EPOCHS = 100_000
+MAX_NUMBER = 1e300  # beyond this an integer cannot become a float
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 
 # The post's training job: the default workload.
@@ -224,6 +225,9 @@ class _Checker:
             return None
         if isinstance(value, float) and not math.isfinite(value):
             self.problem(path, f"must be a finite number, got {value}")
+            return None
+        if abs(value) > MAX_NUMBER:
+            self.problem(path, f"is implausibly large (over {MAX_NUMBER:g})")
             return None
         if positive and value <= 0:
             self.problem(path, f"must be greater than 0, got {value}")

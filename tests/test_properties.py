@@ -70,7 +70,7 @@ PROFILE_PATHS = [
 
 
 @FAST
-@given(st.sampled_from(PROFILE_PATHS), yaml_values)
+@given(st.sampled_from(PROFILE_PATHS), st.one_of(yaml_values, st.integers(min_value=10**300, max_value=10**400)))
 def test_any_field_replaced_by_anything_raises_only_profile_errors(path, value):
     data = copy.deepcopy(valid_profile())
     target = data
@@ -78,9 +78,14 @@ def test_any_field_replaced_by_anything_raises_only_profile_errors(path, value):
         target = target[key]
     target[path[-1]] = value
     try:
-        store.profile_from_bytes(yaml.safe_dump(data).encode(), "fuzz.yaml")
+        profile, _ = store.profile_from_bytes(yaml.safe_dump(data).encode(), "fuzz.yaml")
     except ProfileError as error:
         assert error.problems
+        return
+    # A profile that loads must also go through the analysis without error.
+    frame = analysis.results_frame([profile])
+    analysis.compare(frame)
+    analysis.recommend(frame, profile.id, current_precision=frame["precision"].iloc[0])
 
 
 def post_like_frame(seconds: list[float], prices: list[float], ids: list[str]) -> pd.DataFrame:

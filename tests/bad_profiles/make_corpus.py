@@ -120,6 +120,8 @@ case("control-characters", mutate("control-characters", setter("name", "evil\x1b
      "must not contain control characters")
 case("quoted-without-source", mutate("quoted-without-source", setter("provenance", {"method": "quoted"})),
      "provenance.source", "is missing")
+case("huge-number", mutate("huge-number", setter("workload.learning_rate", 10**400)), "workload.learning_rate",
+     "is implausibly large")
 case("device-not-mapping", mutate("device-not-mapping", setter("device", "RTX 4090")), "device",
      "must be a mapping, got a string ('RTX 4090')")
 
