@@ -72,7 +72,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
             estimated = bool(result.get("estimated"))
             source = "estimated" if estimated else provenance["method"]
             if estimated:
-                detail = result.get("estimate", {}).get("method", "estimated")
+                detail = (result.get("estimate") or {}).get("method", "estimated")
             elif provenance["method"] == "quoted":
                 detail = provenance.get("source", "")
             else:
@@ -82,7 +82,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
             rows.append(
                 {
                     "profile": data["id"],
-                    "name": data.get("name", device["name"]),
+                    "name": data.get("name") or device["name"],
                     "device": device_label,
                     "device_kind": device["kind"],
                     "device_count": count,
@@ -91,7 +91,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "price_usd": _float_or_nan(data["price"].get("usd")),
                     "source": source,
                     "approximate": bool(result.get("approximate")),
-                    "estimate_error_seconds": _float_or_nan(result.get("estimate", {}).get("error_seconds")),
+                    "estimate_error_seconds": _float_or_nan((result.get("estimate") or {}).get("error_seconds")),
                     "source_detail": detail,
                     "power_watts": _float_or_nan(data["price"].get("power_watts")),
                     "workload": workload_key(data["workload"]),

@@ -542,15 +542,19 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
     """A validated profile with defaults filled in and dates as strings (for analysis and writing)."""
     out = dict(data)
     device = dict(out["device"])
-    device.setdefault("count", 1)
+    if device.get("count") is None:
+        device["count"] = 1
     out["device"] = device
+    # An explicit null in an optional field means the same as leaving it out.
+    out["results"] = [{k: v for k, v in result.items() if v is not None} for result in out["results"]]
     for section in ("price", "provenance"):
         mapping = dict(out[section])
         for key, value in mapping.items():
             if isinstance(value, (_dt.date, _dt.datetime)):
                 mapping[key] = value.isoformat()
         out[section] = mapping
-    out.setdefault("name", device["name"])
+    if out.get("name") is None:
+        out["name"] = device["name"]
     return out
 
 
