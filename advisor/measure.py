@@ -619,16 +619,15 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
     for policy in policies:
         guard.check()
         run = train_once(tf, plan.workload, policy, device, plan.seed, plan.quick, progress, guard)
-        guard.check()
         dtype = "float32" if policy == "float32" else policy.removeprefix("mixed_")
         results.append(result_record(run, plan.workload, peaks.get(dtype), dtype))
         for warning in run.warnings:
             progress(f"warning: {policy}: {warning}")
 
     slug_source = plan.name or device.name
-    profile_id = store.unique_slug(plan.out, slug_source) if plan.out is not None else store.slugify(slug_source)
-    if plan.out is not None and plan.force:
-        profile_id = store.slugify(slug_source)
+    # --force replaces the profile of the same slug; otherwise a clash takes the next free slug.
+    overwrite_or_dry = plan.out is None or plan.force
+    profile_id = store.slugify(slug_source) if overwrite_or_dry else store.unique_slug(plan.out, slug_source)
     return build_profile(plan, device, host, software, results, profile_id)
 
 

@@ -17,7 +17,6 @@ SCHEMA_VERSION = 1
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 DEVICE_KINDS = ("cpu", "gpu")
 PROVENANCE_METHODS = ("measured", "quoted")
-SOURCES = ("measured", "quoted", "estimated")
 MAX_EPOCHS = 100_000
 MAX_NUMBER = 1e300  # beyond this an integer cannot become a float
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")

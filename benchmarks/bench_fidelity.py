@@ -12,33 +12,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _measure import measure_result
+
 ROOT = Path(__file__).resolve().parent.parent
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 6
 
 
 def advisor_epochs() -> list[float]:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "advisor",
-            "measure",
-            "--precision",
-            "float32",
-            "--epochs",
-            str(epochs),
-            "--dry-run",
-            "--json",
-            "--matmul-size",
-            "256",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return json.loads(out)["profile"]["results"][0]["epoch_seconds"]
+    return measure_result("float32", epochs)[0]["epoch_seconds"]
 
 
 def plain_epochs() -> list[float]:
