@@ -24,10 +24,16 @@ safe = report.markdown_safe
 st.set_page_config(page_title="advisor: GPU upgrade advisor", page_icon="⚡", layout="wide")
 
 
+@st.cache_resource
+def profile_cache() -> store.ProfileCache:
+    """Every file's outcome by name, size and modification time: a changed folder re-reads only what changed."""
+    return store.ProfileCache()
+
+
 @st.cache_resource(show_spinner="Loading profiles...", max_entries=4)  # read-only: no copy per run
 def load_folder(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[dict], list[str], int, list[str]]:
     """Profiles of a folder: (results frame, profile dicts, problems, bad file count, warnings); keyed on the files."""
-    loaded = store.load_profiles(folder)
+    loaded = store.load_profiles(folder, profile_cache())
     return (
         analysis.results_frame(loaded.profiles),
         [p.data for p in loaded.profiles],

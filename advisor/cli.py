@@ -16,10 +16,15 @@ DEFAULT_PROFILES = "profiles"
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that raises instead of exiting, so main() owns the exit status."""
+    """An ArgumentParser that raises instead of exiting, so main() owns the exit status.
+
+    The message names the command (not the program, which main() already prints once).
+    """
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise AdvisorError(f"{self.prog}: {message} (see --help)")
+        command = self.prog.removeprefix("advisor").strip()
+        where = f"{command}: " if command else ""
+        raise AdvisorError(f"{where}{message} (see {self.prog} --help)")
 
 
 def _budget(text: str) -> float:
@@ -32,12 +37,28 @@ def _budget(text: str) -> float:
     return value
 
 
+def _add_common(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    """--profiles and --json, accepted before or after the command.
+
+    The subcommands' copies default to SUPPRESS so that a value given before the command survives.
+    """
+    parser.add_argument(
+        "--profiles",
+        default=DEFAULT_PROFILES if defaults else argparse.SUPPRESS,
+        metavar="DIR",
+        help="the profiles folder (default: ./profiles)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=False if defaults else argparse.SUPPRESS,
+        help="print machine-readable JSON",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
-    common.add_argument(
-        "--profiles", default=DEFAULT_PROFILES, metavar="DIR", help="the profiles folder (default: ./profiles)"
-    )
-    common.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    _add_common(common, defaults=False)
 
     parser = _Parser(
         prog="advisor",
@@ -45,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         "compare measured profiles and pick the upgrade that pays.",
     )
     parser.add_argument("--version", action="version", version=f"advisor {__version__}")
+    _add_common(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     commands.add_parser("list", parents=[common], help="the profiles, one line each")
@@ -74,6 +96,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="how often you train: adds the hours each option saves a week",
     )
+
+    add = commands.add_parser(
+        "add",
+        parents=[common],
+        help="validate profiles from elsewhere and copy the valid ones into the profiles folder",
+    )
+    add.add_argument("files", nargs="+", metavar="FILE", help="profile files to add")
+    add.add_argument("--force", action="store_true", help="replace a profile of the same id")
+
+    commands.add_parser(
+        "schema",
+        parents=[common],
+        help="print the JSON Schema of a profile (for editors)",
+        description="Print the JSON Schema (draft 2020-12) of a profile. "
+        "--markdown prints the README's field reference instead.",
+    ).add_argument("--markdown", action="store_true", help="the field reference as Markdown tables")
 
     measure = commands.add_parser(
         "measure",
@@ -221,6 +259,31 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_add(args: argparse.Namespace) -> int:
+    from advisor.store import add_profiles
+
+    report = add_profiles(args.files, args.profiles, overwrite=args.force)
+    for problem in report.problems:
+        print(problem, file=sys.stderr)
+    if args.json:
+        _print_json({"added": [str(p) for p in report.added], "problems": [vars(p) for p in report.problems]})
+    else:
+        for path in report.added:
+            print(f"added {path}")
+        print(f"{len(report.added)} added, {len(report.refused)} refused", file=sys.stderr)
+    return 1 if report.problems else 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from advisor import schema
+
+    if args.markdown:
+        print(schema.markdown_reference(), end="")
+    else:
+        _print_json(schema.json_schema())
+    return 0
+
+
 def cmd_measure(args: argparse.Namespace) -> int:
     from advisor.measure import run_measure_command  # TensorFlow is imported inside, when the run starts
 
@@ -233,6 +296,8 @@ _COMMANDS = {
     "compare": cmd_compare,
     "recommend": cmd_recommend,
     "measure": cmd_measure,
+    "add": cmd_add,
+    "schema": cmd_schema,
 }
 
 

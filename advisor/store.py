@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import tempfile
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,55 +52,105 @@ class ProfileSet:
 
 # --------------------------------------------------------------------------- safe YAML
 
+# libyaml's C parser when PyYAML was built with it (about 9x faster here); the pure-Python parser
+# otherwise. Both go through the same event check and the same limits.
+_BASE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _LimitedSafeLoader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases, deep nesting, huge documents and duplicate keys."""
 
-    def __init__(self, stream: str):
-        super().__init__(stream)
-        self._depth = 0
-        self._nodes = 0
-
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.MarkedYAMLError(
-                None, None, "anchors and aliases (*name) are not allowed in profiles", event.start_mark
-            )
-        self._nodes += 1
-        if self._nodes > MAX_NODES:
-            raise yaml.MarkedYAMLError(None, None, f"more than {MAX_NODES} values", self.peek_event().start_mark)
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise yaml.MarkedYAMLError(
-                    None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+class _StrictKeys:
+    """Mapping construction that refuses duplicate and non-string keys (mixed into a safe loader)."""
 
     def construct_mapping(self, node, deep=False):  # type: ignore[override]
         seen = set()
         for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
+            key = self.construct_object(key_node, deep=True)  # type: ignore[attr-defined]
             if not isinstance(key, str):
                 raise yaml.MarkedYAMLError(None, None, f"keys must be strings, got {key!r}", key_node.start_mark)
             if key in seen:
                 raise yaml.MarkedYAMLError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+
+
+class _StrictLoader(_StrictKeys, _BASE_LOADER):  # type: ignore[misc, valid-type]
+    pass
+
+
+class _StrictPureLoader(_StrictKeys, yaml.SafeLoader):
+    pass
+
+
+_COLLECTION_START = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_COLLECTION_END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def _check_events(text: str, loader_class: type) -> None:
+    """Walk the parser's events before anything is built: refuse aliases, explicit tags, deep nesting,
+    too many values and more than one document (raises yaml.MarkedYAMLError or ProfileError-ready text)."""
+    loader = loader_class(text)
+    try:
+        depth = nodes = documents = 0
+        while loader.check_event():
+            event = loader.get_event()
+            kind = type(event)
+            if kind is yaml.AliasEvent:
+                raise yaml.MarkedYAMLError(
+                    None, None, "anchors and aliases (*name) are not allowed in profiles", event.start_mark
+                )
+            if kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise _TooManyDocuments
+                continue
+            if kind is yaml.ScalarEvent or kind in _COLLECTION_START:
+                tag = event.tag
+                explicit = tag is not None and (kind is not yaml.ScalarEvent or not any(event.implicit))
+                if explicit and tag not in ("!", "tag:yaml.org,2002:str"):
+                    raise yaml.MarkedYAMLError(
+                        None,
+                        None,
+                        f"could not determine a constructor for the tag {tag!r}: tags are not allowed in profiles",
+                        event.start_mark,
+                    )
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise yaml.MarkedYAMLError(None, None, f"more than {MAX_NODES} values", event.start_mark)
+                if kind is not yaml.ScalarEvent:
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        raise yaml.MarkedYAMLError(
+                            None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark
+                        )
+            elif kind in _COLLECTION_END:
+                depth -= 1
+        if documents == 0:
+            raise _Empty
+    finally:
+        loader.dispose()
+
+
+class _TooManyDocuments(Exception):
+    pass
+
+
+class _Empty(Exception):
+    pass
 
 
 def _yaml_error_message(error: yaml.YAMLError) -> str:
+    """The parser's problem and where; never the file's text around it."""
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
     where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
     return f"not valid YAML{where}: {problem}"
 
 
-def parse_yaml(raw: bytes, file: str) -> Any:
-    """Parse profile bytes safely; raise ProfileError with a clear message on any failure."""
+def parse_yaml(raw: bytes, file: str, pure_python: bool = False) -> Any:
+    """Parse profile bytes safely; raise ProfileError with a clear message on any failure.
+
+    The events are checked first (no aliases, no tags, at most MAX_DEPTH levels and MAX_NODES values,
+    one document), then the document is built with duplicate and non-string keys refused.
+    """
     if len(raw) > MAX_FILE_BYTES:
         raise ProfileError(
             [Problem(file, "", f"file is {len(raw):,} bytes; profiles are limited to {MAX_FILE_BYTES:,}")]
@@ -108,23 +161,18 @@ def parse_yaml(raw: bytes, file: str) -> Any:
         raise ProfileError([Problem(file, "", f"not UTF-8 text (byte {error.start})")]) from None
     if "\x00" in text:
         raise ProfileError([Problem(file, "", "not a text file (contains NUL bytes)")])
+    base, strict = (yaml.SafeLoader, _StrictPureLoader) if pure_python else (_BASE_LOADER, _StrictLoader)
     try:
-        loader = _LimitedSafeLoader(text)
-        try:
-            documents = []
-            while loader.check_data():
-                documents.append(loader.get_data())
-                if len(documents) > 1:
-                    raise ProfileError([Problem(file, "", "holds more than one YAML document; one profile per file")])
-        finally:
-            loader.dispose()
+        _check_events(text, base)
+        return yaml.load(text, Loader=strict)  # strict: a CSafeLoader or SafeLoader subclass
+    except _TooManyDocuments:
+        raise ProfileError([Problem(file, "", "holds more than one YAML document; one profile per file")]) from None
+    except _Empty:
+        raise ProfileError([Problem(file, "", "is empty")]) from None
     except yaml.YAMLError as error:
         raise ProfileError([Problem(file, "", _yaml_error_message(error))]) from None
     except RecursionError:
         raise ProfileError([Problem(file, "", f"nested deeper than {MAX_DEPTH} levels")]) from None
-    if not documents:
-        raise ProfileError([Problem(file, "", "is empty")])
-    return documents[0]
 
 
 def profile_from_data(data: Any, origin: str, expected_id: str | None = None) -> tuple[Profile, list[Problem]]:
@@ -144,75 +192,194 @@ def profile_from_bytes(raw: bytes, origin: str, expected_id: str | None = None) 
     return profile_from_data(parse_yaml(raw, origin), origin, expected_id)
 
 
-def load_profile(path: str | os.PathLike) -> tuple[Profile, list[Problem]]:
-    """Load one profile file; its id must match the file name."""
-    path = Path(path)
+# --------------------------------------------------------------------------- files and folders
+
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_a_file(mode: int) -> str | None:
+    """Why a file of this mode cannot be a profile (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a profile file"
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link; links in a profiles folder are not followed (copy the profile in instead)"
+    for test, name in _SPECIAL_KINDS:
+        if test(mode):
+            return f"is {name}, not a regular file: refused"
+    return "is not a regular file: refused"
+
+
+def read_file_bytes(path: str | os.PathLike, follow_links: bool = True) -> bytes:
+    """A profile file's bytes, refusing anything but a regular file of at most MAX_FILE_BYTES.
+
+    Never blocks (a FIFO is refused, not opened for a writer) and, with ``follow_links`` false, never
+    reads through a symbolic link (checked again on the open file, so a swapped-in link is refused too).
+    """
     origin = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ProfileError(
-                [Problem(origin, "", f"file is {size:,} bytes; profiles are limited to {MAX_FILE_BYTES:,}")]
-            )
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+        mode = os.stat(path, follow_symlinks=follow_links).st_mode
+        reason = _not_a_file(mode)
+        if reason is not None:
+            raise ProfileError([Problem(origin, "", reason)])
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        if not follow_links:
+            flags |= getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags)
+    except ProfileError:
+        raise
     except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise ProfileError([Problem(origin, "", _not_a_file(stat.S_IFLNK) or "")]) from None
         raise ProfileError([Problem(origin, "", f"cannot be read: {error.strerror or error}")]) from None
-    return profile_from_bytes(raw, origin, expected_id=path.stem)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        reason = _not_a_file(info.st_mode)
+        if reason is not None:
+            raise ProfileError([Problem(origin, "", reason)])
+        if info.st_size > MAX_FILE_BYTES:
+            raise ProfileError(
+                [Problem(origin, "", f"file is {info.st_size:,} bytes; profiles are limited to {MAX_FILE_BYTES:,}")]
+            )
+        try:
+            return handle.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            raise ProfileError([Problem(origin, "", f"cannot be read: {error.strerror or error}")]) from None
 
 
-def profile_files(paths: list[str | os.PathLike]) -> tuple[list[Path], list[Problem]]:
-    """Expand files and folders into profile files (sorted), with problems for paths that do not exist."""
-    files: list[Path] = []
+def load_profile(path: str | os.PathLike, follow_links: bool = True) -> tuple[Profile, list[Problem]]:
+    """Load one profile file; its id must match the file name."""
+    path = Path(path)
+    return profile_from_bytes(read_file_bytes(path, follow_links), str(path), expected_id=path.stem)
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A profile file found in a folder (or named on the command line), with its cache key."""
+
+    path: Path
+    key: tuple[int, int, int]  # size, modification time (ns), inode: a change in any re-reads the file
+    in_folder: bool  # found by listing a folder: links are not followed
+
+
+def profile_files(paths: list[str | os.PathLike]) -> tuple[list[FileEntry], list[Problem]]:
+    """Expand files and folders into profile files (sorted by name within a folder).
+
+    In a folder, names ending in .yaml or .yml that are not regular files (links, folders, FIFOs,
+    sockets, devices) become problems, never reads; hidden files are skipped. A path that does not
+    exist is a problem too.
+    """
+    files: list[FileEntry] = []
     problems: list[Problem] = []
     for item in paths:
         path = Path(item)
-        if path.is_dir():
-            files.extend(
-                sorted(
-                    p
-                    for p in path.iterdir()
-                    if p.suffix in PROFILE_SUFFIXES and not p.name.startswith(".") and p.is_file()
-                )
-            )
-        elif path.is_file():
-            files.append(path)
-        else:
+        try:
+            info = path.stat()
+        except OSError:
             problems.append(Problem(str(path), "", "no such file or folder"))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            found, bad = _folder_entries(path)
+            files.extend(found)
+            problems.extend(bad)
+        else:
+            files.append(FileEntry(path, (info.st_size, info.st_mtime_ns, info.st_ino), in_folder=False))
     return files, problems
 
 
-def folder_signature(folder: str | os.PathLike) -> tuple[tuple[str, int, int], ...]:
-    """(name, size, modification time) of every profile file in a folder: a cache key that changes with them."""
-    files, _ = profile_files([folder])
-    signature = []
-    for path in files:
-        try:
-            stat = path.stat()
-        except OSError:
+def _folder_entries(folder: Path) -> tuple[list[FileEntry], list[Problem]]:
+    files: list[FileEntry] = []
+    problems: list[Problem] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as error:
+        return [], [Problem(str(folder), "", f"cannot be listed: {error.strerror or error}")]
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.name.endswith(PROFILE_SUFFIXES):
             continue
-        signature.append((path.name, stat.st_size, stat.st_mtime_ns))
-    return tuple(signature)
+        path = folder / entry.name
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError as error:
+            problems.append(Problem(str(path), "", f"cannot be read: {error.strerror or error}"))
+            continue
+        reason = _not_a_file(info.st_mode)
+        if reason is not None:
+            problems.append(Problem(str(path), "", reason))
+            continue
+        files.append(FileEntry(path, (info.st_size, info.st_mtime_ns, info.st_ino), in_folder=True))
+    return files, problems
 
 
-def load_profiles(paths: list[str | os.PathLike] | str | os.PathLike) -> ProfileSet:
+def folder_signature(folder: str | os.PathLike) -> tuple:
+    """(name, size, modification time, inode) of every profile file in a folder: a cache key that changes with them."""
+    files, problems = profile_files([folder])
+    return tuple((f.path.name, *f.key) for f in files) + tuple((p.file, p.message) for p in problems)
+
+
+_Outcome = tuple[Profile | None, list[Problem], list[Problem]]  # the profile, its problems, its warnings
+
+
+class ProfileCache:
+    """Remembers each file's outcome by path, size, modification time and inode.
+
+    Loading a folder again re-reads only the files that changed: adding one profile to 10,000 costs
+    about one profile. Shared by the app's sessions (read-only outcomes).
+    """
+
+    def __init__(self) -> None:
+        self._outcomes: dict[str, tuple[tuple[int, int, int], _Outcome]] = {}
+        self.reads = 0  # files parsed so far (for tests and benchmarks)
+        self.lock = threading.Lock()  # the app's sessions share one cache
+
+    def outcome(self, entry: FileEntry) -> _Outcome:
+        name = str(entry.path)
+        cached = self._outcomes.get(name)
+        if cached is not None and cached[0] == entry.key:
+            return cached[1]
+        self.reads += 1
+        try:
+            profile, warnings = load_profile(entry.path, follow_links=not entry.in_folder)
+            result: _Outcome = (profile, [], warnings)
+        except ProfileError as error:
+            result = (None, error.problems, [])
+        self._outcomes[name] = (entry.key, result)
+        return result
+
+    def forget_missing(self, seen: set[str]) -> None:
+        for name in [n for n in self._outcomes if n not in seen]:
+            del self._outcomes[name]
+
+
+def load_profiles(paths: list[str | os.PathLike] | str | os.PathLike, cache: ProfileCache | None = None) -> ProfileSet:
     """Load every profile under the given files and folders; bad files become problems, never exceptions."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files, problems = profile_files(list(paths))
     result = ProfileSet(problems=problems)
+    cache = cache or ProfileCache()
+    with cache.lock:
+        outcomes = [cache.outcome(entry) for entry in files]
+        if len(paths) == 1:
+            cache.forget_missing({str(entry.path) for entry in files})
     seen: dict[str, str] = {}
-    for path in files:
-        try:
-            profile, warnings = load_profile(path)
-        except ProfileError as error:
-            result.problems.extend(error.problems)
-            continue
+    for entry, (profile, bad, warnings) in zip(files, outcomes, strict=True):
+        result.problems.extend(bad)
         result.warnings.extend(warnings)
-        if profile.id in seen:
-            result.problems.append(Problem(str(path), "id", f"{profile.id!r} is already used by {seen[profile.id]}"))
+        if profile is None:
             continue
-        seen[profile.id] = str(path)
+        if profile.id in seen:
+            result.problems.append(
+                Problem(str(entry.path), "id", f"{profile.id!r} is already used by {seen[profile.id]}")
+            )
+            continue
+        seen[profile.id] = str(entry.path)
         result.profiles.append(profile)
     return result
 
@@ -319,3 +486,45 @@ def write_profile(data: dict[str, Any], folder: str | os.PathLike, overwrite: bo
     if problems:
         raise ProfileError(problems)
     return write_atomic(target, dump_profile(data), overwrite=overwrite)
+
+
+@dataclass
+class AddReport:
+    """What ``add_profiles`` did: the files it wrote, the files it refused and why."""
+
+    added: list[Path] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def add_profiles(files: list[str | os.PathLike], folder: str | os.PathLike, overwrite: bool = False) -> AddReport:
+    """Validate profiles from elsewhere and copy the valid ones into ``folder`` as ``<id>.yaml``, atomically.
+
+    The file's text is kept as it is (comments included). An id already used in the folder is refused
+    unless ``overwrite`` (and even then only when it is the file of that name that would be replaced).
+    """
+    folder = check_writable_folder(folder)
+    in_folder = load_profiles(folder)
+    owners = {p.id: Path(p.origin) for p in in_folder.profiles}
+    report = AddReport()
+    for item in files:
+        origin = str(item)
+        try:
+            raw = read_file_bytes(item, follow_links=True)
+            profile, _ = profile_from_bytes(raw, origin)
+            target = folder / f"{profile.id}.yaml"
+            owner = owners.get(profile.id)
+            if owner is not None and owner.resolve() == Path(item).resolve():
+                raise ProfileError([Problem(origin, "", "is already in the profiles folder")])
+            if owner is not None and (not overwrite or owner.name != target.name):
+                hint = " (use --force to replace it)" if owner.name == target.name else ""
+                raise ProfileError([Problem(origin, "id", f"{profile.id!r} is already used by {owner}{hint}")])
+            report.added.append(write_atomic(target, raw.decode("utf-8-sig"), overwrite=overwrite))
+            owners[profile.id] = target
+        except ProfileError as error:
+            report.refused.append(origin)
+            report.problems.extend(error.problems)
+        except AdvisorError as error:
+            report.refused.append(origin)
+            report.problems.append(Problem(origin, "", str(error)))
+    return report

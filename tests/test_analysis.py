@@ -10,7 +10,7 @@ import pytest
 from advisor import analysis
 from advisor.errors import AdvisorError
 from advisor.store import load_profiles
-from conftest import SHIPPED, post_workload_profile, valid_profile
+from helpers import SHIPPED, post_workload_profile, valid_profile
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
-from conftest import ROOT, SHIPPED, post_workload_profile, valid_profile, write_yaml
+from helpers import ROOT, SHIPPED, make_special_files, post_workload_profile, valid_profile, write_yaml
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
@@ -93,3 +94,15 @@ def test_crafted_names_are_shown_as_text(monkeypatch, shipped_copy: Path):
     at = start(monkeypatch, shipped_copy)
     value, _ = best(at)
     assert "\\<img" in value and "\\*\\*bold\\*\\*" in value and "\\:red\\[red\\]" in value and "\\$x" in value
+
+
+def test_special_files_are_listed_without_their_content(monkeypatch, shipped_copy: Path):
+    cases = [c for c in yaml.safe_load((ROOT / "tests" / "bad_profiles_expected.yaml").read_text()) if "make" in c]
+    made = make_special_files(shipped_copy, cases)
+    at = start(monkeypatch, shipped_copy)
+    texts = " ".join(t.value for t in at.text)
+    for case in made:
+        assert f"{case['file']}: {case['message']}" in texts
+    everything = texts + " ".join(str(getattr(e, "value", "")) for e in [*at.warning, *at.info, *at.markdown])
+    assert "root:" not in everything
+    assert "Titan RTX" in best(at)[0]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,16 +14,25 @@ import yaml
 from advisor import store
 from advisor.cli import main
 from advisor.errors import ProfileError
-from conftest import SHIPPED, valid_profile, write_yaml
+from helpers import ROOT, SHIPPED, make_special_files, valid_profile, write_yaml
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "bad_profiles"
-EXPECTED = yaml.safe_load((HERE / "bad_profiles_expected.yaml").read_text(encoding="utf-8"))
+ALL_CASES = yaml.safe_load((HERE / "bad_profiles_expected.yaml").read_text(encoding="utf-8"))
+EXPECTED = [c for c in ALL_CASES if "make" not in c]  # committed files
+SPECIAL = [c for c in ALL_CASES if "make" in c]  # links, a FIFO, a socket, a device, a folder: made by the tests
+PASSWD_FIRST_LINE = Path("/etc/passwd").read_text(errors="replace").splitlines()[0]
 
 
 def test_the_corpus_is_large_enough():
-    assert len(EXPECTED) >= 25
+    assert len(EXPECTED) >= 25 and len(SPECIAL) >= 6
     assert {case["file"] for case in EXPECTED} == {p.name for p in CORPUS.glob("*.yaml")}
+
+
+def assert_message(problems, case, file: str) -> None:
+    assert all(p.file == file for p in problems)
+    matching = [p for p in problems if p.field == case["field"] and case["message"] in p.message]
+    assert matching, f"expected {case['field']}: {case['message']!r}; got {[str(p) for p in problems]}"
 
 
 @pytest.mark.parametrize("case", EXPECTED, ids=[c["file"] for c in EXPECTED])
@@ -28,10 +40,76 @@ def test_each_bad_profile_gives_its_message(case):
     path = CORPUS / case["file"]
     with pytest.raises(ProfileError) as caught:
         store.load_profile(path)
-    problems = caught.value.problems
-    assert all(p.file == str(path) for p in problems)
-    matching = [p for p in problems if p.field == case["field"] and case["message"] in p.message]
-    assert matching, f"expected {case['field']}: {case['message']!r}; got {[str(p) for p in problems]}"
+    assert_message(caught.value.problems, case, str(path))
+
+
+@pytest.mark.parametrize("case", EXPECTED, ids=[c["file"] for c in EXPECTED])
+def test_the_pure_python_parser_gives_the_same_message(case):
+    """Where libyaml is missing the pure-Python parser runs, with the same limits and messages."""
+    path = CORPUS / case["file"]
+    with pytest.raises(ProfileError) as caught:
+        data = store.parse_yaml(path.read_bytes(), str(path), pure_python=True)
+        store.profile_from_data(data, str(path), expected_id=path.stem)
+    assert_message(caught.value.problems, case, str(path))
+
+
+@pytest.fixture
+def special_folder(tmp_path: Path) -> tuple[Path, list[dict]]:
+    """The shipped profiles beside every special file of the corpus."""
+    folder = tmp_path / "profiles"
+    shutil.copytree(SHIPPED, folder)
+    return folder, make_special_files(folder, SPECIAL)
+
+
+def test_special_files_are_refused_by_name_and_never_read(special_folder):
+    folder, made = special_folder
+    assert {c["make"] for c in made} >= {"symlink-outside", "symlink-inside", "fifo", "socket", "folder"}
+    loaded = store.load_profiles(folder)
+    for case in made:
+        problems = [p for p in loaded.problems if p.file == str(folder / case["file"])]
+        assert_message(problems, case, str(folder / case["file"]))
+    assert {"post-cpu-only", "post-titan-rtx", "linked-target"} <= {p.id for p in loaded.profiles}
+    assert PASSWD_FIRST_LINE not in " ".join(map(str, loaded.problems + loaded.warnings))
+
+
+def test_validate_and_list_name_special_files_without_their_content(special_folder, capsys):
+    folder, made = special_folder
+    status = main(["validate", str(folder)])
+    out, err = capsys.readouterr()
+    assert status == 1
+    for case in made:
+        assert f"{folder / case['file']}: {case['message']}" in out
+    assert PASSWD_FIRST_LINE not in out + err and "root:" not in out + err
+    status = main(["list", "--profiles", str(folder)])
+    out, err = capsys.readouterr()
+    assert status == 0 and "post-titan-rtx" in out
+    assert err.count("warning: skipped") == len(made)
+    assert "root:" not in out + err
+
+
+def test_a_fifo_never_blocks_the_command_line(tmp_path: Path):
+    folder = tmp_path / "profiles"
+    shutil.copytree(SHIPPED, folder)
+    os.mkfifo(folder / "zz-pipe.yaml")
+    completed = subprocess.run(
+        [sys.executable, "-m", "advisor", "list", "--profiles", str(folder)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,  # a blocked open would hang here until killed
+    )
+    assert completed.returncode == 0
+    assert "zz-pipe.yaml: is a FIFO (named pipe), not a regular file: refused" in completed.stderr
+
+
+def test_an_explicit_file_argument_may_be_a_link_but_not_a_fifo(tmp_path: Path, capsys):
+    target = write_yaml(tmp_path / "real.yaml", valid_profile("real"))
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "real.yaml").symlink_to(target)
+    assert main(["validate", str(tmp_path / "elsewhere" / "real.yaml")]) == 0
+    os.mkfifo(tmp_path / "pipe.yaml")
+    assert main(["validate", str(tmp_path / "pipe.yaml")]) == 1
+    assert "is a FIFO (named pipe)" in capsys.readouterr().out
 
 
 def test_oversized_file_is_refused_before_parsing(tmp_path: Path):

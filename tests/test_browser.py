@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHIPPED, post_workload_profile, write_yaml
+from helpers import ROOT, SHIPPED, post_workload_profile, write_yaml
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytest.importorskip("playwright")

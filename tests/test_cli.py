@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from advisor import __version__
+from advisor import __version__, store
 from advisor.cli import main
-from conftest import ROOT, SHIPPED, valid_profile, write_yaml
+from helpers import ROOT, SHIPPED, valid_profile, write_yaml
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -166,3 +167,55 @@ def test_python_dash_m_subprocess():
     )
     assert bad.returncode == 1
     assert bad.stderr.startswith("advisor: error: no profile with id 'x'") and "Traceback" not in bad.stderr
+
+
+def test_profiles_and_json_work_before_or_after_the_command(capsys, shipped_copy: Path):
+    (shipped_copy / "post-cpu-only.yaml").unlink()
+    status, before, _ = run(capsys, "--profiles", str(shipped_copy), "--json", "list")
+    assert status == 0
+    status, after, _ = run(capsys, "list", "--profiles", str(shipped_copy), "--json")
+    assert status == 0 and json.loads(before) == json.loads(after)
+    assert "post-cpu-only" not in {item["id"] for item in json.loads(before)}
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["frobnicate"], "advisor: error: argument COMMAND: invalid choice: 'frobnicate'"),
+        (["recommend"], "advisor: error: recommend: the following arguments are required: --current"),
+        (["list", "--nope"], "advisor: error: unrecognized arguments: --nope"),
+    ],
+)
+def test_a_usage_error_names_the_program_once(capsys, argv, line):
+    status, _, err = run(capsys, *argv)
+    assert status == 1
+    assert err.startswith(line) and err.count("advisor:") == 1 and err.count("\n") == 1
+
+
+def test_add_copies_valid_profiles_and_refuses_clashes(capsys, tmp_path: Path):
+    folder = tmp_path / "profiles"
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    good = incoming / "from-a-friend.yaml"
+    good.write_text("# measured by a friend\n" + yaml.safe_dump(valid_profile("friends-gpu")), encoding="utf-8")
+    bad = valid_profile("broken-one")
+    bad["results"][0]["total_seconds"] = -1
+    write_yaml(incoming / "broken-one.yaml", bad)
+    status, out, err = run(capsys, "add", str(good), str(incoming / "broken-one.yaml"), "--profiles", str(folder))
+    assert status == 1
+    assert out == f"added {folder / 'friends-gpu.yaml'}\n"
+    assert "broken-one.yaml: results[0].total_seconds: must be greater than 0, got -1" in err
+    assert (folder / "friends-gpu.yaml").read_text(encoding="utf-8").startswith("# measured by a friend\n")
+    assert sorted(p.name for p in folder.iterdir()) == ["friends-gpu.yaml"]
+
+    # The same id again: refused, the file in the folder untouched; --force replaces it.
+    changed = valid_profile("friends-gpu", seconds=50.0)
+    write_yaml(incoming / "again.yaml", changed)
+    before = (folder / "friends-gpu.yaml").read_bytes()
+    status, _, err = run(capsys, "--profiles", str(folder), "add", str(incoming / "again.yaml"))
+    assert status == 1 and "'friends-gpu' is already used by" in err and "--force" in err
+    assert (folder / "friends-gpu.yaml").read_bytes() == before
+    status, _, _ = run(capsys, "--profiles", str(folder), "add", "--force", str(incoming / "again.yaml"))
+    assert status == 0
+    assert store.load_profile(folder / "friends-gpu.yaml")[0].data["results"][0]["total_seconds"] == 50.0
+    assert sorted(p.name for p in folder.iterdir()) == ["friends-gpu.yaml"]  # no temporary file left

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import ROOT
+from helpers import ROOT
 
 CHECK = """
 import sys

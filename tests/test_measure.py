@@ -14,7 +14,7 @@ import pytest
 
 from advisor import store
 from advisor.cli import main
-from conftest import ROOT
+from helpers import ROOT
 
 pytest.importorskip("tensorflow")
 

@@ -10,7 +10,7 @@ import yaml
 
 from advisor import schema, store
 from advisor.errors import AdvisorError, ProfileError
-from conftest import SHIPPED, valid_profile, write_yaml
+from helpers import SHIPPED, valid_profile, write_yaml
 
 
 def test_shipped_profiles_are_valid():
@@ -125,3 +125,29 @@ def test_unwritable_folder_is_a_clear_error(tmp_path: Path):
     blocker.write_text("not a folder")
     with pytest.raises(AdvisorError, match="cannot create the output folder"):
         store.check_writable_folder(blocker / "sub")
+
+
+def test_a_changed_folder_rereads_only_the_changed_files(tmp_path: Path):
+    for index in range(5):
+        write_yaml(tmp_path / f"p{index}.yaml", valid_profile(f"p{index}"))
+    cache = store.ProfileCache()
+    assert len(store.load_profiles(tmp_path, cache).profiles) == 5 and cache.reads == 5
+    assert len(store.load_profiles(tmp_path, cache).profiles) == 5 and cache.reads == 5  # nothing changed
+    write_yaml(tmp_path / "p9.yaml", valid_profile("p9"))
+    changed = valid_profile("p0", seconds=50.0)
+    write_yaml(tmp_path / "p0.yaml", changed)
+    os.utime(tmp_path / "p0.yaml", ns=(1, 1))  # a new size or modification time re-reads the file
+    loaded = store.load_profiles(tmp_path, cache)
+    assert cache.reads == 7
+    assert {p.id: p.data["results"][0]["total_seconds"] for p in loaded.profiles}["p0"] == 50.0
+    (tmp_path / "p1.yaml").unlink()
+    assert {p.id for p in store.load_profiles(tmp_path, cache).profiles} == {"p0", "p2", "p3", "p4", "p9"}
+    assert cache.reads == 7
+
+
+def test_the_folder_signature_changes_with_the_files(tmp_path: Path):
+    write_yaml(tmp_path / "a.yaml", valid_profile("a"))
+    first = store.folder_signature(tmp_path)
+    assert store.folder_signature(tmp_path) == first
+    write_yaml(tmp_path / "b.yaml", valid_profile("b"))
+    assert store.folder_signature(tmp_path) != first

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from advisor import analysis, store
 from advisor.errors import ProfileError
-from conftest import valid_profile
+from helpers import valid_profile
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

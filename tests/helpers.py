@@ -1,0 +1,95 @@
+"""Test helpers: the shipped profiles, valid profiles to mutate, YAML writing. Imported by the tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+import yaml
+
+from advisor.schema import DEFAULT_WORKLOAD
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "profiles"
+
+
+def valid_profile(profile_id: str = "test-gpu", seconds: float = 100.0, price: float | None = 500.0) -> dict:
+    """A small valid measured profile (schema 1)."""
+    epochs = [seconds / 4] * 4
+    return {
+        "schema_version": 1,
+        "id": profile_id,
+        "name": f"Test {profile_id}",
+        "device": {"kind": "gpu", "name": f"Test GPU {profile_id}", "count": 1},
+        "host": {"cpu": "Test CPU", "cores": 2},
+        "software": {"framework": "tensorflow", "framework_version": "2.21.0"},
+        "price": {"usd": price, "date": "2026-11-30", "includes": "the GPU", "source": "test"},
+        "workload": {
+            "name": "tiny",
+            "units": 4,
+            "timesteps": 3,
+            "features": 1,
+            "train_samples": 8,
+            "batch_size": 4,
+            "epochs": 4,
+            "optimizer": "adam",
+            "learning_rate": 0.001,
+        },
+        "results": [
+            {
+                "precision": "float32",
+                "total_seconds": seconds,
+                "first_epoch_seconds": epochs[0],
+                "steady": {"count": 3, "median": epochs[1], "min": epochs[1], "max": epochs[1], "stdev": 0.0},
+                "epoch_seconds": epochs,
+            }
+        ],
+        "provenance": {"method": "measured", "advisor_version": "0.1.0", "date": "2026-11-30"},
+    }
+
+
+def post_workload_profile(profile_id: str, seconds: float, price: float | None) -> dict:
+    """A valid profile with one float32 result of the post's workload (comparable with the shipped ones)."""
+    profile = valid_profile(profile_id, seconds=seconds, price=price)
+    profile["workload"] = dict(DEFAULT_WORKLOAD)
+    profile["results"] = [{"precision": "float32", "total_seconds": seconds}]
+    return profile
+
+
+def make_special_files(folder: Path, cases: list[dict]) -> list[dict]:
+    """Make the corpus's files that cannot be committed (links, a FIFO, a socket, a device, a folder).
+
+    Returns the cases that could be made here (a device needs the right to create one).
+    """
+    made = []
+    for case in cases:
+        path = folder / case["file"]
+        make = case["make"]
+        if make == "symlink-outside":
+            path.symlink_to("/etc/passwd")
+        elif make == "symlink-inside":
+            write_yaml(folder / "linked-target.yaml", valid_profile("linked-target"))
+            path.symlink_to("linked-target.yaml")
+        elif make == "fifo":
+            os.mkfifo(path)
+        elif make == "socket":
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(str(path))
+            server.close()  # the socket file stays
+        elif make == "device":
+            try:
+                os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # like /dev/null
+            except OSError:
+                continue
+        elif make == "folder":
+            path.mkdir()
+            write_yaml(path / "inside.yaml", valid_profile("inside"))
+        made.append(case)
+    return made
+
+
+def write_yaml(path: Path, data: object) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path

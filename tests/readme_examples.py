@@ -1,0 +1,117 @@
+"""The README's command-line examples: run them, compare their output, or rewrite it.
+
+A ``console`` code block in README.md holds ``$ python -m advisor ...`` lines, each followed by
+its output. A line ``...`` ends an output early (the rest is not compared).
+
+    python tests/readme_examples.py            # check (exit 1 on a difference)
+    python tests/readme_examples.py --update   # rewrite the outputs in README.md from real runs
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BLOCK = re.compile(r"```console\n(.*?)```", re.S)
+PROMPT = "$ python -m advisor "
+
+
+def examples(text: str) -> list[tuple[str, list[str], bool]]:
+    """(command arguments, expected output lines, truncated) for every example in the text."""
+    found = []
+    for block in BLOCK.findall(text):
+        current: tuple[str, list[str]] | None = None
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                if current is not None:
+                    found.append(_finish(*current))
+                current = (line, []) if line.startswith(PROMPT) else None
+            elif current is not None:
+                current[1].append(line)
+        if current is not None:
+            found.append(_finish(*current))
+    return found
+
+
+def _finish(command: str, lines: list[str]) -> tuple[str, list[str], bool]:
+    while lines and not lines[-1].strip():
+        lines.pop()
+    truncated = bool(lines) and lines[-1].strip() == "..."
+    if truncated:
+        lines = lines[:-1]
+    return command.removeprefix(PROMPT), [line.rstrip() for line in lines], truncated
+
+
+def run(arguments: str) -> list[str]:
+    """Standard output of ``python -m advisor ARGUMENTS``, run in-process from the repository root."""
+    sys.path.insert(0, str(ROOT))
+    from advisor.cli import main
+
+    out = io.StringIO()
+    previous = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            main(shlex.split(arguments))
+    finally:
+        os.chdir(previous)
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def differences(text: str) -> list[str]:
+    problems = []
+    for arguments, expected, truncated in examples(text):
+        actual = run(arguments)
+        shown = actual[: len(expected)] if truncated else actual
+        if shown != expected:
+            problems.append(f"$ python -m advisor {arguments}\n--- README\n" + "\n".join(expected)
+                            + "\n--- actual\n" + "\n".join(shown))  # fmt: skip
+    return problems
+
+
+def updated(text: str) -> str:
+    """The README with every example's output replaced by a real run (keeping each '...' cut)."""
+
+    def block(match: re.Match) -> str:
+        out = []
+        lines = match.group(1).splitlines()
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            index += 1
+            if not line.startswith(PROMPT):
+                out.append(line)
+                continue
+            body = []
+            while index < len(lines) and not lines[index].startswith("$ "):
+                body.append(lines[index])
+                index += 1
+            _, expected, truncated = _finish(line, list(body))
+            actual = run(line.removeprefix(PROMPT))
+            out += [line, *([*actual[:max(len(expected), 1)], "..."] if truncated else actual)]
+            if index < len(lines):
+                out.append("")
+        return "```console\n" + "\n".join(out) + "\n```"
+
+    return BLOCK.sub(block, text)
+
+
+if __name__ == "__main__":
+    content = README.read_text(encoding="utf-8")
+    if "--update" in sys.argv:
+        README.write_text(updated(content), encoding="utf-8")
+        print("README.md examples updated")
+    else:
+        found = differences(content)
+        print("\n\n".join(found) or "README.md examples match")
+        raise SystemExit(1 if found else 0)
