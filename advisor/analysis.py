@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from advisor.errors import AdvisorError
+from advisor.formatting import fmt_seconds, missing
 from advisor.schema import DEFAULT_WORKLOAD, workload_key
 
 PRECISION_FILTERS = ("any", "float32", "mixed")
@@ -40,15 +41,18 @@ OPTION_KEYS = (
     "dollars_per_speedup_vs_current",
     "dollars_per_added_run_per_hour",
 )
+ESTIMATE_KEYS = ("low", "high", "bound", "basis")  # in JSON rows when a time is estimated
 _FRAME_COLUMNS = (
     "profile",
     "name",
     "device",
+    "device_name",
     "device_kind",
     "device_count",
     "precision",
     "seconds",
     "price_usd",
+    "price_date",
     "source",
     "approximate",
     "estimate_error_seconds",
@@ -56,6 +60,11 @@ _FRAME_COLUMNS = (
     "power_watts",
     "workload",
     "workload_name",
+    "low",  # an estimated time's range (catalog estimates, --quick totals); NaN for measured and quoted times
+    "high",
+    "bound",  # catalog estimates: arithmetic, memory or per-step
+    "basis",  # catalog estimates: the calibration it rests on
+    "catalog_id",  # catalog estimates: the GPU's catalog id
 )
 
 
@@ -79,23 +88,32 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                 detail = (
                     f"measured by advisor {provenance.get('advisor_version', '?')} on {provenance.get('date', '?')}"
                 )
+            seconds = float(result["total_seconds"])
+            error = _float_or_nan((result.get("estimate") or {}).get("error_seconds"))
             rows.append(
                 {
                     "profile": data["id"],
                     "name": data.get("name") or device["name"],
                     "device": device_label,
+                    "device_name": device["name"],
                     "device_kind": device["kind"],
                     "device_count": count,
                     "precision": result["precision"],
-                    "seconds": float(result["total_seconds"]),
+                    "seconds": seconds,
                     "price_usd": _float_or_nan(data["price"].get("usd")),
+                    "price_date": data["price"].get("date"),
                     "source": source,
                     "approximate": bool(result.get("approximate")),
-                    "estimate_error_seconds": _float_or_nan((result.get("estimate") or {}).get("error_seconds")),
+                    "estimate_error_seconds": error,
                     "source_detail": detail,
                     "power_watts": _float_or_nan(data["price"].get("power_watts")),
                     "workload": workload_key(data["workload"]),
                     "workload_name": data["workload"]["name"],
+                    "low": max(seconds - error, 0.0) if estimated else math.nan,
+                    "high": seconds + error if estimated else math.nan,
+                    "bound": None,
+                    "basis": None,
+                    "catalog_id": None,
                 }
             )
     return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
@@ -288,16 +306,25 @@ def describe_result(row: pd.Series) -> str:
     return f"{row['name']}, {row['precision']}"
 
 
+def estimate_range(row: pd.Series) -> str:
+    """'estimated, likely between 2.0 and 28 s' for a row whose time is estimated; '' for a measured or quoted one."""
+    if row.get("source") != "estimated" or missing(row.get("low")) or missing(row.get("high")):
+        return ""
+    return f"estimated, likely between {fmt_seconds(row['low'])} and {fmt_seconds(row['high'])}"
+
+
 def _reason(best: pd.Series, current: pd.Series, budget: float | None) -> str:
     speed = f"{best['speedup_vs_current']:.2f}x"
+    estimated = estimate_range(best)
+    caveat = f" ({fmt_seconds(best['seconds'])} per run, {estimated})" if estimated else ""
     if best["free_upgrade"]:
         return (
             f"Switch to {best['precision']} on the hardware you already have ({current['device']}): "
-            f"{speed} faster for $0."
+            f"{speed} faster for $0{caveat}."
         )
     within = f" within your budget of ${budget:,.0f}" if budget is not None else ""
     return (
-        f"{describe_result(best)} is {speed} faster than your {describe_result(current)} for "
+        f"{describe_result(best)} is {speed} faster than your {describe_result(current)}{caveat} for "
         f"${best['upgrade_cost_usd']:,.0f}: ${best['dollars_per_speedup_vs_current']:,.2f} per 1x of speedup, "
         f"the lowest of the faster options{within}."
     )
@@ -327,8 +354,13 @@ def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, An
     return record
 
 
+def _with_estimate_keys(row: pd.Series, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """An estimated row's JSON carries its range (and, for catalog estimates, its bound and basis)."""
+    return keys + ESTIMATE_KEYS if row.get("source") == "estimated" else keys
+
+
 def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:
-    return [row_record(row) for _, row in comparison.table.iterrows()]
+    return [row_record(row, _with_estimate_keys(row, ROW_KEYS)) for _, row in comparison.table.iterrows()]
 
 
 def recommendation_record(rec: Recommendation) -> dict[str, Any]:
@@ -339,11 +371,11 @@ def recommendation_record(rec: Recommendation) -> dict[str, Any]:
         option_keys += ("hours_saved_per_week",)
     best = None
     if rec.best is not None:
-        best = row_record(rec.best, option_keys)
+        best = row_record(rec.best, _with_estimate_keys(rec.best, option_keys))
         best["reason"] = rec.reason
     return {
-        "current": row_record(current),
-        "options": [row_record(row, option_keys) for _, row in rec.options.iterrows()],
+        "current": row_record(current, _with_estimate_keys(current, ROW_KEYS)),
+        "options": [row_record(row, _with_estimate_keys(row, option_keys)) for _, row in rec.options.iterrows()],
         "best": best,
         "reason": rec.reason,
         "notes": rec.notes,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -76,11 +78,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("paths", nargs="*", metavar="PATH", help="profile files or folders")
 
-    compare = commands.add_parser("compare", parents=[common], help="every result against a baseline")
+    estimates = _Parser(add_help=False)
+    estimates.add_argument(
+        "--estimates",
+        action="store_true",
+        help="include the performance model's estimates for the catalog's GPUs (marked estimated, with a range)",
+    )
+    estimates.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+
+    compare = commands.add_parser("compare", parents=[common, estimates], help="every result against a baseline")
     compare.add_argument("--baseline", metavar="ID", help="baseline profile (default: the slowest float32 result)")
     compare.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
 
-    recommend = commands.add_parser("recommend", parents=[common], help="the best upgrade from your hardware")
+    recommend = commands.add_parser(
+        "recommend", parents=[common, estimates], help="the best upgrade from your hardware"
+    )
     recommend.add_argument("--current", metavar="ID", required=True, help="the profile of the hardware you have")
     recommend.add_argument(
         "--current-precision",
@@ -96,6 +108,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="how often you train: adds the hours each option saves a week",
     )
+
+    catalog = commands.add_parser("catalog", parents=[common], help="the GPU catalog: specifications and prices")
+    catalog.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+
+    estimate = commands.add_parser(
+        "estimate",
+        parents=[common],
+        help="estimate the workload's training time on the catalog's GPUs",
+        description="Estimate the workload's total training time on every catalog GPU (or --gpu), for float32 and "
+        "mixed_float16, from the GPUs' specifications, calibrated on the profiles of that workload. Every estimate "
+        "has a low..high range and the bound (arithmetic, memory or per-step) that decides it.",
+    )
+    estimate.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
+    estimate.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
+    estimate.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    from advisor.workload import add_workload_size_arguments  # no TensorFlow
+
+    add_workload_size_arguments(estimate)
 
     add = commands.add_parser(
         "add",
@@ -141,6 +171,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("advisor: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `advisor catalog | head`: the reader left; say nothing more
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except SystemExit as exit_:  # --help and --version
         return int(exit_.code or 0)
 
@@ -227,11 +261,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if profile_set.problems else 0
 
 
+def _catalog(args: argparse.Namespace):
+    from advisor.catalog import DEFAULT_CATALOG, load_catalog
+
+    return load_catalog(args.catalog or DEFAULT_CATALOG)
+
+
+def _frame_with_estimates(args: argparse.Namespace, profile_id: str | None):
+    frame = _frame(args)
+    if not args.estimates:
+        return frame
+    from advisor import estimates
+
+    return estimates.add_to(frame, _catalog(args), profile_id)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from advisor.analysis import compare, comparison_records
     from advisor.report import comparison_text
 
-    comparison = compare(_frame(args), baseline=args.baseline, precision=args.precision)
+    frame = _frame_with_estimates(args, args.baseline)
+    comparison = compare(frame, baseline=args.baseline, precision=args.precision)
     if args.json:
         _print_json(comparison_records(comparison))
     else:
@@ -244,7 +294,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from advisor.report import recommendation_text
 
     rec = recommend(
-        _frame(args),
+        _frame_with_estimates(args, args.current),
         args.current,
         budget=args.budget,
         precision=args.precision,
@@ -256,6 +306,40 @@ def cmd_recommend(args: argparse.Namespace) -> int:
         _print_json(recommendation_record(rec))
     else:
         print(recommendation_text(rec))
+    return 0
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    from advisor.catalog import catalog_rows
+    from advisor.report import catalog_text
+
+    catalog = _catalog(args)
+    if args.json:
+        _print_json({"as_of": catalog.as_of, "gpus": catalog_rows(catalog)})
+    else:
+        print(catalog_text(catalog))
+    return 0
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from advisor import estimates
+    from advisor.analysis import filter_precision, results_frame
+    from advisor.report import estimates_text
+    from advisor.schema import workload_key
+    from advisor.workload import workload_from_args
+
+    catalog = _catalog(args)
+    gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
+    from advisor.store import load_profiles
+
+    loaded = load_profiles(args.profiles)  # no profiles is fine: then the priors alone, said in the basis
+    key = workload_key(workload_from_args(args).as_dict())
+    found = estimates.estimate_catalog(results_frame(loaded.profiles), catalog, key, gpu_ids=gpu_ids, keep_covered=True)
+    rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
+    if args.json:
+        _print_json(estimates.estimate_records(rows))
+    else:
+        print(estimates_text(rows, found))
     return 0
 
 
@@ -297,6 +381,8 @@ _COMMANDS = {
     "recommend": cmd_recommend,
     "measure": cmd_measure,
     "add": cmd_add,
+    "catalog": cmd_catalog,
+    "estimate": cmd_estimate,
     "schema": cmd_schema,
 }
 

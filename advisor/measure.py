@@ -24,7 +24,7 @@ from typing import Any
 
 from advisor import __version__, hardware, schema, store, timing
 from advisor.errors import AdvisorError
-from advisor.workload import Workload, make_dataset
+from advisor.workload import Workload, make_dataset, workload_from_args
 
 MIXED_POLICIES = ("mixed_float16", "mixed_bfloat16")
 EPOCH_SPREAD_WARNING = 0.10  # stdev / median of the steady epochs
@@ -71,16 +71,7 @@ def parse_precisions(text: str) -> list[str]:
 
 
 def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
-    workload = Workload(
-        units=args.units,
-        timesteps=args.timesteps,
-        features=args.features,
-        train_samples=args.samples,
-        batch_size=args.batch_size,
-        epochs=args.epochs,
-    )
-    if not workload.is_default():
-        workload = Workload(**{**workload.as_dict(), "name": _custom_workload_name(workload)})
+    workload = workload_from_args(args)
     price_date = args.price_date
     if price_date is not None and not schema.is_iso_date(price_date):
         raise AdvisorError(f"--price-date must be a date like 2026-11-30, got {price_date!r}")
@@ -106,10 +97,6 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
         force=args.force,
         command=" ".join(["advisor", "measure", *_command_words(args)]),
     )
-
-
-def _custom_workload_name(w: Workload) -> str:
-    return f"lstm{w.units}-t{w.timesteps}-f{w.features}-n{w.train_samples}-b{w.batch_size}-e{w.epochs}"
 
 
 def _command_words(args: argparse.Namespace) -> list[str]:

@@ -2,49 +2,31 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 
 from advisor.analysis import Comparison, Recommendation
+from advisor.catalog import Catalog, Gpu
+from advisor.estimates import CatalogEstimates
+from advisor.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, missing
 
-
-def fmt_seconds(value: float) -> str:
-    if _missing(value):
-        return "-"
-    if value >= 100:
-        return f"{value:,.0f} s"
-    return f"{value:.3g} s" if value < 10 else f"{value:.1f} s"
-
-
-def fmt_usd(value: float) -> str:
-    if _missing(value):
-        return "unknown"
-    return f"${value:,.2f}" if value < 100 and value != int(value) else f"${value:,.0f}"
-
-
-def fmt_times(value: float) -> str:
-    return "-" if _missing(value) else f"{value:.2f}x"
-
-
-def fmt_rate(value: float) -> str:
-    return "-" if _missing(value) else f"{value:,.1f}"
+__all__ = ["fmt_rate", "fmt_seconds", "fmt_times", "fmt_usd"]
 
 
 def fmt_seconds_with_source(row: pd.Series) -> str:
+    """Seconds as the source allows: ``~16.0 s`` (rounded quote), ``1,573 s ± 34`` (--quick), ``7.5 s (2.0-28)``
+    (a catalog estimate and its range)."""
     text = fmt_seconds(row["seconds"])
     if row.get("approximate"):
         text = "~" + text
     error = row.get("estimate_error_seconds")
-    if not _missing(error):
+    if not missing(error):
         text += f" ± {error:.2g}"
+    elif row.get("source") == "estimated" and not missing(row.get("low")) and not missing(row.get("high")):
+        text += f" ({fmt_seconds(row['low']).removesuffix(' s')}-{fmt_seconds(row['high']).removesuffix(' s')})"
     return text
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 Column = tuple[str, Callable[[Any], str]]  # renders one row (a dict or a Series) as text
@@ -75,18 +57,8 @@ OPTION_COLUMNS: list[Column] = [
 
 
 def text_table(frame: pd.DataFrame, columns: Sequence[Column]) -> str:
-    """A fixed-width table; numbers right-aligned."""
-    header = [name for name, _ in columns]
-    body = [[render(row) for _, render in columns] for row in frame.to_dict("records")]
-    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
-    left = {"profile", "device", "precision", "source"}
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if h in left else c.rjust(w) for c, w, h in zip(cells, widths, header, strict=True)
-        ).rstrip()
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in body)])
+    """A fixed-width table of a frame's rows; numbers right-aligned."""
+    return text_table_of(frame.to_dict("records"), columns, left={"profile", "device", "precision", "source"})
 
 
 def comparison_text(comparison: Comparison) -> str:
@@ -157,3 +129,86 @@ def recommendation_markdown(rec: Recommendation) -> str:
         "Source says whether each time was measured by advisor, quoted from a source, or estimated.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def catalog_text(catalog: Catalog) -> str:
+    """The catalog as a table: specifications, the purchase price the advisor uses and the cheapest rental."""
+
+    def spec(name: str, digits: str = ",.0f") -> Callable[[Any], str]:
+        return lambda g: "-" if g.value(name) is None else format(g.value(name), digits)
+
+    def price(gpu: Gpu) -> str:
+        return f"{fmt_usd(gpu.price.usd)} ({gpu.price.date[:7]})" if gpu.price else "unknown"
+
+    def rental(gpu: Gpu) -> str:
+        best = gpu.best_rental
+        return f"${best.usd_per_hour:.2f}/h {best.provider}" if best else "-"
+
+    columns: list[Column] = [
+        ("id", lambda g: g.id),
+        ("architecture", lambda g: g.architecture),
+        ("launched", lambda g: g.launch_date[:7]),
+        ("FP32", spec("fp32_tflops", ".1f")),
+        ("TF32", spec("tf32_tflops", ".1f")),
+        ("FP16 tensor", spec("fp16_tensor_tflops", ".1f")),
+        ("GB/s", spec("memory_bandwidth_gbs")),
+        ("L2 MB", spec("l2_cache_mb", "g")),
+        ("W", spec("board_power_w")),
+        ("price", price),
+        ("rent", rental),
+    ]
+    table = text_table_of(list(catalog.gpus), columns, left={"id", "architecture", "launched", "rent"})
+    return "\n".join(
+        [
+            f"GPU catalog: {len(catalog.gpus)} GPUs, prices as of {catalog.as_of} ({catalog.origin})",
+            "TFLOPS are dense peaks; FP16 tensor is with float32 accumulation (mixed_float16); '-' means no "
+            "source gives it.",
+            "",
+            table,
+        ]
+    )
+
+
+def text_table_of(items: Sequence[Any], columns: Sequence[Column], left: set[str]) -> str:
+    """A fixed-width table of any items (numbers right-aligned, the ``left`` columns left-aligned)."""
+    header = [name for name, _ in columns]
+    body = [[render(item) for _, render in columns] for item in items]
+    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if h in left else c.rjust(w) for c, w, h in zip(cells, widths, header, strict=True)
+        ).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in body)])
+
+
+ESTIMATE_COLUMNS: list[Column] = [
+    ("gpu", lambda r: r["device"]),
+    ("precision", lambda r: r["precision"]),
+    ("estimate", lambda r: fmt_seconds(r["seconds"])),
+    ("likely range", lambda r: f"{fmt_seconds(r['low'])} - {fmt_seconds(r['high'])}"),
+    ("bound", lambda r: r["bound"]),
+    ("price", lambda r: fmt_usd(r["price_usd"])),
+]
+
+
+def estimates_text(rows: pd.DataFrame, found: CatalogEstimates) -> str:
+    """Catalog estimates as a table, with the model's constants and what could not be estimated."""
+    model = found.model
+    params = model.params
+    lines = [
+        "Estimated training time (not measured): " + model.basis() + ".",
+        f"Constants: eta_arith {params.eta_arith:.3f}, eta_mem {params.eta_mem:.3f}, "
+        f"per step {params.step_seconds * 1e6:.1f} us, start-up {params.startup_seconds:.2f} s.",
+        "",
+    ]
+    if rows.empty:
+        lines.append("(no GPU of the selection can be estimated)")
+    else:
+        table = rows.sort_values(["seconds", "device", "precision"])
+        lines.append(text_table_of(table.to_dict("records"), ESTIMATE_COLUMNS, left={"gpu", "precision", "bound"}))
+    for missing_estimate in found.not_estimated:
+        lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
+                     f"{missing_estimate.reason}")  # fmt: skip
+    return "\n".join(lines)

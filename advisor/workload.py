@@ -88,8 +88,8 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``advisor measure``."""
+def add_workload_size_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """--units, --timesteps, --features, --samples, --batch-size, --epochs (default: the post's job)."""
     default = Workload()
     job = parser.add_argument_group("the training job (default: the post's)")
     job.add_argument("--units", type=_positive_int, default=default.units, help="LSTM units (1000)")
@@ -98,6 +98,29 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--samples", type=_positive_int, default=default.train_samples, help="training samples (937)")
     job.add_argument("--batch-size", type=_positive_int, default=default.batch_size, help="batch size (100)")
     job.add_argument("--epochs", type=_positive_int, default=default.epochs, help="epochs (100)")
+    return job
+
+
+def workload_from_args(args: argparse.Namespace) -> Workload:
+    """The workload the size options describe; a size other than the post's gets a name that says it."""
+    workload = Workload(
+        units=args.units,
+        timesteps=args.timesteps,
+        features=args.features,
+        train_samples=args.samples,
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+    )
+    if workload.is_default():
+        return workload
+    w = workload
+    name = f"lstm{w.units}-t{w.timesteps}-f{w.features}-n{w.train_samples}-b{w.batch_size}-e{w.epochs}"
+    return Workload(**{**workload.as_dict(), "name": name})
+
+
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``advisor measure``."""
+    job = add_workload_size_arguments(parser)
     job.add_argument("--seed", type=int, default=0, help="seed of the generated data and weights (0)")
 
     run = parser.add_argument_group("the run")

@@ -8,42 +8,16 @@ Usage: python benchmarks/bench_app.py [N ...]   (default 1000 10000)
 """
 
 import os
-import random
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from advisor import store  # noqa: E402
+from _profiles import ROOT, generate
+from streamlit.testing.v1 import AppTest
 
 sizes = [int(arg) for arg in sys.argv[1:]] or [1000, 10000]
-
-
-def generate(folder: Path, count: int) -> None:
-    rng = random.Random(count)
-    template = store.load_profile(ROOT / "profiles" / "post-gtx-1070-ti.yaml")[0].data
-    for index in range(count):
-        seconds = rng.uniform(10, 3000)
-        epochs = [seconds / 100 * rng.uniform(0.97, 1.03) for _ in range(100)]
-        data = {
-            **template,
-            "id": f"gen-{index:05d}",
-            "name": f"Generated GPU {index}",
-            "device": {"kind": "gpu", "name": f"Generated GPU {index % 50}", "count": 1},
-            "price": {"usd": round(rng.uniform(100, 5000)), "date": "2026-11-30", "source": "generated"},
-            "results": [
-                {"precision": "float32", "total_seconds": sum(epochs), "epoch_seconds": epochs},
-                {"precision": "mixed_float16", "total_seconds": sum(epochs) / 2},
-            ],
-            "provenance": {"method": "measured", "advisor_version": "0.1.0", "date": "2026-11-30"},
-        }
-        data.pop("notes", None)
-        (folder / f"gen-{index:05d}.yaml").write_text(store.dump_profile(data))
 
 
 def time_app(folder: Path) -> tuple[float, list[float]]:

@@ -1,0 +1,356 @@
+"""The GPU catalog: specifications, purchase and rental prices of the GPUs people buy or rent, each value
+with its source.
+
+The catalog is YAML (``profiles/catalog/catalog.yaml``), read through the same safe loader as
+profiles and validated against the field tables below with the same kind of messages (file, field,
+what is wrong). A value nobody could source is null: the performance model then says it cannot
+estimate what needs it, never guesses. Pure functions and dataclasses; no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor import fields as F
+from advisor import store
+from advisor.errors import AdvisorError, Problem, ProfileError
+from advisor.fields import Field
+
+CATALOG_VERSION = 1
+DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "profiles" / "catalog" / "catalog.yaml"
+SEGMENTS = ("consumer", "workstation", "datacenter")
+ON_DEMAND_KINDS = ("on-demand", "serverless", "hosted")  # what "rent" means by default; spot is interruptible
+RENTAL_KINDS = (*ON_DEMAND_KINDS, "spot", "reserved")
+SLUG = r"^[a-z0-9][a-z0-9-]{0,79}$"
+
+SPEC = (
+    Field("value", "number", "the value (null when no source gives it)", required=True, null_allowed=True,
+          missing_hint="write null when no source gives it", minimum=0),
+    Field("source", "string", "a key of `sources` (or a URL)", required=True),
+    Field("note", "string", "where sources disagree, how it was read"),
+    Field("derived", "boolean", "true when computed from a sourced rule (say which in note), not copied"),
+)  # fmt: skip
+DATE_SPEC = (
+    Field("value", "date", "the date", required=True),
+    *SPEC[1:],
+)
+PURCHASE = (
+    Field("usd", "number", "the price of one GPU (or what the note says it includes)", required=True, minimum=0,
+          unit="USD"),
+    Field("kind", "string", "launch MSRP, street price, system price per GPU...", required=True),
+    Field("date", "date", "when the price was true", required=True),
+    Field("source", "string", "a key of `sources` (or a URL)", required=True),
+    Field("note", "string", "what the price includes"),
+)  # fmt: skip
+RENTAL = (
+    Field("provider", "string", "the cloud", required=True),
+    Field("usd_per_hour", "number", "price of one GPU for an hour", required=True, positive=True, unit="USD/h"),
+    Field("kind", "choice", "on-demand, serverless, hosted, spot (interruptible) or reserved", required=True,
+          choices=RENTAL_KINDS),
+    Field("date", "date", "when the price was true", required=True),
+    Field("source", "string", "a key of `sources` (or a URL)", required=True),
+    Field("note", "string", "region, instance, how the per-GPU price was derived"),
+)  # fmt: skip
+
+
+def _spec(name: str, doc: str, unit: str) -> Field:
+    return Field(name, "section", doc, required=True, fields=SPEC, unit=unit)
+
+
+# The specification fields, in order: (name, what it is, unit).
+SPEC_FIELDS = (
+    ("memory_gb", "memory of one GPU", "GB"),
+    ("memory_bandwidth_gbs", "peak memory bandwidth", "GB/s"),
+    ("l2_cache_mb", "L2 cache", "MB"),
+    ("fp32_tflops", "float32 peak (CUDA cores), dense, at boost clock", "TFLOPS"),
+    ("tf32_tflops", "TF32 tensor peak, dense (TensorFlow uses TF32 for float32 matmuls by default on Ampere+)",
+     "TFLOPS"),
+    ("fp16_tensor_tflops", "float16 tensor peak with float32 accumulation, dense (what mixed_float16 uses)",
+     "TFLOPS"),
+    ("bf16_tflops", "bfloat16 tensor peak, dense (what mixed_bfloat16 uses)", "TFLOPS"),
+    ("board_power_w", "board power (TDP/TGP as published)", "W"),
+)  # fmt: skip
+GPU = (
+    Field("id", "string", "the GPU's slug", required=True, pattern=SLUG, pattern_hint="a slug (a-z, 0-9, '-')"),
+    Field("name", "string", "the GPU's name", required=True),
+    Field("aliases", "strings", "other names drivers report (nvidia-smi, TensorFlow), for matching profiles"),
+    Field("architecture", "string", "the architecture (Pascal, Turing, Ampere, Ada, Hopper, Blackwell...)",
+          required=True),
+    Field("segment", "choice", "who it is sold to", required=True, choices=SEGMENTS),
+    Field("launch_date", "section", "when it launched (or was announced)", required=True, fields=DATE_SPEC),
+    *(_spec(name, doc, unit) for name, doc, unit in SPEC_FIELDS),
+    Field("purchase", "sections", "purchase prices, the one the advisor uses first", fields=PURCHASE),
+    Field("rentals", "sections", "cloud rental prices per GPU-hour", fields=RENTAL),
+    Field("note", "string", "anything a reader should know"),
+)  # fmt: skip
+SOURCE = (
+    Field("what", "string", "what the source is", required=True),
+    Field("url", "string", "where it is"),
+    Field("repo", "string", "a repository (with path and commit)"),
+    Field("path", "string", "a file in that repository"),
+    Field("commit", "string", "the commit read"),
+    Field("date", "date", "when it was published or read"),
+    Field("reliability", "string", "how far to trust it"),
+)
+CATALOG = (
+    Field("catalog_version", "integer", f"the catalog format's version ({CATALOG_VERSION})", required=True,
+          minimum=1, maximum=CATALOG_VERSION),
+    Field("as_of", "date", "when the catalog's prices were collected", required=True),
+    Field("description", "string", "what the catalog is"),
+    Field("sources", "mapping", "every source, by key: {what, url or repo/path/commit, reliability}",
+          required=True),
+    Field("gpus", "sections", "the GPUs", required=True, fields=GPU),
+    Field("notes", "text", "anything a reader should know"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One sourced value."""
+
+    value: float | None
+    source: str
+    note: str = ""
+    derived: bool = False
+
+
+@dataclass(frozen=True)
+class Price:
+    usd: float
+    kind: str
+    date: str
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Rental:
+    provider: str
+    usd_per_hour: float
+    kind: str
+    date: str
+    source: str
+    note: str = ""
+
+    @property
+    def on_demand(self) -> bool:
+        return self.kind in ON_DEMAND_KINDS
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """A catalog GPU, validated."""
+
+    id: str
+    name: str
+    architecture: str
+    segment: str
+    launch_date: str
+    specs: dict[str, Spec]
+    aliases: tuple[str, ...] = ()
+    purchase: tuple[Price, ...] = ()
+    rentals: tuple[Rental, ...] = ()
+    note: str = ""
+
+    def value(self, name: str) -> float | None:
+        spec = self.specs.get(name)
+        return None if spec is None else spec.value
+
+    @property
+    def price(self) -> Price | None:
+        """The purchase price the advisor uses: the catalog lists it first."""
+        return self.purchase[0] if self.purchase else None
+
+    @property
+    def best_rental(self) -> Rental | None:
+        """The cheapest on-demand (or serverless, hosted) rental; spot and reserved prices are left out."""
+        candidates = [r for r in self.rentals if r.on_demand]
+        return min(candidates, key=lambda r: (r.usd_per_hour, r.provider)) if candidates else None
+
+    @property
+    def launch_year(self) -> int:
+        return int(self.launch_date[:4])
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    as_of: str
+    gpus: tuple[Gpu, ...]
+    sources: dict[str, Any]
+    origin: str
+    notes: tuple[str, ...] = field(default=())
+
+    def by_id(self) -> dict[str, Gpu]:
+        return {gpu.id: gpu for gpu in self.gpus}
+
+    def find(self, name: str) -> Gpu:
+        """The GPU with this id or name (any spelling that normalises the same); else a one-line error naming
+        the closest names."""
+        gpu = self.match(name)
+        if gpu is not None:
+            return gpu
+        everything = [n for gpu in self.gpus for n in (gpu.id, gpu.name)]
+        close = difflib.get_close_matches(name, everything, n=4, cutoff=0.3) or difflib.get_close_matches(
+            normalise_name(name), [normalise_name(n) for n in everything], n=4, cutoff=0.3
+        )
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        raise AdvisorError(f"no GPU named {name!r} in the catalog{hint} (python -m advisor catalog lists them)")
+
+    def match(self, name: str) -> Gpu | None:
+        """The GPU whose id, name or alias normalises to the same text as ``name`` (None if none)."""
+        wanted = normalise_name(name)
+        for gpu in self.gpus:
+            if wanted == gpu.id or any(wanted == normalise_name(n) for n in gpu.names()):
+                return gpu
+        return None
+
+
+_NOISE = re.compile(r"\b(nvidia|geforce|tesla|quadro)\b")
+
+
+def normalise_name(name: str) -> str:
+    """'NVIDIA GeForce RTX 4090' and 'rtx-4090' both become 'rtx 4090'."""
+    text = _NOISE.sub(" ", str(name).lower().replace("-", " ").replace("_", " "))
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def validate(data: Any, file: str) -> tuple[list[Problem], list[Problem]]:
+    """Problems and warnings of a parsed catalog (the fields, then sources, ids and names that must be unique)."""
+    if not isinstance(data, dict):
+        return [Problem(file, "", f"a catalog must be a YAML mapping, got {F.describe(data).split(' (')[0]}")], []
+    c = F.Checker(file)
+    F.check_section(c, data, CATALOG)
+    sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
+    for key, source in sources.items():
+        if isinstance(source, dict):
+            F.check_section(c, source, SOURCE, f"sources.{key}")
+        else:
+            c.problem(f"sources.{key}", f"must be a mapping, got {F.describe(source)}")
+    gpus = data.get("gpus") if isinstance(data.get("gpus"), list) else []
+    seen: dict[str, str] = {}
+    for index, gpu in enumerate(gpus):
+        if not isinstance(gpu, dict):
+            continue
+        path = f"gpus[{index}]"
+        for key, value in _sourced_values(gpu, path):
+            if not isinstance(value, str):
+                continue
+            if value not in sources and not value.startswith(("http://", "https://")):
+                c.problem(key, f"unknown source {value!r} (add it to sources, or give a URL)")
+        names = [gpu.get("id"), gpu.get("name"), *(gpu.get("aliases") or [])]
+        for name in names:
+            if not isinstance(name, str):
+                continue
+            key = normalise_name(name)
+            if key in seen and seen[key] != path:
+                c.problem(f"{path}", f"the name {name!r} is also used by {seen[key]}")
+            seen.setdefault(key, path)
+    return c.problems, c.warnings
+
+
+def _sourced_values(gpu: dict, path: str) -> list[tuple[str, Any]]:
+    """(field path of a `source`, its value) for every sourced value of a GPU."""
+    found = []
+    for name, value in gpu.items():
+        if isinstance(value, dict) and "source" in value:
+            found.append((f"{path}.{name}.source", value["source"]))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, dict) and "source" in item:
+                    found.append((f"{path}.{name}[{index}].source", item["source"]))
+    return found
+
+
+def load_catalog(path: str | Path = DEFAULT_CATALOG) -> Catalog:
+    """Read and validate the catalog; raise ProfileError (file, field, what is wrong) when it is not valid."""
+    origin = str(path)
+    data = store.parse_yaml(store.read_file_bytes(path), origin)
+    problems, _ = validate(data, origin)
+    if problems:
+        raise ProfileError(problems)
+    return Catalog(
+        as_of=_text(data["as_of"]),
+        gpus=tuple(_gpu(item) for item in data["gpus"]),
+        sources=data["sources"],
+        origin=origin,
+        notes=tuple([data["notes"]] if isinstance(data.get("notes"), str) else data.get("notes") or ()),
+    )
+
+
+def _text(value: Any) -> str:
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _gpu(item: dict[str, Any]) -> Gpu:
+    specs = {
+        name: Spec(
+            value=None if item[name].get("value") is None else float(item[name]["value"]),
+            source=str(item[name]["source"]),
+            note=str(item[name].get("note") or ""),
+            derived=bool(item[name].get("derived")),
+        )
+        for name, _, _ in SPEC_FIELDS
+    }
+    return Gpu(
+        id=item["id"],
+        name=item["name"],
+        architecture=item["architecture"],
+        segment=item["segment"],
+        launch_date=_text(item["launch_date"]["value"]),
+        specs=specs,
+        aliases=tuple(item.get("aliases") or ()),
+        purchase=tuple(
+            Price(float(p["usd"]), p["kind"], _text(p["date"]), p["source"], p.get("note") or "")
+            for p in item.get("purchase") or ()
+        ),
+        rentals=tuple(
+            Rental(
+                r["provider"], float(r["usd_per_hour"]), r["kind"], _text(r["date"]), r["source"], r.get("note") or ""
+            )
+            for r in item.get("rentals") or ()
+        ),
+        note=item.get("note") or "",
+    )
+
+
+def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    """One JSON-ready row per GPU (``catalog --json``): its specs, its first price and its cheapest rental."""
+    rows = []
+    for gpu in catalog.gpus:
+        price, rental = gpu.price, gpu.best_rental
+        rows.append(
+            {
+                "id": gpu.id,
+                "name": gpu.name,
+                "architecture": gpu.architecture,
+                "segment": gpu.segment,
+                "launch_date": gpu.launch_date,
+                **{name: gpu.value(name) for name, _, _ in SPEC_FIELDS},
+                "price_usd": price.usd if price else None,
+                "price_kind": price.kind if price else None,
+                "price_date": price.date if price else None,
+                "rental_usd_per_hour": rental.usd_per_hour if rental else None,
+                "rental_provider": rental.provider if rental else None,
+                "rental_date": rental.date if rental else None,
+                "sources": {name: spec.source for name, spec in gpu.specs.items()},
+            }
+        )
+    return rows
+
+
+def json_schema() -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "advisor GPU catalog",
+        **F.section_schema(CATALOG),
+    }

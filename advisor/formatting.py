@@ -1,0 +1,33 @@
+"""Numbers as people read them: seconds, dollars, factors (shared by the analysis's sentences and the reports)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def missing(value: Any) -> bool:
+    """None or NaN: a value nobody knows."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fmt_seconds(value: float) -> str:
+    if missing(value):
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f} s"
+    return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+
+
+def fmt_usd(value: float) -> str:
+    if missing(value):
+        return "unknown"
+    return f"${value:,.2f}" if value < 100 and value != int(value) else f"${value:,.0f}"
+
+
+def fmt_times(value: float) -> str:
+    return "-" if missing(value) else f"{value:.2f}x"
+
+
+def fmt_rate(value: float) -> str:
+    return "-" if missing(value) else f"{value:,.1f}"

@@ -1,0 +1,93 @@
+"""Loading a profiles folder at scale, side by side in one run.
+
+Targets (issue: the profile collection):
+- a cold load costs at most 4x what PyYAML's C parser (CSafeLoader) alone takes on the same files,
+  with every limit and check kept;
+- after adding one profile to N, the reload costs about one profile.
+Also times the pure-Python fallback and, when a git checkout of the code before this change is
+given (``--before DIR``), that code's cold load of the same files.
+
+Usage: python benchmarks/bench_load.py [N ...] [--before DIR]   (default 1000 10000)
+"""
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from _profiles import generate
+
+from advisor import store
+
+args = sys.argv[1:]
+before_root = None
+if "--before" in args:
+    before_root = Path(args[args.index("--before") + 1])
+    del args[args.index("--before") : args.index("--before") + 2]
+sizes = [int(arg) for arg in args] or [1000, 10000]
+
+
+def before_cold(folder: Path) -> str:
+    """The cold load of another checkout's advisor (run in its own process, with its own code)."""
+    if before_root is None:
+        return "-"
+    snippet = (
+        "import sys, time; from advisor import store; start = time.perf_counter(); "
+        f"loaded = store.load_profiles({str(folder)!r}); print(time.perf_counter() - start, len(loaded.profiles))"
+    )
+    out = subprocess.run([sys.executable, "-c", snippet], cwd=before_root, capture_output=True, text=True, check=True)
+    seconds, _ = out.stdout.split()
+    return f"{float(seconds):.2f} s"
+
+
+def best_of(runs: int, function) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def c_parser_alone(folder: Path) -> None:
+    for path in sorted(folder.glob("*.yaml")):
+        yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)  # the baseline: C parser, safe constructor
+
+
+def main() -> None:
+    print(f"{'profiles':>9}  {'CSafeLoader':>11}  {'advisor':>8}  {'ratio':>6}  {'pure Python':>11}  "
+          f"{'before':>8}  {'reload, none changed':>20}  {'reload, +1 file':>15}  {'per file (cold)':>15}")  # fmt: skip
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            generate(folder, size)
+            c_alone = best_of(3, lambda folder=folder: c_parser_alone(folder))
+            cold = best_of(3, lambda folder=folder: store.load_profiles(folder, store.ProfileCache()))
+            assert len(store.load_profiles(folder).profiles) == size
+            pure = "-"
+            if size <= 1000:
+                original = store._BASE_LOADER
+                store._BASE_LOADER, store._StrictLoader = yaml.SafeLoader, store._StrictPureLoader
+                try:
+                    pure = f"{best_of(1, lambda folder=folder: store.load_profiles(folder)):.2f} s"
+                finally:
+                    store._BASE_LOADER = original
+                    store._StrictLoader = type("_StrictLoader", (store._StrictKeys, original), {})
+            old = before_cold(folder)
+            cache = store.ProfileCache()
+            store.load_profiles(folder, cache)
+            unchanged = statistics.median(
+                [best_of(1, lambda folder=folder, cache=cache: store.load_profiles(folder, cache)) for _ in range(3)]
+            )
+            generate(folder, 1, start=size)  # one more profile
+            reads = cache.reads
+            plus_one = best_of(1, lambda folder=folder, cache=cache: store.load_profiles(folder, cache))
+            assert cache.reads == reads + 1
+            print(f"{size:>9,}  {c_alone:>9.2f} s  {cold:>6.2f} s  {cold / c_alone:>5.2f}x  {pure:>11}  {old:>8}  "
+                  f"{unchanged:>18.3f} s  {plus_one:>13.3f} s  {1000 * cold / size:>12.2f} ms")  # fmt: skip
+
+
+main()
