@@ -19,7 +19,6 @@ from advisor.analysis import select_workload
 from advisor.catalog import Catalog
 from advisor.schema import WORKLOAD_KEY_FIELDS
 
-
 # The catalog field behind each precision's peak (float32: the CUDA cores' peak; TF32 is used when given).
 PEAK_FIELDS = {"float32": "fp32_tflops", "mixed_float16": "fp16_tensor_tflops", "mixed_bfloat16": "bf16_tflops"}
 

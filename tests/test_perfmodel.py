@@ -1,0 +1,174 @@
+"""The performance model and the catalog estimates: physical, honest about its error, never passed off as measured."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from advisor import analysis, catalog, estimates, perfmodel, report, store
+from advisor.cli import main
+from advisor.schema import DEFAULT_WORKLOAD, workload_key
+from helpers import SHIPPED, post_workload_profile, write_yaml
+
+POST = workload_key(DEFAULT_WORKLOAD)
+WORK = perfmodel.lstm_work(1000, 100, 1, 937, 100, 100)
+
+
+@pytest.fixture(scope="module")
+def shipped_catalog() -> catalog.Catalog:
+    return catalog.load_catalog()
+
+
+@pytest.fixture(scope="module")
+def shipped_frame():
+    return analysis.results_frame(store.load_profiles(SHIPPED).profiles)
+
+
+def test_the_lstm_work_matches_the_readme_formula():
+    # 937 x 3 x 100 x 8 x 1000 x 1001 FLOPs per epoch (the README's formula without the tiny Dense head)
+    assert WORK.flops == pytest.approx(100 * 937 * 3 * 100 * 8 * 1000 * 1001)
+    phase = WORK.phases[0]
+    assert phase.steps == 100 * 10 * 100
+    assert phase.resident_bytes == 4 * 1000 * 1001 * 4  # the gate weights in float32: 16 MB
+
+
+def test_the_model_is_calibrated_on_the_posts_gpu_results(shipped_frame, shipped_catalog):
+    points = estimates.calibration_points(shipped_frame, shipped_catalog, POST)
+    assert [(p.device.catalog_id, p.precision) for p in points] == [
+        ("gtx-1070-ti", "float32"),
+        ("titan-rtx", "float32"),
+        ("titan-rtx", "mixed_float16"),
+    ]
+    model = perfmodel.calibrate(WORK, points)
+    assert len(model.loo_errors) == 3
+    assert 0 < model.params.eta_arith <= 1 and 0 < model.params.eta_mem <= 1
+
+
+def test_the_model_reproduces_its_calibration_results_within_its_stated_error(shipped_frame, shipped_catalog):
+    found = estimates.estimate_catalog(shipped_frame, shipped_catalog, POST, keep_covered=True)
+    rows = found.rows.set_index(["catalog_id", "precision"])
+    for point in found.model.points:
+        row = rows.loc[(point.device.catalog_id, point.precision)]
+        assert row["low"] <= point.seconds <= row["high"], (point.label, point.precision, point.seconds, row)
+        # and the leave-one-out error is inside the stated half-width
+        assert math.exp(found.model.half_width) >= found.model.loo_factor()
+
+
+def test_a_gpu_without_the_precisions_hardware_gets_no_estimate(shipped_frame, shipped_catalog):
+    found = estimates.estimate_catalog(shipped_frame, shipped_catalog, POST)
+    missing = {(e.device.catalog_id, e.precision): e.reason for e in found.not_estimated}
+    assert "no tensor cores" in missing[("gtx-1080-ti", "mixed_float16")]
+    assert ("b200", "float32") in missing  # its float32 peak is not sourced: no guess
+    assert not ((found.rows["catalog_id"] == "gtx-1080-ti") & (found.rows["precision"] == "mixed_float16")).any()
+
+
+def test_a_measured_or_quoted_result_wins_over_an_estimate(shipped_frame, shipped_catalog):
+    rows = estimates.estimate_catalog(shipped_frame, shipped_catalog, POST).rows
+    covered = set(zip(rows["catalog_id"], rows["precision"], strict=True))
+    assert ("titan-rtx", "float32") not in covered and ("titan-rtx", "mixed_float16") not in covered
+    assert ("gtx-1070-ti", "float32") not in covered
+    assert ("rtx-4090", "float32") in covered
+
+
+def test_new_profiles_recalibrate_the_model_without_code_changes(shipped_copy: Path, shipped_catalog):
+    before = analysis.results_frame(store.load_profiles(shipped_copy).profiles)
+    old = estimates.estimate_catalog(before, shipped_catalog, POST)
+    profile = post_workload_profile("my-4090", seconds=12.0, price=1599)
+    profile["device"]["name"] = "NVIDIA GeForce RTX 4090"
+    write_yaml(shipped_copy / "my-4090.yaml", profile)
+    after = analysis.results_frame(store.load_profiles(shipped_copy).profiles)
+    new = estimates.estimate_catalog(after, shipped_catalog, POST)
+    assert len(new.model.points) == len(old.model.points) + 1
+    assert new.model.params != old.model.params
+    assert not ((new.rows["catalog_id"] == "rtx-4090") & (new.rows["precision"] == "float32")).any()
+    assert "no result on Ada" not in new.rows.set_index("catalog_id").loc["rtx-4080"].iloc[0]["basis"]
+
+
+devices = st.builds(
+    lambda peak, bandwidth, l2: perfmodel.Device(
+        "x", "gpu", "Test", 2024, (("float32", peak, "float32"),), bandwidth, l2
+    ),
+    st.floats(0.1, 5000),
+    st.floats(10, 20000),
+    st.one_of(st.none(), st.floats(0.5, 200)),
+)
+params = st.builds(perfmodel.Params, st.floats(0.01, 1), st.floats(0.01, 1), st.floats(1e-7, 1e-3), st.floats(0, 10))
+
+
+@settings(max_examples=300, deadline=None)
+@given(devices, params, st.floats(1.0, 100.0), st.floats(1.0, 100.0))
+def test_more_throughput_or_bandwidth_never_predicts_a_slower_run(device, constants, more_peak, more_bandwidth):
+    base = perfmodel.predict(WORK, device, "float32", constants)[0]
+    faster_math = dataclasses.replace(device, peaks=(("float32", device.peak("float32") * more_peak, "float32"),))
+    wider = dataclasses.replace(device, bandwidth_gbs=device.bandwidth_gbs * more_bandwidth)
+    assert perfmodel.predict(WORK, faster_math, "float32", constants)[0] <= base * (1 + 1e-12)
+    assert perfmodel.predict(WORK, wider, "float32", constants)[0] <= base * (1 + 1e-12)
+
+
+def test_ranges_widen_beyond_the_calibration(shipped_frame, shipped_catalog):
+    rows = estimates.estimate_catalog(shipped_frame, shipped_catalog, POST).rows.set_index(["catalog_id", "precision"])
+    near = rows.loc[("rtx-2080-ti", "float32")]  # Turing, like the Titan RTX
+    far = rows.loc[("h100-sxm", "float32")]  # Hopper, 30x the Titan RTX's float32 peak
+    assert far["high"] / far["low"] > near["high"] / near["low"] >= 1.25**2
+    assert "no result on Hopper" in far["basis"]
+
+
+def test_without_results_the_priors_alone_say_so(shipped_catalog):
+    empty = analysis.results_frame([])
+    key = workload_key({**DEFAULT_WORKLOAD, "units": 64})
+    found = estimates.estimate_catalog(empty, shipped_catalog, key)
+    assert "the priors alone" in found.rows.iloc[0]["basis"]
+    assert (found.rows["high"] / found.rows["low"] >= 4 - 1e-9).all()  # at least a factor of 2 either way
+
+
+def test_estimate_command(capsys):
+    assert main(["estimate", "--gpu", "RTX 4090", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["precision"] for r in rows} == {"float32", "mixed_float16"}
+    for row in rows:
+        assert set(row) >= {"gpu", "precision", "seconds_estimate", "low", "high", "price_usd", "bound", "basis"}
+        assert row["low"] < row["seconds_estimate"] < row["high"] and row["bound"] in perfmodel.BOUNDS
+        assert row["source"] == "estimated"
+    assert main(["estimate", "--precision", "float32"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Estimated training time (not measured)") and "leave-one-out error" in out
+    assert "Not estimated: NVIDIA B200 float32" in out
+    assert main(["estimate", "--gpu", "RTX 4095"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "closest: GeForce RTX 4090" in err
+
+
+def test_estimates_are_never_shown_as_measured_or_quoted(capsys):
+    assert main(["compare", "--estimates", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    estimated = [r for r in rows if r["profile"].startswith("catalog-")]
+    assert len(estimated) > 40
+    assert all(r["source"] == "estimated" and r["low"] < r["seconds"] < r["high"] and r["basis"] for r in estimated)
+    assert all("low" not in r for r in rows if r["source"] in ("measured", "quoted"))
+
+    assert main(["compare", "--estimates", "--precision", "float32"]) == 0
+    text = capsys.readouterr().out
+    line = next(li for li in text.splitlines() if li.startswith("catalog-rtx-4090"))
+    assert "estimated" in line and "(" in line  # the range beside the time
+
+    assert main(["recommend", "--current", "post-cpu-only", "--estimates", "--json", "--precision", "float32"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for option in data["options"]:
+        assert (option["source"] == "estimated") == option["profile"].startswith("catalog-")
+    best = data["best"]
+    if best["source"] == "estimated":
+        assert "estimated, likely between" in best["reason"]
+
+
+def test_the_markdown_download_marks_estimates(shipped_frame, shipped_catalog):
+    frame = estimates.add_to(shipped_frame, shipped_catalog, "post-cpu-only")
+    rec = analysis.recommend(frame, "post-cpu-only")
+    markdown = report.recommendation_markdown(rec)
+    estimated_lines = [line for line in markdown.splitlines() if line.startswith("| catalog\\-")]
+    assert estimated_lines and all("estimated" in line for line in estimated_lines)
