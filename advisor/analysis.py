@@ -12,6 +12,7 @@ Pure functions over pandas; no I/O, no TensorFlow. Definitions (also in the READ
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,8 +20,11 @@ from typing import Any
 
 import pandas as pd
 
+from advisor import costs
+from advisor.catalog import Catalog
+from advisor.costs import Habits
 from advisor.errors import AdvisorError
-from advisor.formatting import fmt_seconds, missing
+from advisor.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
 from advisor.schema import DEFAULT_WORKLOAD, workload_key
 
 PRECISION_FILTERS = ("any", "float32", "mixed")
@@ -40,6 +44,20 @@ OPTION_KEYS = (
     "upgrade_cost_usd",
     "dollars_per_speedup_vs_current",
     "dollars_per_added_run_per_hour",
+    "free_upgrade",
+    "hours_saved_per_week",
+    "power_watts",
+    "power_source",
+    "energy_usd_per_run",
+    "payback_weeks",
+    "payback_counts",
+    "usd_per_run_owned",
+    "rental_usd_per_hour",
+    "rental_provider",
+    "cloud_usd_per_run",
+    "break_even_runs",
+    "usd_per_run",
+    "cheapest_way",
 )
 ESTIMATE_KEYS = ("low", "high", "bound", "basis")  # in JSON rows when a time is estimated
 _FRAME_COLUMNS = (
@@ -65,6 +83,7 @@ _FRAME_COLUMNS = (
     "bound",  # catalog estimates: arithmetic, memory or per-step
     "basis",  # catalog estimates: the calibration it rests on
     "catalog_id",  # catalog estimates: the GPU's catalog id
+    "measured_power_watts",  # the average power measure read during the run (results[].power.average_watts)
 )
 
 
@@ -114,6 +133,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "bound": None,
                     "basis": None,
                     "catalog_id": None,
+                    "measured_power_watts": _float_or_nan((result.get("power") or {}).get("average_watts")),
                 }
             )
     return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
@@ -235,6 +255,12 @@ class Recommendation:
     best: pd.Series | None
     reason: str
     notes: list[str] = field(default_factory=list)
+    habits: Habits = field(default_factory=Habits)
+    goal: str = "value"
+    ladder: pd.DataFrame | None = None  # the upgrade ladder (costs.ladder)
+    best_rental: pd.Series | None = None  # the cheapest faster option to rent per run
+    rent_advice: str = ""  # whether renting would be cheaper at the user's runs per week
+    current_costs: dict[str, float] = field(default_factory=dict)
 
 
 def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
@@ -255,50 +281,82 @@ def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "a
     return options
 
 
+def current_precision(frame: pd.DataFrame, profile_id: str) -> str:
+    """The precision a profile's hardware runs today: its float32 result, else its only (or first) one."""
+    precisions = list(frame.loc[frame["profile"] == profile_id, "precision"])
+    if not precisions:
+        raise AdvisorError(f"no profile with id {profile_id!r}")
+    return "float32" if "float32" in precisions else precisions[0]
+
+
 def recommend(
     frame: pd.DataFrame,
     current: str,
     budget: float | None = None,
     precision: str = "any",
     current_precision: str = "float32",
+    habits: Habits | None = None,
+    goal: str = "value",
+    catalog: Catalog | None = None,
 ) -> Recommendation:
-    """Recommend the upgrade from the current profile's result, within the budget.
+    """Recommend the upgrade from the current profile's result, within the budget, for a goal.
 
-    Among the options faster than the current result, with a known cost within the budget: free
-    upgrades first (the fastest of them), then the lowest dollars per speedup vs current.
+    Among the options faster than the current result: free upgrades first, then, by goal, the lowest
+    dollars per speedup vs current (value), the fastest (speed) or the lowest cost per run, owned or rented
+    (cost). Value and speed need a known price within the budget; cost takes a rental too.
     """
     if frame.empty:
         raise AdvisorError("no profiles to recommend from")
     if budget is not None and (math.isnan(budget) or budget < 0):
         raise AdvisorError(f"--budget must be a number of dollars, 0 or more; got {budget}")
+    habits = habits or Habits()
     chosen = _pick_result(frame, current, current_precision, "current")
     choice = select_workload(frame, chosen["workload"])
-    options = upgrade_options(choice.frame, chosen, precision)
+    workload_frame = costs.hardware_columns(choice.frame, catalog)
+    chosen = workload_frame[
+        (workload_frame["profile"] == chosen["profile"]) & (workload_frame["precision"] == chosen["precision"])
+    ].iloc[0]
+    options = costs.add_cost_figures(upgrade_options(workload_frame, chosen, precision), chosen, habits)
     notes = _workload_notes(choice)
     unpriced = options[options["faster"] & options["upgrade_cost_usd"].isna()]
     if len(unpriced):
+        rentable = unpriced["cloud_usd_per_run"].notna().sum()
         notes.append(
-            f"{len(unpriced)} faster option(s) have no known price and are compared by speed only: "
-            + ", ".join(f"{r.profile} ({r.precision})" for r in unpriced.itertuples())
+            f"{len(unpriced)} faster option(s) have no known purchase price and are compared by speed only"
+            + (f" ({rentable} of them can be rented: goal 'cost' weighs renting)" if rentable else "")
         )
-    eligible = options[options["faster"] & options["upgrade_cost_usd"].notna()]
+    faster = options[options["faster"]]
+    buyable = faster[faster["upgrade_cost_usd"].notna()]
     if budget is not None:
-        over = eligible[eligible["upgrade_cost_usd"] > budget]
-        eligible = eligible[eligible["upgrade_cost_usd"] <= budget]
+        over = buyable[buyable["upgrade_cost_usd"] > budget]
+        buyable = buyable[buyable["upgrade_cost_usd"] <= budget]
         if len(over):
             notes.append(f"{len(over)} faster option(s) cost more than the budget of ${budget:,.0f}")
-    ranked = eligible.assign(_paid=~eligible["free_upgrade"]).sort_values(
-        ["_paid", "dollars_per_speedup_vs_current", "seconds", "profile", "precision"],
-        ascending=[True, True, True, True, True],
-    )
-    options = options.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
-    if ranked.empty:
-        best = None
-        reason = _no_option_reason(options, chosen, budget)
+    if goal == "cost":
+        rent_only = faster[(faster["cheapest_way"] == "rent") & ~faster.index.isin(buyable.index)]
+        eligible = pd.concat([buyable, rent_only])
+        eligible = eligible[eligible["usd_per_run"].notna()]
     else:
-        best = ranked.drop(columns="_paid").iloc[0]
-        reason = _reason(best, chosen, budget)
-    return Recommendation(current=chosen, options=options, best=best, reason=reason, notes=notes)
+        eligible = buyable
+    ranked = costs.rank(eligible, goal)
+    options = options.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
+    best = None if ranked.empty else ranked.iloc[0]
+    rentals = faster[faster["cloud_usd_per_run"].notna()].sort_values(["cloud_usd_per_run", "seconds"])
+    best_rental = None if rentals.empty else rentals.iloc[0]
+    reason = _reason(best, chosen, habits, goal) if best is not None else _no_option_reason(options, chosen, budget)
+    return Recommendation(
+        current=chosen,
+        options=options,
+        best=best,
+        reason=reason,
+        notes=notes,
+        habits=habits,
+        goal=goal,
+        ladder=costs.ladder(options, chosen, budget),
+        best_rental=best_rental,
+        rent_advice=_rent_advice(best, best_rental, habits),
+        current_costs=costs.current_figures(chosen, habits),
+    )
 
 
 def describe_result(row: pd.Series) -> str:
@@ -313,20 +371,92 @@ def estimate_range(row: pd.Series) -> str:
     return f"estimated, likely between {fmt_seconds(row['low'])} and {fmt_seconds(row['high'])}"
 
 
-def _reason(best: pd.Series, current: pd.Series, budget: float | None) -> str:
-    speed = f"{best['speedup_vs_current']:.2f}x"
+def fmt_speedup(value: float) -> str:
+    return f"{value:.2f}x" if value < 10 else f"{value:,.1f}x"
+
+
+def fmt_hours(value: float) -> str:
+    return f"{value:,.2f} hours" if abs(value) < 1 else f"{value:,.1f} hours"
+
+
+def fmt_weeks(value: float) -> str:
+    if value == 0:
+        return "at once"
+    return f"in {value:,.1f} weeks" if value < 100 else f"in {value:,.0f} weeks"
+
+
+def _reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str) -> str:
+    """The recommendation as a person would say it."""
+    speed = fmt_speedup(best["speedup_vs_current"])
     estimated = estimate_range(best)
-    caveat = f" ({fmt_seconds(best['seconds'])} per run, {estimated})" if estimated else ""
+    caveat = f" (estimated at {fmt_seconds(best['seconds'])} a run, likely between " if estimated else ""
+    if estimated:
+        caveat += f"{fmt_seconds(best['low'])} and {fmt_seconds(best['high'])})"
+    saving = f"saving {fmt_hours(best['hours_saved_per_week'])} a week at {habits.runs_per_week:g} runs a week"
     if best["free_upgrade"]:
         return (
             f"Switch to {best['precision']} on the hardware you already have ({current['device']}): "
-            f"{speed} faster for $0{caveat}."
+            f"your runs get {speed} faster for $0{caveat}, {saving}."
         )
-    within = f" within your budget of ${budget:,.0f}" if budget is not None else ""
+    if goal == "cost" and best["cheapest_way"] == "rent":
+        return (
+            f"Renting {_article(short_device(best['device'])).lower()} {short_device(best['device'])} "
+            f"({best['rental_provider']}, ${best['rental_usd_per_hour']:,.2f}/h) would make "
+            f"your runs {speed} faster{caveat} for {fmt_usd_small(best['cloud_usd_per_run'])} a run, {saving}: "
+            "the lowest cost per run of the faster options."
+        )
+    cost = fmt_usd(best["upgrade_cost_usd"])
+    device = short_device(best["device"])
+    sentence = (
+        f"{_article(device)} {device} ({best['precision']}) would make your runs {speed} faster"
+        f"{caveat} for {cost} ({fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x), {saving}"
+    )
+    return sentence + "; " + _payback_words(best, habits) + "."
+
+
+def short_device(name: str) -> str:
+    """'NVIDIA GeForce GTX 1070 Ti' -> 'GTX 1070 Ti': the name people say."""
+    words = [w for w in str(name).split() if w.lower() not in ("nvidia", "geforce")]
+    return " ".join(words) or str(name)
+
+
+def _article(name: str) -> str:
+    """'a' or 'an' as the name is said: an RTX 4090, an H100, an A100, a GTX 1070 Ti, a Titan RTX."""
+    first = str(name).split()[0] if str(name).split() else ""
+    initialism = first.isupper() or any(ch.isdigit() for ch in first)
+    vowel_sound = first[:1].upper() in "AEIOU" or (initialism and first[:1].upper() in "AEFHILMNORSX")
+    return "An" if vowel_sound else "A"
+
+
+def _payback_words(option: pd.Series, habits: Habits) -> str:
+    weeks = option["payback_weeks"]
+    alone = option["payback_counts"] != "time and energy"
+    if missing(weeks):
+        if habits.hour_value == 0:
+            return "say what an hour of waiting is worth (--hour-value) to see when it pays for itself"
+        return f"at ${habits.hour_value:,.0f} an hour it never pays for itself"
+    counted = " (counting the time saved alone: the power is unknown)" if alone and habits.hour_value else ""
+    value = f" at ${habits.hour_value:,.0f} an hour" if habits.hour_value else " in energy saved"
+    return f"it pays for itself {fmt_weeks(weeks)}{value}{counted}"
+
+
+def _rent_advice(best: pd.Series | None, rental: pd.Series | None, habits: Habits) -> str:
+    """Whether renting would be cheaper than buying at the user's runs per week."""
+    if rental is None:
+        return "No faster option has a known rental price."
+    runs = habits.runs_per_week
+    device = short_device(rental["device"])
+    hourly = f"${rental['rental_usd_per_hour']:,.2f}/h"
+    rented = f"Renting {_article(device).lower()} {device} ({rental['rental_provider']}, {hourly})"
+    per_run = f"costs {fmt_usd_small(rental['cloud_usd_per_run'])} a run"
+    if best is None or best["free_upgrade"] or missing(best.get("usd_per_run_owned")):
+        return f"{rented} {per_run} ({fmt_speedup(rental['speedup_vs_current'])} faster)."
+    owned = best["usd_per_run_owned"]
+    verdict = "cheaper" if rental["cloud_usd_per_run"] < owned else "dearer"
     return (
-        f"{describe_result(best)} is {speed} faster than your {describe_result(current)}{caveat} for "
-        f"${best['upgrade_cost_usd']:,.0f}: ${best['dollars_per_speedup_vs_current']:,.2f} per 1x of speedup, "
-        f"the lowest of the faster options{within}."
+        f"{rented} {per_run}: {verdict} than owning {_article(short_device(best['device'])).lower()} "
+        f"{short_device(best['device'])} at {runs:g} runs a week "
+        f"({fmt_usd_small(owned)} a run over {habits.lifetime_years:g} years, energy included)."
     )
 
 
@@ -366,18 +496,26 @@ def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:
 def recommendation_record(rec: Recommendation) -> dict[str, Any]:
     """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
     current = _with_baseline_figures(rec.current.to_frame().T, rec.current["seconds"]).iloc[0]
-    option_keys = ROW_KEYS + OPTION_KEYS + ("free_upgrade",)
-    if "hours_saved_per_week" in rec.options.columns:
-        option_keys += ("hours_saved_per_week",)
+    option_keys = ROW_KEYS + OPTION_KEYS
     best = None
     if rec.best is not None:
         best = row_record(rec.best, _with_estimate_keys(rec.best, option_keys))
         best["reason"] = rec.reason
+    ladder = rec.ladder if rec.ladder is not None else pd.DataFrame()
+    ladder_keys = ("profile", "name", "precision", "seconds", "upgrade_cost_usd", "runs_per_hour",
+                   "marginal_usd_per_added_run_per_hour", "marginal_usd_per_hour_saved_per_week", "source")  # fmt: skip
     return {
-        "current": row_record(current, _with_estimate_keys(current, ROW_KEYS)),
+        "goal": rec.goal,
+        "inputs": dataclasses.asdict(rec.habits),
+        "current": {
+            **row_record(current, _with_estimate_keys(current, (*ROW_KEYS, "power_watts", "power_source"))),
+            **{k: None if missing(v) else float(v) for k, v in rec.current_costs.items()},
+        },
         "options": [row_record(row, _with_estimate_keys(row, option_keys)) for _, row in rec.options.iterrows()],
         "best": best,
         "reason": rec.reason,
+        "rent_advice": rec.rent_advice,
+        "ladder": [row_record(row, ladder_keys) for _, row in ladder.iterrows()],
         "notes": rec.notes,
     }
 
@@ -392,8 +530,3 @@ def best_value_frontier(frame: pd.DataFrame, price: str = "price_usd", seconds: 
     on_frontier = pd.Series(False, index=frame.index)
     on_frontier[priced.index[priced[seconds] < fastest_before]] = True
     return on_frontier
-
-
-def hours_saved_per_week(options: pd.DataFrame, current: pd.Series, runs_per_week: float) -> pd.Series:
-    """Hours of training saved each week by an option at ``runs_per_week`` runs (negative: lost)."""
-    return runs_per_week * (current["seconds"] - options["seconds"]) / 3600.0

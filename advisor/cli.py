@@ -29,6 +29,17 @@ class _Parser(argparse.ArgumentParser):
         raise AdvisorError(f"{where}{message} (see {self.prog} --help)")
 
 
+def _amount(text: str) -> float:
+    """A non-negative number (dollars, runs, years): one line of error otherwise."""
+    try:
+        value = float(text.replace("$", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number, 0 or more; got {text!r}")
+    return value
+
+
 def _budget(text: str) -> float:
     try:
         value = float(text.replace("$", "").replace(",", ""))
@@ -102,11 +113,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     recommend.add_argument("--budget", type=_budget, metavar="USD", help="the most you will spend (default: no limit)")
     recommend.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
-    recommend.add_argument(
+    from advisor.costs import GOAL_HELP, GOALS, Habits
+
+    defaults = Habits()
+    habits = recommend.add_argument_group("your habits and prices (what a run really costs)")
+    habits.add_argument(
         "--runs-per-week",
-        type=_budget,
+        type=_amount,
         metavar="N",
-        help="how often you train: adds the hours each option saves a week",
+        default=defaults.runs_per_week,
+        help=f"how often you train this job (default {defaults.runs_per_week:g})",
+    )
+    habits.add_argument(
+        "--hour-value",
+        type=_amount,
+        metavar="USD",
+        default=defaults.hour_value,
+        help=f"what an hour of waiting is worth to you, for the payback (default {defaults.hour_value:g})",
+    )
+    habits.add_argument(
+        "--kwh-price",
+        type=_amount,
+        metavar="USD",
+        default=defaults.kwh_price,
+        help=f"electricity price per kWh (default {defaults.kwh_price:g})",
+    )
+    habits.add_argument(
+        "--lifetime-years",
+        type=_amount,
+        metavar="YEARS",
+        default=defaults.lifetime_years,
+        help=f"how long you keep bought hardware, for the cost per run (default {defaults.lifetime_years:g})",
+    )
+    habits.add_argument(
+        "--resale-usd",
+        type=_amount,
+        metavar="USD",
+        default=defaults.resale_usd,
+        help=f"what your current hardware would sell for (default {defaults.resale_usd:g})",
+    )
+    recommend.add_argument(
+        "--goal",
+        choices=GOALS,
+        default="value",
+        help="; ".join(f"{goal}: {text}" for goal, text in GOAL_HELP.items()) + " (default value)",
     )
 
     catalog = commands.add_parser("catalog", parents=[common], help="the GPU catalog: specifications and prices")
@@ -290,18 +340,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    from advisor.analysis import hours_saved_per_week, recommend, recommendation_record
+    from advisor.analysis import recommend, recommendation_record
+    from advisor.costs import Habits
     from advisor.report import recommendation_text
 
+    habits = Habits(args.runs_per_week, args.hour_value, args.kwh_price, args.lifetime_years, args.resale_usd)
     rec = recommend(
         _frame_with_estimates(args, args.current),
         args.current,
         budget=args.budget,
         precision=args.precision,
         current_precision=args.current_precision,
+        habits=habits,
+        goal=args.goal,
+        catalog=_catalog(args),
     )
-    if args.runs_per_week is not None:
-        rec.options["hours_saved_per_week"] = hours_saved_per_week(rec.options, rec.current, args.runs_per_week)
     if args.json:
         _print_json(recommendation_record(rec))
     else:

@@ -31,3 +31,10 @@ def fmt_times(value: float) -> str:
 
 def fmt_rate(value: float) -> str:
     return "-" if missing(value) else f"{value:,.1f}"
+
+
+def fmt_usd_small(value: float) -> str:
+    """Dollars with cents, or below a cent to four decimals ($0.0011): a run's energy or rental."""
+    if missing(value):
+        return "unknown"
+    return f"${value:,.4f}" if value < 0.01 else f"${value:,.2f}"

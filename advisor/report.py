@@ -10,7 +10,8 @@ import pandas as pd
 from advisor.analysis import Comparison, Recommendation
 from advisor.catalog import Catalog, Gpu
 from advisor.estimates import CatalogEstimates
-from advisor.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, missing
+from advisor.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, fmt_usd_small, missing
+from advisor.metrics import markdown_definitions
 
 __all__ = ["fmt_rate", "fmt_seconds", "fmt_times", "fmt_usd"]
 
@@ -43,15 +44,27 @@ COMPARE_COLUMNS: list[Column] = [
     ("source", lambda r: r["source"]),
 ]
 
+
+def fmt_payback(row: Any) -> str:
+    """Weeks to pay back ('now' for free, 'never'), '*' when it counts the time saved alone (power unknown)."""
+    weeks = row["payback_weeks"]
+    if missing(weeks):
+        return "never" if row["faster"] and not missing(row["upgrade_cost_usd"]) else "-"
+    text = "now" if weeks == 0 else f"{weeks:,.1f} wk"
+    return text + ("*" if weeks and row["payback_counts"] != "time and energy" else "")
+
+
 OPTION_COLUMNS: list[Column] = [
     ("profile", lambda r: r["profile"]),
-    ("device", lambda r: r["device"]),
     ("precision", lambda r: r["precision"]),
     ("seconds", fmt_seconds_with_source),
     ("speedup", lambda r: fmt_times(r["speedup_vs_current"])),
     ("cost", lambda r: "free" if r["free_upgrade"] else fmt_usd(r["upgrade_cost_usd"])),
     ("$/speedup", lambda r: fmt_usd(r["dollars_per_speedup_vs_current"])),
-    ("$/added run/h", lambda r: fmt_usd(r["dollars_per_added_run_per_hour"])),
+    ("h saved/week", lambda r: f"{r['hours_saved_per_week']:,.2f}"),
+    ("payback", fmt_payback),
+    ("$/run owned", lambda r: fmt_usd_small(r["usd_per_run_owned"])),
+    ("$/run rented", lambda r: fmt_usd_small(r["cloud_usd_per_run"])),
     ("source", lambda r: r["source"]),
 ]
 
@@ -72,20 +85,40 @@ def comparison_text(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
-HOURS_COLUMN: Column = ("h saved/week", lambda r: f"{r['hours_saved_per_week']:,.2f}")
+LADDER_COLUMNS: list[Column] = [
+    ("step", lambda r: f"{r['profile']} ({r['precision']})"),
+    ("price", lambda r: fmt_usd(r["upgrade_cost_usd"])),
+    ("seconds", fmt_seconds_with_source),
+    ("runs/h", lambda r: fmt_rate(r["runs_per_hour"])),
+    ("marginal $ per added run/h", lambda r: fmt_usd(r["marginal_usd_per_added_run_per_hour"])),
+    ("marginal $ per hour saved a week", lambda r: fmt_usd(r["marginal_usd_per_hour_saved_per_week"])),
+]
+
+
+def habits_line(rec: Recommendation) -> str:
+    h = rec.habits
+    return (
+        f"Goal: {rec.goal}; {h.runs_per_week:g} runs a week, an hour worth ${h.hour_value:,.2f}, "
+        f"${h.kwh_price:g} per kWh, bought hardware kept {h.lifetime_years:g} years, current hardware resold for "
+        f"{fmt_usd(h.resale_usd)}."
+    )
 
 
 def recommendation_text(rec: Recommendation) -> str:
     current = rec.current
-    columns = OPTION_COLUMNS + ([HOURS_COLUMN] if "hours_saved_per_week" in rec.options.columns else [])
     lines = [
         f"Current: {current['profile']} ({current['precision']}), {fmt_seconds(current['seconds'])}",
+        habits_line(rec),
         "",
         f"Recommendation: {rec.reason}",
+        f"Renting: {rec.rent_advice}",
         "",
-        "Options:",
-        text_table(rec.options, columns) if len(rec.options) else "(none: no other results of this workload)",
+        "Options (payback * counts the time saved alone: the power is unknown):",
+        text_table(rec.options, OPTION_COLUMNS) if len(rec.options) else "(none: no other results of this workload)",
     ]
+    if rec.ladder is not None and len(rec.ladder):
+        lines += ["", "Upgrade ladder (where returns fall off):", text_table_of(
+            rec.ladder.to_dict("records"), LADDER_COLUMNS, left={"step"})]  # fmt: skip
     lines += [f"Note: {note}" for note in rec.notes]
     return "\n".join(lines)
 
@@ -104,7 +137,7 @@ def markdown_safe(text: object) -> str:
 
 
 def recommendation_markdown(rec: Recommendation) -> str:
-    """The recommendation and its options as a Markdown document (for download)."""
+    """The recommendation, its options and the definitions of every figure as a Markdown document (for download)."""
     current = rec.current
     lines = [
         "# Upgrade recommendation",
@@ -124,9 +157,15 @@ def recommendation_markdown(rec: Recommendation) -> str:
         lines += [f"- {markdown_safe(note)}" for note in rec.notes]
     lines += [
         "",
-        "Figures: speedup = current seconds / option seconds; $/speedup = upgrade cost / speedup; "
-        "$/added run/h = upgrade cost / (option runs per hour - current runs per hour). "
-        "Source says whether each time was measured by advisor, quoted from a source, or estimated.",
+        markdown_safe(habits_line(rec)),
+        "",
+        f"**Renting:** {markdown_safe(rec.rent_advice)}",
+        "",
+        "## What the numbers mean",
+        "",
+        markdown_definitions(),
+        "Source says whether each time was measured by advisor, quoted from a source, or estimated (with its "
+        "likely range in brackets).",
     ]
     return "\n".join(lines) + "\n"
 

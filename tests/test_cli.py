@@ -80,7 +80,8 @@ def test_recommend_text_and_json(capsys):
     )
     data = json.loads(out)
     assert data["best"]["profile"] == "post-gtx-1070-ti"
-    assert "hours_saved_per_week" not in data["options"][0]
+    gtx = next(o for o in data["options"] if o["profile"] == "post-gtx-1070-ti")
+    assert gtx["hours_saved_per_week"] == pytest.approx(10 * (2449.41867685318 - 150.32436347007751) / 3600)
     assert data["current"]["profile"] == "post-cpu-only"
     assert "dollars_per_added_run_per_hour" in data["options"][0]
 
@@ -95,7 +96,7 @@ def test_recommend_hours_saved_per_week(capsys):
     status, out, _ = run(
         capsys, "recommend", "--profiles", str(SHIPPED), "--current", "post-cpu-only", "--runs-per-week", "5"
     )
-    assert "h saved/week" in out and "3.19" in out
+    assert "h saved/week" in out and "3.19" in out and "5 runs a week" in out
 
 
 @pytest.mark.parametrize(

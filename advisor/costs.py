@@ -1,0 +1,206 @@
+"""What a run really costs: energy, owning versus renting, payback, and the upgrade ladder.
+
+Pure pandas over the analysis frames; the definitions are in ``advisor.metrics`` (one text each,
+shown by the README, the app and the Markdown download). No I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+import pandas as pd
+
+from advisor.catalog import Catalog
+from advisor.errors import AdvisorError
+
+GOALS = ("value", "speed", "cost")
+GOAL_HELP = {
+    "value": "the lowest dollars per 1x of speedup",
+    "speed": "the fastest within the budget",
+    "cost": "the lowest cost per run (owning or renting)",
+}
+WEEKS_PER_YEAR = 52
+
+
+@dataclass(frozen=True)
+class Habits:
+    """How the user trains and what their time and power cost (the defaults are the CLI's and the app's)."""
+
+    runs_per_week: float = 10.0
+    hour_value: float = 0.0  # USD an hour of waiting is worth
+    kwh_price: float = 0.15  # USD per kWh
+    lifetime_years: float = 3.0  # how long bought hardware is used
+    resale_usd: float = 0.0  # what the current hardware would sell for
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise AdvisorError(f"--{f.name.replace('_', '-')} must be a number, 0 or more; got {value!r}")
+        if self.lifetime_years == 0:
+            raise AdvisorError("--lifetime-years must be more than 0")
+
+
+# --------------------------------------------------------------------------- power and rentals
+
+
+def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFrame:
+    """The frame with what costs need per row: the catalog GPU (``catalog_id``), the power used for energy and
+    where it comes from, and the cheapest on-demand rental of the same GPUs (times the device count)."""
+    out = frame.copy()
+    gpus = catalog.by_id() if catalog is not None else {}
+    ids = []
+    for known, name, kind in zip(out["catalog_id"], out["device_name"], out["device_kind"], strict=True):
+        if isinstance(known, str):
+            ids.append(known)
+        elif catalog is not None and kind == "gpu":
+            gpu = catalog.match(str(name))
+            ids.append(gpu.id if gpu else None)
+        else:
+            ids.append(None)
+    out["catalog_id"] = ids
+    count = out["device_count"].astype(float)
+    board = pd.Series([_board_power(gpus.get(i)) for i in ids], index=out.index, dtype=float) * count
+    measured = out["measured_power_watts"].astype(float)
+    profile = out["power_watts"].astype(float)
+    is_catalog_row = out["profile"].astype(str).str.startswith("catalog-")
+    out["power_watts"] = measured.fillna(profile.where(~is_catalog_row)).fillna(board)  # the power energy uses
+    out["power_source"] = np.select(
+        [measured.notna(), profile.notna() & ~is_catalog_row, board.notna()],
+        ["measured", "profile", "catalog board power"],
+        default="unknown",
+    )
+    rentals = [gpus[i].best_rental if i in gpus else None for i in ids]
+    out["rental_usd_per_hour"] = (
+        pd.Series([r.usd_per_hour if r else math.nan for r in rentals], index=out.index) * count
+    )
+    out["rental_provider"] = [r.provider if r else None for r in rentals]
+    out["rental_date"] = [r.date if r else None for r in rentals]
+    return out
+
+
+def _board_power(gpu) -> float:
+    value = gpu.value("board_power_w") if gpu is not None else None
+    return math.nan if value is None else float(value)
+
+
+# --------------------------------------------------------------------------- the figures
+
+
+def energy_usd_per_run(power_watts: pd.Series | float, seconds: pd.Series | float, kwh_price: float):
+    return power_watts * seconds / 3_600_000 * kwh_price
+
+
+def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) -> pd.DataFrame:
+    """Energy, hours saved, payback, cost per run owned and rented, and break-even runs for every option."""
+    out = options.copy()
+    runs = habits.runs_per_week
+    out["energy_usd_per_run"] = energy_usd_per_run(out["power_watts"], out["seconds"], habits.kwh_price)
+    current_energy = energy_usd_per_run(current["power_watts"], current["seconds"], habits.kwh_price)
+    out["hours_saved_per_week"] = runs * (current["seconds"] - out["seconds"]) / 3600.0
+    weekly_energy_saving = runs * (current_energy - out["energy_usd_per_run"])
+    energy_known = weekly_energy_saving.notna()
+    weekly_gain = out["hours_saved_per_week"] * habits.hour_value + weekly_energy_saving.fillna(0.0)
+    outlay = out["upgrade_cost_usd"] - habits.resale_usd
+    payback = (outlay / weekly_gain).where(weekly_gain > 0)
+    payback = payback.where(outlay > 0, 0.0).where(out["upgrade_cost_usd"].notna())
+    out["payback_weeks"] = payback.where(~out["free_upgrade"], 0.0)
+    out["payback_counts"] = np.where(energy_known, "time and energy", "time saved alone (power unknown)")
+    lifetime_runs = runs * WEEKS_PER_YEAR * habits.lifetime_years
+    owned_price = out["price_usd"].where(~out["free_upgrade"], 0.0)
+    amortised = owned_price / lifetime_runs if lifetime_runs > 0 else owned_price * math.inf
+    out["usd_per_run_owned"] = amortised + out["energy_usd_per_run"]
+    out["cloud_usd_per_run"] = out["rental_usd_per_hour"] * out["seconds"] / 3600.0
+    margin = out["cloud_usd_per_run"] - out["energy_usd_per_run"].fillna(0.0)
+    out["break_even_runs"] = (out["price_usd"] / margin).where(margin > 0).apply(_ceil)
+    owned, cloud = out["usd_per_run_owned"], out["cloud_usd_per_run"]
+    rent_cheaper = cloud.notna() & (owned.isna() | (cloud < owned))
+    out["usd_per_run"] = owned.where(~rent_cheaper, cloud)
+    out["cheapest_way"] = np.where(rent_cheaper, "rent", np.where(owned.notna(), "buy", None))
+    return out
+
+
+def _ceil(value: float) -> float:
+    return float(math.ceil(value)) if isinstance(value, float) and math.isfinite(value) else math.nan
+
+
+def current_figures(current: pd.Series, habits: Habits) -> dict[str, float]:
+    energy = energy_usd_per_run(current["power_watts"], current["seconds"], habits.kwh_price)
+    return {
+        "energy_usd_per_run": energy,
+        "usd_per_run": energy,  # already owned: only its energy
+        "hours_per_week": habits.runs_per_week * current["seconds"] / 3600.0,
+    }
+
+
+# --------------------------------------------------------------------------- choosing
+
+
+def rank(eligible: pd.DataFrame, goal: str) -> pd.DataFrame:
+    """The eligible options, best first, for a goal. Free upgrades come first for value and cost."""
+    if goal not in GOALS:
+        raise AdvisorError(f"--goal must be one of {', '.join(GOALS)}; got {goal!r}")
+    ranked = eligible.assign(_paid=~eligible["free_upgrade"])
+    if goal == "value":
+        keys = ["_paid", "dollars_per_speedup_vs_current", "seconds"]
+    elif goal == "speed":
+        keys = ["seconds", "_paid", "upgrade_cost_usd"]
+    else:
+        keys = ["_paid", "usd_per_run", "seconds"]
+    return ranked.sort_values([*keys, "profile", "precision"], kind="stable").drop(columns="_paid")
+
+
+def ladder(options: pd.DataFrame, current: pd.Series, budget: float | None) -> pd.DataFrame:
+    """The purchases within the budget that nothing cheaper (or equal) beats on time, cheapest first, each with the
+    marginal dollars per added run per hour over the step before (the first step: over the current hardware)."""
+    priced = options[options["faster"] & options["upgrade_cost_usd"].notna()]
+    if budget is not None:
+        priced = priced[priced["upgrade_cost_usd"] <= budget]
+    steps = priced.sort_values(["upgrade_cost_usd", "seconds"])
+    steps = steps[steps["seconds"] < steps["seconds"].cummin().shift(fill_value=math.inf)]
+    previous_cost = steps["upgrade_cost_usd"].shift(fill_value=0.0)
+    previous_rate = steps["runs_per_hour"].shift(fill_value=3600.0 / current["seconds"])
+    previous_saving = steps["hours_saved_per_week"].shift(fill_value=0.0)
+    marginal_usd = steps["upgrade_cost_usd"] - previous_cost
+    return steps.assign(
+        marginal_usd=marginal_usd,
+        marginal_usd_per_added_run_per_hour=marginal_usd / (steps["runs_per_hour"] - previous_rate),
+        marginal_usd_per_hour_saved_per_week=marginal_usd / (steps["hours_saved_per_week"] - previous_saving),
+    )
+
+
+def cumulative_costs(
+    current: pd.Series, purchase: pd.Series | None, rental: pd.Series | None, habits: Habits, runs: int
+) -> pd.DataFrame:
+    """Cumulative cost (USD) against the number of runs for keeping the current hardware, buying and renting.
+
+    Each run costs its energy plus the waiting time at hour_value; buying adds its price (less the resale of the
+    current hardware) at run 0. Unknown energy counts as 0 here, and the chart says so.
+    """
+    n = np.arange(0, runs + 1, dtype=float)
+
+    def per_run(row: pd.Series, money: float) -> float:
+        return money + habits.hour_value * row["seconds"] / 3600.0
+
+    lines = {"keep the current hardware": per_run(current, _known(current_figures(current, habits)["usd_per_run"])) * n}
+    if purchase is not None:
+        outlay = max(float(purchase["upgrade_cost_usd"]) - habits.resale_usd, 0.0)
+        lines[f"buy {purchase['name']}"] = outlay + per_run(purchase, _known(purchase["energy_usd_per_run"])) * n
+    if rental is not None:
+        lines[f"rent {rental['name']}"] = per_run(rental, float(rental["cloud_usd_per_run"])) * n
+    return pd.DataFrame([{"runs": r, "option": k, "usd": v[i]} for k, v in lines.items() for i, r in enumerate(n)])
+
+
+def _known(value: float) -> float:
+    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def break_even(a: pd.DataFrame, first: str, second: str) -> float | None:
+    """The first run count at which ``second`` costs no more than ``first`` in a cumulative_costs frame (None if
+    never within it)."""
+    x = a[a["option"] == first].set_index("runs")["usd"]
+    y = a[a["option"] == second].set_index("runs")["usd"]
+    cheaper = (y <= x) & (x.index > 0)
+    return float(cheaper.idxmax()) if cheaper.any() else None

@@ -1,0 +1,99 @@
+"""Every figure the advisor reports, defined once: its key (as in ``--json``), its label, its unit and its
+definition. The README, the app's "What the numbers mean" and the Markdown download all show these texts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str  # as the app's table heads it
+    unit: str
+    definition: str
+
+
+METRICS = (
+    Metric("seconds", "seconds", "s", "total wall time of the workload's epochs (the first, warm-up epoch included)"),
+    Metric("runs_per_hour", "runs/h", "1/h", "3600 / seconds"),
+    Metric("speedup", "speedup", "x", "in `compare`: baseline seconds / seconds"),
+    Metric("dollars_per_speedup", "$/speedup", "USD", "in `compare`: price_usd / speedup"),
+    Metric("speedup_vs_current", "speedup", "x", "current seconds / option seconds (2x: a run takes half as long)"),
+    Metric(
+        "upgrade_cost_usd",
+        "upgrade cost",
+        "USD",
+        "the option's price; 0 for the hardware you already have (another precision or backend, or the same GPU "
+        "model and count): a free upgrade",
+    ),
+    Metric("dollars_per_speedup_vs_current", "$ per 1x speedup", "USD", "upgrade_cost_usd / speedup_vs_current"),
+    Metric(
+        "dollars_per_added_run_per_hour",
+        "$ per added run/h",
+        "USD",
+        "upgrade_cost_usd / (option runs_per_hour - current runs_per_hour)",
+    ),
+    Metric(
+        "hours_saved_per_week", "hours saved / week", "h", "runs_per_week x (current seconds - option seconds) / 3600"
+    ),
+    Metric(
+        "power_watts",
+        "power",
+        "W",
+        "the average power measured during the run where measure could read it, else the profile's power_watts, "
+        "else the catalog's board power; unknown otherwise (then energy is unknown, never 0)",
+    ),
+    Metric("energy_usd_per_run", "energy per run", "USD", "power_watts x seconds / 3,600,000 x kwh_price"),
+    Metric(
+        "payback_weeks",
+        "payback",
+        "weeks",
+        "(upgrade_cost_usd - resale_usd) / (hours_saved_per_week x hour_value + weekly energy saving); 0 for a "
+        "free upgrade; null when it never pays back. With an unknown power the energy saving is left out and the "
+        "payback counts the time saved alone",
+    ),
+    Metric(
+        "usd_per_run_owned",
+        "cost per run (owned)",
+        "USD",
+        "price / (runs_per_week x 52 x lifetime_years) + energy_usd_per_run",
+    ),
+    Metric(
+        "cloud_usd_per_run",
+        "cost per run (rented)",
+        "USD",
+        "the cheapest on-demand rental of the same GPU, usd per hour x seconds / 3600",
+    ),
+    Metric(
+        "break_even_runs",
+        "buying beats renting after",
+        "runs",
+        "price / (cloud_usd_per_run - energy_usd_per_run): the runs after which buying the same GPU costs less "
+        "than renting it; null when renting always costs less",
+    ),
+    Metric(
+        "marginal_usd_per_added_run_per_hour",
+        "marginal $ per added run/h",
+        "USD",
+        "on the upgrade ladder (the purchases within the budget that nothing cheaper beats on time): the extra "
+        "price of a step over the step before / the runs per hour it adds",
+    ),
+    Metric(
+        "marginal_usd_per_hour_saved_per_week",
+        "marginal $ per hour saved a week",
+        "USD",
+        "on the upgrade ladder: the extra price of a step / the extra hours it saves a week at your runs per week "
+        "(where this jumps, returns fall off)",
+    ),
+)
+BY_KEY = {m.key: m for m in METRICS}
+
+
+def definition(key: str) -> str:
+    return BY_KEY[key].definition
+
+
+def markdown_definitions() -> str:
+    """The definitions as a Markdown list (README, app, download)."""
+    return "\n".join(f"- **{m.label}** (`{m.key}`, {m.unit}): {m.definition}." for m in METRICS) + "\n"
