@@ -1,27 +1,43 @@
-"""advisor: which GPU upgrade pays for your deep-learning training? (Streamlit UI only.)
+"""advisor: which GPU upgrade (or rental) pays for your deep-learning training? (Streamlit UI only.)
 
-Run with ``streamlit run streamlit_app.py``. The numbers come from ``advisor.analysis``; this file
-only lays them out. Profile text is always shown as text: escaped in Markdown, plain in tables.
+Run with ``streamlit run streamlit_app.py``. Every number and every decision comes from the
+``advisor`` library (analysis, costs, estimates); this file lays them out. Profile text is always
+shown as text: escaped in Markdown, plain in tables.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from advisor import analysis, charts, report, store
-from advisor.errors import ProfileError
+from advisor import analysis, charts, costs, estimates, metrics, report, store
+from advisor.catalog import DEFAULT_CATALOG, Catalog, load_catalog
+from advisor.errors import AdvisorError, ProfileError
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
+CATALOG_FILE = Path(os.environ.get("ADVISOR_CATALOG", DEFAULT_CATALOG))
 CHART_BARS = 25  # bar charts show the best options; the table shows every one
 PRECISION_CHOICES = {"Best of both": "any", "float32": "float32", "mixed": "mixed"}
+# Column widths (pixels) that fit the table in a 1,400-pixel window beside the sidebar.
+TABLE_WIDTHS = {"option": 170, "precision": 82, "speedup": 66, "upgrade cost": 84, "$ per 1x": 64, "payback": 70,
+                "saved / week": 84, "cost / run": 66, "rent / run": 66, "time / run": 108, "source": 72}  # fmt: skip
+TABLE_HELP = {
+    "option": "the profile's name; (estimated): a catalog GPU nobody measured",
+    "source": "measured, quoted, or estimated (with a likely range)",
+}
+GOAL_LABELS = {"value": "Best value ($ per speedup)", "speed": "Fastest within budget", "cost": "Lowest cost per run"}
 safe = report.markdown_safe
 
 st.set_page_config(page_title="advisor: GPU upgrade advisor", page_icon="⚡", layout="wide")
+
+
+# --------------------------------------------------------------------------- loading (cached)
 
 
 @st.cache_resource
@@ -43,11 +59,19 @@ def load_folder(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[dict]
     )
 
 
+@st.cache_resource(show_spinner="Loading the GPU catalog...")
+def load_gpu_catalog(path: str, mtime: float) -> tuple[Catalog | None, str]:
+    """The catalog, or why it cannot be used (the app then works on the profiles alone)."""
+    try:
+        return load_catalog(path), ""
+    except AdvisorError as error:
+        return None, str(error)
+
+
 def read_upload(upload, taken_ids: set[str]) -> tuple[dict | None, list[str]]:
     """Validate an uploaded profile (never saved). Returns its data or the problems."""
-    raw = upload.getvalue()
     try:
-        profile, _ = store.profile_from_bytes(raw, f"upload {upload.name}")
+        profile, _ = store.profile_from_bytes(upload.getvalue(), f"upload {upload.name}")
     except ProfileError as error:
         return None, [str(p) for p in error.problems]
     data = dict(profile.data)
@@ -57,67 +81,41 @@ def read_upload(upload, taken_ids: set[str]) -> tuple[dict | None, list[str]]:
     return data, []
 
 
-st.title("Which upgrade makes your training pay?")
-st.caption(
-    "Speedups and dollars per speedup of real training runs: an LSTM(1000) trained with Keras, "
-    "measured with `python -m advisor measure` or quoted from a source."
-)
+# --------------------------------------------------------------------------- the sidebar
 
-frame, profile_data, problems, bad_files, warnings = load_folder(
-    str(PROFILES_DIR), store.folder_signature(PROFILES_DIR)
-)
 
-with st.sidebar:
-    st.header("Your situation")
-    upload = st.file_uploader(
-        "Your own profile (YAML, compared without being saved)",
-        type=["yaml", "yml"],
-        key="upload",
-        help="Make one with: python -m advisor measure --price-usd 0",
+@dataclass(frozen=True)
+class Choices:
+    """What the user chose in the sidebar."""
+
+    current_id: str
+    budget: float
+    precision: str
+    include_estimates: bool
+    goal: str
+    habits: costs.Habits
+
+
+def workload_picker(frame: pd.DataFrame) -> tuple:
+    """The workload to compare (results are compared only within one); asked only when there are several."""
+    names = frame.groupby("workload")["workload_name"].first()
+    counts = frame["workload"].value_counts()
+    if len(names) == 1:
+        return names.index[0]
+    keys = sorted(names.index, key=lambda k: -counts[k])
+    return st.sidebar.selectbox(
+        "Workload", keys, format_func=lambda k: f"{names[k]} ({counts[k]} results)", key="workload"
     )
-upload_problems: list[str] = []
-if upload is not None:
-    uploaded, upload_problems = read_upload(upload, set(frame["profile"]))
-    if uploaded is not None:
-        profile_data = [*profile_data, uploaded]
-        frame = pd.concat([frame, analysis.results_frame([uploaded])], ignore_index=True)
 
-if problems:
-    st.warning(f"{bad_files} invalid profile file(s) are left out; the rest work as usual.", icon="⚠️")
-    with st.expander(f"{len(problems)} problem(s) in the profiles folder", expanded=False):
-        for problem in problems:
-            st.text(problem)
-if upload_problems:
-    st.error("Your uploaded profile cannot be used:")
-    for problem in upload_problems:
-        st.text(problem)
 
-if frame.empty:
-    st.info(
-        "No profiles yet. Measure this machine with `python -m advisor measure --price-usd 0` and put the "
-        f"YAML file it writes into `{PROFILES_DIR.name}/`, or upload a profile in the sidebar."
-    )
-    st.stop()
-
-# The workload: results are compared only within one.
-workloads = frame.groupby("workload")["workload_name"].first()
-counts = frame["workload"].value_counts()
-with st.sidebar:
-    if len(workloads) > 1:
-        keys = sorted(workloads.index, key=lambda k: -counts[k])
-        workload = st.selectbox(
-            "Workload", keys, format_func=lambda k: f"{workloads[k]} ({counts[k]} results)", key="workload"
-        )
-    else:
-        workload = workloads.index[0]
-wframe = analysis.select_workload(frame, workload).frame
-names = wframe.groupby("profile")["name"].first()
-slowest = analysis.compare(wframe).baseline["profile"]
-
-with st.sidebar:
+def sidebar(wframe: pd.DataFrame, catalog: Catalog | None) -> Choices:
+    """The user's hardware, budget, precision, habits and goal. The inputs cannot take a negative number."""
+    bar = st.sidebar
+    names = wframe.groupby("profile")["name"].first()
     # Slowest first: the usual starting point is the hardware that needs an upgrade.
     profile_ids = list(wframe.groupby("profile")["seconds"].max().sort_values(ascending=False).index)
-    current_id = st.selectbox(
+    slowest = analysis.compare(wframe).baseline["profile"]
+    current_id = bar.selectbox(
         "Current hardware",
         profile_ids,
         index=profile_ids.index(slowest),
@@ -125,199 +123,330 @@ with st.sidebar:
         key="current",
         help="The hardware you train on today (its float32 result, or its only result).",
     )
-    max_price = float(wframe["price_usd"].max(skipna=True)) if wframe["price_usd"].notna().any() else 0.0
-    budget = st.number_input(
-        "Budget (USD)",
-        min_value=0.0,
-        value=max_price,
-        step=100.0,
-        format="%.0f",
-        key="budget",
-        help="The most you will spend. By default it covers every option.",
-    )
-    precision_label = st.radio(
+    prices = [*wframe["price_usd"].dropna(), *(g.price.usd for g in (catalog.gpus if catalog else ()) if g.price)]
+    budget = bar.number_input(
+        "Budget (USD)", min_value=0.0, value=float(max(prices, default=0.0)), step=100.0, format="%.0f",
+        key="budget", help="The most you will spend on a purchase (by default: every option). Renting needs none.",
+    )  # fmt: skip
+    precision = bar.radio(
         "Precision",
         list(PRECISION_CHOICES),
         index=0,
         key="precision",
         help="float32 only, mixed precision only, or the best of both (mixed precision is a free upgrade).",
     )
-    runs_per_week = st.number_input(
-        "Training runs per week",
-        min_value=0.0,
-        value=10.0,
-        step=1.0,
-        key="runs_per_week",
-        help="How often you train this job: turns speedups into hours saved.",
+    goal = bar.radio(
+        "Goal", list(GOAL_LABELS), format_func=GOAL_LABELS.__getitem__, key="goal",
+        help="; ".join(f"{GOAL_LABELS[g]}: {text}" for g, text in costs.GOAL_HELP.items()),
+    )  # fmt: skip
+    include_estimates = bar.toggle(
+        "Include estimates",
+        value=True,
+        key="estimates",
+        help="Add the performance model's estimates for the catalog's GPUs (marked estimated, with a likely range).",
     )
+    defaults = costs.Habits()
+    bar.subheader("Your habits and prices")
+    habits = costs.Habits(
+        runs_per_week=bar.number_input(
+            "Training runs per week", min_value=0.0, value=defaults.runs_per_week, step=1.0, key="runs_per_week",
+            help="How often you train this job: turns speedups into hours saved.",
+        ),
+        hour_value=bar.number_input(
+            "An hour of waiting is worth (USD)", min_value=0.0, value=defaults.hour_value, step=5.0,
+            key="hour_value", help="Turns hours saved into dollars, for the payback. 0: time is free.",
+        ),
+        kwh_price=bar.number_input(
+            "Electricity (USD per kWh)", min_value=0.0, value=defaults.kwh_price, step=0.01, format="%.2f",
+            key="kwh_price",
+        ),
+        lifetime_years=bar.number_input(
+            "Years you keep bought hardware", min_value=0.5, value=defaults.lifetime_years, step=0.5,
+            key="lifetime_years", help="Spreads a purchase over its runs: the cost per run owned.",
+        ),
+        resale_usd=bar.number_input(
+            "Your current hardware would sell for (USD)", min_value=0.0, value=defaults.resale_usd, step=50.0,
+            key="resale_usd",
+        ),
+    )  # fmt: skip
+    return Choices(current_id, budget, PRECISION_CHOICES[precision], include_estimates, goal, habits)
 
-current_rows = wframe[wframe["profile"] == current_id]
-current_precision = "float32" if (current_rows["precision"] == "float32").any() else current_rows["precision"].iloc[0]
-rec = analysis.recommend(
-    wframe, current_id, budget=budget, precision=PRECISION_CHOICES[precision_label], current_precision=current_precision
-)
-options = rec.options.copy()
-options["hours_saved_per_week"] = analysis.hours_saved_per_week(options, rec.current, runs_per_week)
 
-# ---- headline
-free = options[options["free_upgrade"] & options["faster"]]
-if rec.best is not None:
+# --------------------------------------------------------------------------- sections
+
+
+def problems_section(problems: list[str], bad_files: int, upload_problems: list[str], catalog_problem: str) -> None:
+    if problems:
+        st.warning(f"{bad_files} invalid profile file(s) are left out; the rest work as usual.", icon="⚠️")
+        with st.expander(f"{len(problems)} problem(s) in the profiles folder", expanded=False):
+            for problem in problems:
+                st.text(problem)
+    if upload_problems:
+        st.error("Your uploaded profile cannot be used:")
+        for problem in upload_problems:
+            st.text(problem)
+    if catalog_problem:
+        st.warning("The GPU catalog cannot be used (no estimates, rentals or board powers):", icon="⚠️")
+        st.text(catalog_problem)
+
+
+def headline(rec: analysis.Recommendation) -> None:
+    """One plain answer: the best option for the goal, what it costs, saves and when it pays back; rent or buy."""
     best = rec.best
-    st.metric(
-        "Best upgrade",
-        safe(analysis.describe_result(best)),
-        delta=f"{best['speedup_vs_current']:.2f}x faster, "
-        + ("free" if best["free_upgrade"] else f"{report.fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"),
-        border=True,
-    )
-else:
-    st.metric("Best upgrade", "None within your choices", border=True)
-if rec.best is not None and bool(rec.best["free_upgrade"]):
-    st.success(safe(rec.reason), icon="🎁")
-else:
-    st.info(safe(rec.reason))
-    if not free.empty:
-        top = free.sort_values("seconds").iloc[0]
-        st.success(
-            safe(
-                f"Free upgrade first: {top['precision']} on the hardware you have is "
-                f"{top['speedup_vs_current']:.2f}x faster for $0."
-            ),
-            icon="🎁",
-        )
-st.caption(
-    safe(
-        f"Current: {rec.current['name']} ({rec.current['precision']}), "
-        f"{report.fmt_seconds(rec.current['seconds'])} per training run."
-    )
-)
-for note in rec.notes:
-    st.caption("Note: " + safe(note))
-
-# ---- the table
-st.subheader("Every option")
-table = pd.DataFrame(
-    {
-        "profile": options["profile"],
-        "option": options["name"],
-        "device": options["device"],
-        "precision": options["precision"],
-        "speedup": options["speedup_vs_current"],
-        "seconds": options["seconds"],
-        "price (USD)": options["price_usd"],
-        "upgrade cost (USD)": options["upgrade_cost_usd"],
-        "$ per 1x speedup": options["dollars_per_speedup_vs_current"],
-        "$ per added run/h": options["dollars_per_added_run_per_hour"],
-        "hours saved / week": options["hours_saved_per_week"],
-        "source": options["source"],
-        "source detail": options["source_detail"].astype(str)
-        + options["approximate"].map({True: " (approximate)", False: ""}),
-    }
-)
-st.dataframe(
-    table,
-    hide_index=True,
-    width="stretch",
-    column_config={
-        "speedup": st.column_config.NumberColumn(format="%.2fx"),
-        "seconds": st.column_config.NumberColumn(format="%.1f s"),
-        "price (USD)": st.column_config.NumberColumn(format="$%.0f"),
-        "upgrade cost (USD)": st.column_config.NumberColumn(format="$%.0f"),
-        "$ per 1x speedup": st.column_config.NumberColumn(format="$%.2f"),
-        "$ per added run/h": st.column_config.NumberColumn(format="$%.2f"),
-        "hours saved / week": st.column_config.NumberColumn(format="%.2f h"),
-    },
-    key="options_table",
-)
-download_left, download_right = st.columns(2)
-# The files are made only when a button is clicked (deferred), not on every re-run.
-download_left.download_button(
-    "Download the table (CSV)",
-    partial(table.to_csv, index=False),
-    "advisor-options.csv",
-    "text/csv",
-    on_click="ignore",
-)
-download_right.download_button(
-    "Download the recommendation (Markdown)",
-    partial(report.recommendation_markdown, rec),
-    "advisor-recommendation.md",
-    "text/markdown",
-    on_click="ignore",
-)
-
-# ---- charts
-st.subheader("At a glance")
-speedup_tab, frontier_tab, value_tab = st.tabs(["Speedup", "Price vs time", "Dollars per speedup"])
-with speedup_tab:
-    if options.empty:
-        st.info("No other results of this workload to compare with.")
+    if best is None:
+        st.metric("Best upgrade", "None within your choices", border=True)
+        st.info(safe(rec.reason))
     else:
-        shown = options.nlargest(CHART_BARS, "speedup_vs_current")
-        st.altair_chart(charts.speedup_chart(shown), width="stretch")
-        if len(shown) < len(options):
-            st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
-with frontier_tab:
-    st.altair_chart(
-        charts.price_time_chart(analysis.filter_precision(wframe, PRECISION_CHOICES[precision_label])), width="stretch"
+        cost = "free" if best["free_upgrade"] else f"{report.fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"
+        st.metric(
+            "Best upgrade",
+            safe(analysis.describe_result(best)),
+            delta=f"{best['speedup_vs_current']:.2f}x faster, {cost}",
+            border=True,
+        )
+        payback = report.fmt_payback(best).replace("wk", "weeks").replace("*", " (time only)")
+        cells = [
+            ("Upgrade cost", "free" if best["free_upgrade"] else report.fmt_usd(best["upgrade_cost_usd"])),
+            ("Hours saved a week", f"{best['hours_saved_per_week']:,.1f} h"),
+            ("Pays for itself", payback),
+            ("Cost per run", report.fmt_usd_small(best["usd_per_run"])),
+        ]
+        for column, (label, value) in zip(st.columns(4), cells, strict=True):
+            column.metric(label, value, border=True)
+        (st.success if best["free_upgrade"] else st.info)(safe(rec.reason), icon="🎁" if best["free_upgrade"] else None)
+        if best["source"] == "estimated":
+            st.caption(safe(f"Estimated, not measured: {best['basis'] or best['source_detail']}"))
+    st.caption("Renting: " + safe(rec.rent_advice))
+    current = rec.current
+    st.caption(
+        safe(
+            f"Current: {current['name']} ({current['precision']}), {report.fmt_seconds(current['seconds'])} "
+            f"per training run; power {report.fmt_watts(current['power_watts'])}"
+            + (f" ({current['power_source']})." if current["power_source"] != "unknown" else ".")
+        )
+    )
+    for note in rec.notes:
+        st.caption("Note: " + safe(note))
+
+
+def cost_chart_section(rec: analysis.Recommendation) -> None:
+    """Cumulative cost against runs: keeping the current hardware, the best purchase, the best rental."""
+    habits = rec.habits
+    purchase = rec.best if rec.best is not None and not rec.best["free_upgrade"] else None
+    if purchase is not None and purchase.get("cheapest_way") == "rent" and pd.isna(purchase["upgrade_cost_usd"]):
+        purchase = None
+    horizon = max(int(habits.runs_per_week * costs.WEEKS_PER_YEAR * habits.lifetime_years), 10)
+    lines = costs.cumulative_costs(rec.current, purchase, rec.best_rental, habits, horizon)
+    st.altair_chart(charts.cumulative_cost_chart(lines, costs.crossings(lines)), width="stretch")
+    unknown = (
+        ""
+        if pd.notna(rec.current["power_watts"])
+        else " Your current hardware's power is unknown: its energy counts as $0."
     )
     st.caption(
-        "A result is on the frontier when nothing is both cheaper (or equal) and faster. Unpriced results are left out."
+        f"Over {habits.lifetime_years:g} years at {habits.runs_per_week:g} runs a week ({horizon:,} runs). Each run "
+        f"costs its energy plus its waiting time at ${habits.hour_value:,.2f} an hour.{unknown}"
     )
-with value_tab:
-    if options["dollars_per_speedup_vs_current"].notna().any():
+
+
+def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
+    """Every option, the deciding columns first; the CSV download keeps the numbers."""
+    st.subheader("Every option")
+    table = report.options_display(rec.options)
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            name: st.column_config.TextColumn(
+                width=TABLE_WIDTHS.get(name, 72), help=metrics.definition(key) if key else TABLE_HELP.get(name)
+            )
+            for name, key, _ in report.DISPLAY_COLUMNS
+        },
+        key="options_table",
+    )
+    st.caption("Estimated rows show their likely range beside the time; payback '(time alone)' or * means the "
+               "energy saving is unknown and left out.")  # fmt: skip
+    left, right = st.columns(2)
+    # The files are made only when a button is clicked (deferred), not on every re-run.
+    numbers = rec.options.drop(columns=["workload"])
+    left.download_button(
+        "Download the table (CSV)", partial(numbers.to_csv, index=False), "advisor-options.csv", "text/csv",
+        on_click="ignore",
+    )  # fmt: skip
+    right.download_button(
+        "Download the recommendation (Markdown)", partial(report.recommendation_markdown, rec),
+        "advisor-recommendation.md", "text/markdown", on_click="ignore",
+    )  # fmt: skip
+    return table
+
+
+def ladder_section(rec: analysis.Recommendation) -> None:
+    ladder = rec.ladder
+    if ladder is None or ladder.empty:
+        return
+    with st.expander("The upgrade ladder: where returns fall off", expanded=False):
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "step": ladder["name"].astype(str) + ", " + ladder["precision"],
+                    "price": ladder["upgrade_cost_usd"].map(report.fmt_usd),
+                    "time per run": [report.fmt_seconds_with_source(r) for _, r in ladder.iterrows()],
+                    "marginal $ per added run/h": ladder["marginal_usd_per_added_run_per_hour"].map(report.fmt_usd),
+                    "marginal $ per hour saved a week": ladder["marginal_usd_per_hour_saved_per_week"].map(
+                        report.fmt_usd
+                    ),
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+        st.caption(metrics.definition("marginal_usd_per_hour_saved_per_week"))
+
+
+def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision: str) -> None:
+    options = rec.options
+    st.subheader("At a glance")
+    speedup_tab, frontier_tab, value_tab = st.tabs(["Speedup", "Price vs time", "Dollars per speedup"])
+    with speedup_tab:
+        if options.empty:
+            st.info("No other results of this workload to compare with.")
+        else:
+            shown = options.nlargest(CHART_BARS, "speedup_vs_current")
+            st.altair_chart(charts.speedup_chart(shown), width="stretch")
+            if len(shown) < len(options):
+                st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
+    with frontier_tab:
+        st.altair_chart(charts.price_time_chart(analysis.filter_precision(wframe, precision)), width="stretch")
+        st.caption("A result is on the frontier when nothing is both cheaper (or equal) and faster. Unpriced results "
+                   "are left out.")  # fmt: skip
+    with value_tab:
         priced = options[options["dollars_per_speedup_vs_current"].notna()]
-        shown = priced.nsmallest(CHART_BARS, "dollars_per_speedup_vs_current")
-        st.altair_chart(charts.dollars_per_speedup_chart(shown), width="stretch")
-        if len(shown) < len(priced):
-            st.caption(f"The {CHART_BARS} best values of {len(priced)} priced, faster options; the table has them all.")
-    else:
-        st.info("No faster option with a known price.")
+        if priced.empty:
+            st.info("No faster option with a known price.")
+        else:
+            shown = priced.nsmallest(CHART_BARS, "dollars_per_speedup_vs_current")
+            st.altair_chart(charts.dollars_per_speedup_chart(shown), width="stretch")
+            if len(shown) < len(priced):
+                st.caption(f"The {CHART_BARS} best values of {len(priced)} priced, faster options.")
 
-# ---- profile detail
-st.subheader("Profile details")
-by_id = {data["id"]: data for data in profile_data}
-detail_ids = [pid for pid in names.index if pid in by_id]
-detail_id = st.selectbox(
-    "Profile",
-    detail_ids,
-    index=detail_ids.index(current_id) if current_id in detail_ids else 0,
-    format_func=lambda pid: str(names[pid]),
-    key="detail",
-)
-detail = by_id[detail_id]
-hardware_col, software_col, provenance_col = st.columns(3)
-with hardware_col:
-    st.markdown("**Hardware**")
-    st.json({"device": detail["device"], "host": detail.get("host", {}), "price": detail["price"]}, expanded=True)
-with software_col:
-    st.markdown("**Software and workload**")
-    st.json({"software": detail["software"], "workload": detail["workload"]}, expanded=True)
-with provenance_col:
-    st.markdown("**Provenance**")
-    st.json({"provenance": detail["provenance"], "notes": detail.get("notes", [])}, expanded=True)
-epoch_chart = charts.epoch_times_chart(detail)
-if epoch_chart is not None:
-    st.altair_chart(epoch_chart, width="stretch")
-else:
-    st.caption("This profile records no per-epoch times (quoted results give only totals).")
 
-# ---- metric definitions
-with st.expander("What the numbers mean"):
-    st.markdown(
-        """
-- **seconds**: total wall time of the workload's training epochs (the first, warm-up epoch included).
-  `~` marks a rounded quoted figure, `±` an estimate's 95 % error.
-- **speedup**: current seconds / option seconds. 2x means a run takes half as long.
-- **upgrade cost**: the option's price; **$0** when it is the hardware you already have (another precision).
-- **$ per 1x speedup**: upgrade cost / speedup. Lower is better value.
-- **$ per added run/h**: upgrade cost / (option runs per hour - current runs per hour), runs per hour = 3600 / seconds.
-- **hours saved / week**: runs per week x (current seconds - option seconds) / 3600.
-- **source**: *measured* by `advisor measure`, *quoted* from a source (named in *source detail*), or
-  *estimated* (by `--quick`: first epoch + remaining epochs x the steady median).
-"""
+def details_section(profile_data: list[dict], names: pd.Series, current_id: str) -> None:
+    st.subheader("Profile details")
+    by_id = {data["id"]: data for data in profile_data}
+    detail_ids = [pid for pid in names.index if pid in by_id]
+    if not detail_ids:
+        return
+    detail_id = st.selectbox(
+        "Profile",
+        detail_ids,
+        index=detail_ids.index(current_id) if current_id in detail_ids else 0,
+        format_func=lambda pid: str(names[pid]),
+        key="detail",
     )
-if warnings:
-    with st.expander(f"{len(warnings)} warning(s) about unknown fields"):
-        for warning in warnings:
-            st.text(warning)
+    detail = by_id[detail_id]
+    hardware_col, software_col, provenance_col = st.columns(3)
+    with hardware_col:
+        st.markdown("**Hardware**")
+        st.json({"device": detail["device"], "host": detail.get("host", {}), "price": detail["price"]}, expanded=True)
+    with software_col:
+        st.markdown("**Software and workload**")
+        st.json({"software": detail["software"], "workload": detail["workload"]}, expanded=True)
+    with provenance_col:
+        st.markdown("**Provenance**")
+        st.json({"id": detail["id"], "provenance": detail["provenance"], "notes": detail.get("notes", [])},
+                expanded=True)  # fmt: skip
+    epoch_chart = charts.epoch_times_chart(detail)
+    if epoch_chart is not None:
+        st.altair_chart(epoch_chart, width="stretch")
+    else:
+        st.caption("This profile records no per-epoch times (quoted results give only totals).")
+
+
+def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog | None) -> None:
+    if catalog is None:
+        return
+    age = (_dt.date.today() - _dt.date.fromisoformat(catalog.as_of)).days
+    st.caption(
+        f"GPU catalog: {len(catalog.gpus)} GPUs; prices collected {catalog.as_of} ({age:,} days ago). Each price "
+        "keeps its own date: launch prices are as old as the GPU, rentals date from 2024-2026."
+    )
+    if found is None:
+        return
+    with st.expander("How the estimates are made"):
+        params = found.model.params
+        st.markdown(
+            "An estimate predicts the total training time from the GPU's specifications: each step of the run is "
+            "bound by **arithmetic** (its FLOPs over the precision's peak), by **memory** traffic (the weights are "
+            "re-read every timestep unless they fit in the L2 cache) or by a fixed **per-step** cost, plus a "
+            "start-up. The constants are fitted to the measured and quoted results of this workload."
+        )
+        st.text(
+            f"eta_arith {params.eta_arith:.3f}, eta_mem {params.eta_mem:.3f}, "
+            f"per step {params.step_seconds * 1e6:.1f} us, start-up {params.startup_seconds:.2f} s\n"
+            + found.model.basis()
+        )
+        if found.not_estimated:
+            st.text("\n".join(f"Not estimated: {e.device.name} {e.precision}: {e.reason}" for e in found.not_estimated))
+
+
+def definitions_section(warnings: list[str]) -> None:
+    with st.expander("What the numbers mean"):
+        st.markdown(metrics.markdown_definitions())
+    if warnings:
+        with st.expander(f"{len(warnings)} warning(s) about unknown fields"):
+            for warning in warnings:
+                st.text(warning)
+
+
+# --------------------------------------------------------------------------- layout
+
+st.title("Which upgrade makes your training pay?")
+st.caption(
+    "Speedups, dollars per speedup and what a run really costs, from real training runs (an LSTM(1000) trained "
+    "with Keras, measured with `python -m advisor measure` or quoted from a source) and estimates for today's GPUs."
+)
+frame, profile_data, problems, bad_files, warnings = load_folder(
+    str(PROFILES_DIR), store.folder_signature(PROFILES_DIR)
+)
+catalog, catalog_problem = load_gpu_catalog(
+    str(CATALOG_FILE), CATALOG_FILE.stat().st_mtime if CATALOG_FILE.exists() else 0
+)
+st.sidebar.header("Your situation")
+upload = st.sidebar.file_uploader(
+    "Your own profile (YAML, compared without being saved)", type=["yaml", "yml"], key="upload",
+    help="Make one with: python -m advisor measure --price-usd 0",
+)  # fmt: skip
+upload_problems: list[str] = []
+if upload is not None:
+    uploaded, upload_problems = read_upload(upload, set(frame["profile"]))
+    if uploaded is not None:
+        profile_data = [*profile_data, uploaded]
+        frame = pd.concat([frame, analysis.results_frame([uploaded])], ignore_index=True)
+problems_section(problems, bad_files, upload_problems, catalog_problem)
+if frame.empty:
+    st.info(
+        "No profiles yet. Measure this machine with `python -m advisor measure --price-usd 0` and put the "
+        f"YAML file it writes into `{PROFILES_DIR.name}/`, or upload a profile in the sidebar."
+    )
+    st.stop()
+
+wframe = analysis.select_workload(frame, workload_picker(frame)).frame
+choices = sidebar(wframe, catalog)
+found = None
+if choices.include_estimates and catalog is not None:
+    found = estimates.estimate_catalog(wframe, catalog, wframe["workload"].iloc[0])
+    wframe = estimates.append_rows(wframe, found.rows)
+rec = analysis.recommend(
+    wframe, choices.current_id, budget=choices.budget, precision=choices.precision,
+    current_precision=analysis.current_precision(wframe, choices.current_id), habits=choices.habits,
+    goal=choices.goal, catalog=catalog,
+)  # fmt: skip
+headline(rec)
+cost_chart_section(rec)
+options_section(rec)
+ladder_section(rec)
+charts_section(rec, wframe, choices.precision)
+details_section(profile_data, frame.groupby("profile")["name"].first(), choices.current_id)
+estimates_section(found, catalog)
+definitions_section(warnings)

@@ -339,7 +339,10 @@ def recommend(
     else:
         eligible = buyable
     ranked = costs.rank(eligible, goal)
-    options = options.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
+    # The options in the goal's order: the eligible ones best first, then the rest by time.
+    options["rank"] = pd.Series(range(1, len(ranked) + 1), index=ranked.index, dtype=float).reindex(options.index)
+    options = options.sort_values(["rank", "seconds", "profile", "precision"], na_position="last")
+    options = options.reset_index(drop=True)
     best = None if ranked.empty else ranked.iloc[0]
     rentals = faster[faster["cloud_usd_per_run"].notna()].sort_values(["cloud_usd_per_run", "seconds"])
     best_rental = None if rentals.empty else rentals.iloc[0]
@@ -433,7 +436,7 @@ def _payback_words(option: pd.Series, habits: Habits) -> str:
     alone = option["payback_counts"] != "time and energy"
     if missing(weeks):
         if habits.hour_value == 0:
-            return "say what an hour of waiting is worth (--hour-value) to see when it pays for itself"
+            return "say what an hour of waiting is worth to see when it pays for itself"
         return f"at ${habits.hour_value:,.0f} an hour it never pays for itself"
     counted = " (counting the time saved alone: the power is unknown)" if alone and habits.hour_value else ""
     value = f" at ${habits.hour_value:,.0f} an hour" if habits.hour_value else " in energy saved"

@@ -17,8 +17,14 @@ def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def speedup_chart(options: pd.DataFrame, column: str = "speedup_vs_current") -> alt.Chart:
-    """Horizontal bars: speedup of each option over the current hardware (1x marked)."""
-    data = _labelled(options)[["option", column, "source", "seconds"]].rename(columns={column: "speedup"})
+    """Horizontal bars: speedup of each option over the current hardware (1x marked); an estimate's likely range
+    as an error bar."""
+    data = _labelled(options)
+    current_seconds = data["seconds"] * data[column]
+    data = data.assign(
+        speedup=data[column], fastest=current_seconds / data["low"], slowest=current_seconds / data["high"]
+    )
+    data = data[["option", "speedup", "source", "seconds", "fastest", "slowest"]]
     bars = (
         alt.Chart(data)
         .mark_bar()
@@ -35,8 +41,15 @@ def speedup_chart(options: pd.DataFrame, column: str = "speedup_vs_current") -> 
             ],
         )
     )
+    ranges = (
+        alt.Chart(data[data["fastest"].notna()])
+        .mark_errorbar(ticks=True, color="#333333")
+        .encode(x=alt.X("slowest:Q"), x2="fastest:Q", y=alt.Y("option:N", sort="-x"))
+    )
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
-    return (bars + rule).properties(title="Speedup over your current hardware (dashed: 1x, your hardware today)")
+    return (bars + ranges + rule).properties(
+        title="Speedup over your current hardware (dashed: 1x, today; whiskers: an estimate's likely range)"
+    )
 
 
 def price_time_chart(frame: pd.DataFrame) -> alt.Chart:
@@ -44,7 +57,7 @@ def price_time_chart(frame: pd.DataFrame) -> alt.Chart:
     data = _labelled(frame)
     data = data[data["price_usd"].notna()].copy()
     data["frontier"] = best_value_frontier(data)
-    data = data[["option", "price_usd", "seconds", "source", "frontier"]]
+    data = data[["option", "price_usd", "seconds", "source", "frontier", "low", "high"]]
     points = (
         alt.Chart(data)
         .mark_circle(size=90, opacity=0.85)
@@ -66,7 +79,14 @@ def price_time_chart(frame: pd.DataFrame) -> alt.Chart:
         .mark_line(interpolate="step-after", color="#2ca02c", strokeWidth=2)
         .encode(x="price_usd:Q", y="seconds:Q", order="price_usd:Q")
     )
-    return (line + points).properties(title="Price against training time; green: the best-value frontier")
+    ranges = (
+        alt.Chart(data[data["low"].notna()])
+        .mark_rule(color="#7f7f7f", opacity=0.6)
+        .encode(x="price_usd:Q", y="low:Q", y2="high:Q")
+    )
+    return (ranges + line + points).properties(
+        title="Price against training time; green: the best-value frontier; grey bars: estimates' likely ranges"
+    )
 
 
 def dollars_per_speedup_chart(options: pd.DataFrame) -> alt.Chart:
@@ -105,4 +125,33 @@ def epoch_times_chart(profile_data: dict) -> alt.Chart | None:
             tooltip=["precision", "epoch", alt.Tooltip("seconds:Q", format=".3f")],
         )
         .properties(title="Every epoch's wall time (the first includes tracing and warm-up)")
+    )
+
+
+def cumulative_cost_chart(lines: pd.DataFrame, crossings: pd.DataFrame) -> alt.LayerChart:
+    """Cumulative cost against the number of runs (costs.cumulative_costs), with the break-even points marked."""
+    chart = (
+        alt.Chart(lines)
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=alt.X("runs:Q", title="training runs"),
+            y=alt.Y("usd:Q", title="cumulative cost (USD)", axis=alt.Axis(format="$,.0f")),
+            color=alt.Color("option:N", title=None, legend=alt.Legend(orient="top", labelLimit=360)),
+            tooltip=["option", alt.Tooltip("runs:Q", format=",.0f"), alt.Tooltip("usd:Q", format="$,.2f")],
+        )
+    )
+    if crossings.empty:
+        return chart.properties(title="What each choice costs as you train (purchase price, energy, waiting time)")
+    marks = (
+        alt.Chart(crossings)
+        .mark_point(size=140, filled=True, color="black", shape="diamond")
+        .encode(x="runs:Q", y="usd:Q", tooltip=["label", alt.Tooltip("runs:Q", format=",.0f")])
+    )
+    labels = (
+        alt.Chart(crossings)
+        .mark_text(align="left", dx=8, dy=-10, fontSize=12)
+        .encode(x="runs:Q", y="usd:Q", text="label:N")
+    )
+    return (chart + marks + labels).properties(
+        title="What each choice costs as you train (purchase price, energy, waiting time); diamonds: break-even"
     )

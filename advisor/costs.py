@@ -107,7 +107,11 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
     payback = (outlay / weekly_gain).where(weekly_gain > 0)
     payback = payback.where(outlay > 0, 0.0).where(out["upgrade_cost_usd"].notna())
     out["payback_weeks"] = payback.where(~out["free_upgrade"], 0.0)
-    out["payback_counts"] = np.where(energy_known, "time and energy", "time saved alone (power unknown)")
+    out["payback_counts"] = np.where(
+        energy_known,
+        "time and energy",
+        "time saved alone (power unknown)" if habits.hour_value > 0 else "nothing (an hour is worth $0, power unknown)",
+    )
     lifetime_runs = runs * WEEKS_PER_YEAR * habits.lifetime_years
     owned_price = out["price_usd"].where(~out["free_upgrade"], 0.0)
     amortised = owned_price / lifetime_runs if lifetime_runs > 0 else owned_price * math.inf
@@ -195,6 +199,25 @@ def cumulative_costs(
 
 def _known(value: float) -> float:
     return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def crossings(lines: pd.DataFrame) -> pd.DataFrame:
+    """The break-even points of a cumulative_costs frame: where buying or renting overtakes keeping the current
+    hardware, and where buying overtakes renting."""
+    names = list(dict.fromkeys(lines["option"]))
+    keep = names[0]
+    buy = next((n for n in names if n.startswith("buy ")), None)
+    rent = next((n for n in names if n.startswith("rent ")), None)
+    points = []
+    for first, second, label in ((keep, buy, "buying pays off"), (keep, rent, "renting pays off"),
+                                 (rent, buy, "buying beats renting")):  # fmt: skip
+        if first is None or second is None:
+            continue
+        runs = break_even(lines, first, second)
+        if runs is not None:
+            usd = lines[(lines["option"] == second) & (lines["runs"] == runs)]["usd"].iloc[0]
+            points.append({"runs": runs, "usd": usd, "label": f"{label} after {runs:,.0f} runs"})
+    return pd.DataFrame(points, columns=["runs", "usd", "label"])
 
 
 def break_even(a: pd.DataFrame, first: str, second: str) -> float | None:

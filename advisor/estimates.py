@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from advisor import perfmodel
-from advisor.analysis import select_workload
+from advisor.analysis import select_workload, short_device
 from advisor.catalog import Catalog
 from advisor.schema import WORKLOAD_KEY_FIELDS
 
@@ -132,7 +132,7 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str) -> d
     price = gpu.price
     return {
         "profile": f"catalog-{gpu.id}",
-        "name": f"{gpu.name} (estimated)",
+        "name": f"{short_device(gpu.name)} (estimated)",
         "device": gpu.name,
         "device_name": gpu.name,
         "device_kind": "gpu",
@@ -162,10 +162,14 @@ def _or_nan(value: float | None) -> float:
 
 def with_estimates(frame: pd.DataFrame, catalog: Catalog, key: tuple) -> pd.DataFrame:
     """The frame plus the catalog estimates of one workload (the other workloads' rows untouched)."""
-    estimates = estimate_catalog(frame, catalog, key).rows
-    if estimates.empty:
+    return append_rows(frame, estimate_catalog(frame, catalog, key).rows)
+
+
+def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """The frame with estimate rows added under its own columns."""
+    if rows.empty:
         return frame
-    return pd.concat([frame, estimates[[c for c in frame.columns if c in estimates.columns]]], ignore_index=True)
+    return pd.concat([frame, rows[[c for c in frame.columns if c in rows.columns]]], ignore_index=True)
 
 
 def add_to(frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None) -> pd.DataFrame:

@@ -38,3 +38,7 @@ def fmt_usd_small(value: float) -> str:
     if missing(value):
         return "unknown"
     return f"${value:,.4f}" if value < 0.01 else f"${value:,.2f}"
+
+
+def fmt_watts(value: float) -> str:
+    return "unknown" if missing(value) else f"{value:,.0f} W"

@@ -10,10 +10,10 @@ import pandas as pd
 from advisor.analysis import Comparison, Recommendation
 from advisor.catalog import Catalog, Gpu
 from advisor.estimates import CatalogEstimates
-from advisor.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, fmt_usd_small, missing
+from advisor.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, fmt_usd_small, fmt_watts, missing
 from advisor.metrics import markdown_definitions
 
-__all__ = ["fmt_rate", "fmt_seconds", "fmt_times", "fmt_usd"]
+__all__ = ["fmt_rate", "fmt_seconds", "fmt_times", "fmt_usd", "fmt_usd_small", "fmt_watts"]
 
 
 def fmt_seconds_with_source(row: pd.Series) -> str:
@@ -49,7 +49,9 @@ def fmt_payback(row: Any) -> str:
     """Weeks to pay back ('now' for free, 'never'), '*' when it counts the time saved alone (power unknown)."""
     weeks = row["payback_weeks"]
     if missing(weeks):
-        return "never" if row["faster"] and not missing(row["upgrade_cost_usd"]) else "-"
+        if not row["faster"] or missing(row["upgrade_cost_usd"]):
+            return "-"
+        return "unknown" if str(row["payback_counts"]).startswith("nothing") else "never"
     text = "now" if weeks == 0 else f"{weeks:,.1f} wk"
     return text + ("*" if weeks and row["payback_counts"] != "time and energy" else "")
 
@@ -251,3 +253,43 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates) -> str:
         lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
                      f"{missing_estimate.reason}")  # fmt: skip
     return "\n".join(lines)
+
+
+# The app's options table: the deciding columns first, every cell text with its unit, "unknown" for a value
+# nobody knows (never None or NaN). The CSV download keeps the numbers.
+PRECISION_SHORT = {"float32": "float32", "mixed_float16": "mixed fp16", "mixed_bfloat16": "mixed bf16"}
+
+
+def fmt_range_seconds(row: Any) -> str:
+    """Seconds, with an estimate's likely range in two significant digits: '2.7 s (0.72-10)'."""
+    if row.get("source") != "estimated" or missing(row.get("low")) or not missing(row.get("estimate_error_seconds")):
+        return fmt_seconds_with_source(row)
+
+    def short(value: float) -> str:
+        return f"{value:.2g}" if value < 10 else f"{value:,.0f}"
+
+    return f"{short(row['seconds'])} s ({short(row['low'])}-{short(row['high'])})"
+
+
+# (header, metric key for the help text, render): the deciding columns first.
+DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
+    ("option", "", lambda r: str(r["name"])),
+    ("precision", "", lambda r: PRECISION_SHORT.get(r["precision"], r["precision"])),
+    ("speedup", "speedup_vs_current", lambda r: fmt_times(r["speedup_vs_current"])),
+    ("upgrade cost", "upgrade_cost_usd", lambda r: "free" if r["free_upgrade"] else fmt_usd(r["upgrade_cost_usd"])),
+    ("$ per 1x", "dollars_per_speedup_vs_current",
+     lambda r: fmt_usd(r["dollars_per_speedup_vs_current"]) if r["faster"] else "-"),
+    ("saved / week", "hours_saved_per_week", lambda r: f"{r['hours_saved_per_week']:,.2f} h"),
+    ("payback", "payback_weeks", lambda r: fmt_payback(r).replace("wk", "wk")),
+    ("cost / run", "usd_per_run_owned", lambda r: fmt_usd_small(r["usd_per_run_owned"])),
+    ("rent / run", "cloud_usd_per_run",
+     lambda r: fmt_usd_small(r["cloud_usd_per_run"]) if not missing(r["cloud_usd_per_run"]) else "-"),
+    ("time / run", "seconds", fmt_range_seconds),
+    ("source", "", lambda r: r["source"]),
+]  # fmt: skip
+
+
+def options_display(options: pd.DataFrame) -> pd.DataFrame:
+    """The options as the app shows them (text cells, units, 'unknown')."""
+    records = options.to_dict("records")
+    return pd.DataFrame({name: [render(r) for r in records] for name, _, render in DISPLAY_COLUMNS})

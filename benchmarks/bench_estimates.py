@@ -33,7 +33,8 @@ for point, error in zip(model.points, model.loo_errors, strict=True):
     fitted, bound = perfmodel.predict(work, point.device, point.precision, p)
     print(f"{point.label + ' ' + point.precision:<34} {point.seconds:>8.1f}s {fitted:>8.1f}s "
           f"{point.seconds * math.exp(error):>8.1f}s {math.exp(error):>9.2f}x  {bound}")  # fmt: skip
-print(f"worst leave-one-out error: {model.loo_factor():.2f}x; every estimate's range is at least x/{math.exp(model.half_width):.2f}")
+print(f"worst leave-one-out error: {model.loo_factor():.2f}x; every estimate's range is at least "
+      f"x/{math.exp(model.half_width):.2f}")  # fmt: skip
 
 cold, warm = [], []
 for _ in range(7):

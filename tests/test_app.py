@@ -32,21 +32,56 @@ def options_table(at: AppTest):
     return at.dataframe[0].value
 
 
-def test_defaults_start_from_the_slowest_hardware(monkeypatch):
+def without_estimates(at: AppTest) -> AppTest:
+    at.sidebar.toggle(key="estimates").set_value(False).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def chart_specs(at: AppTest) -> list[str]:
+    """Every chart's spec and data (Arrow tables keep their strings as UTF-8 text)."""
+    return [chart.proto.SerializeToString().decode("utf-8", "replace") for chart in at.get("vega_lite_chart")]
+
+
+def plain(markdown: str) -> str:
+    """Text the app escaped for Markdown, unescaped for comparing."""
+    return markdown.replace("\\", "")
+
+
+def test_defaults_start_from_the_slowest_hardware_and_include_estimates(monkeypatch):
     at = start(monkeypatch)
     assert at.sidebar.selectbox(key="current").value == "post-cpu-only"
+    assert at.sidebar.toggle(key="estimates").value is True
+    value, _ = best(at)
+    # With estimates, the best value from the CPU is an estimated catalog GPU: marked as such, with its range.
+    assert "(estimated)" in plain(value)
+    reason = plain(next(i.value for i in at.info))
+    assert "estimated at" in reason and "likely between" in reason
+    assert any("Estimated, not measured" in c.value for c in at.caption)
+    table = options_table(at)
+    assert list(table.columns[:9]) == ["option", "precision", "speedup", "upgrade cost", "$ per 1x", "saved / week",
+                                       "payback", "cost / run", "rent / run"]  # fmt: skip
+    estimated = table[table["source"] == "estimated"]
+    assert len(estimated) > 40 and estimated["option"].str.endswith("(estimated)").all()
+    assert estimated["time / run"].str.contains(r"\(.*-.*\)").all()  # the likely range beside every estimate
+    assert not table.isin(["None", "nan", "NaN"]).any().any()
+    assert any("prices collected 2026-11-30" in c.value for c in at.caption)
+
+
+def test_estimates_off_gives_the_posts_answer(monkeypatch):
+    at = without_estimates(start(monkeypatch))
     value, delta = best(at)
     # Best of both precisions, no budget limit: the Titan RTX in mixed precision at $16.33 per 1x.
-    assert "Titan RTX" in value and "mixed" in value
+    assert "Titan RTX" in value and "mixed" in value and "(estimated)" not in plain(value)
     assert "153.09x faster" in delta
     table = options_table(at)
-    assert {"post-gtx-1070-ti", "post-titan-rtx"} <= set(table["profile"])
-    assert "post-cpu-only" not in set(table["profile"])
-    assert {"speedup", "seconds", "$ per 1x speedup", "$ per added run/h", "source"} <= set(table.columns)
+    assert {"GTX 1070 Ti (the post)", "Titan RTX (the post)"} <= set(table["option"])
+    assert "CPU only (the post's desktop)" not in set(table["option"])
+    assert set(table["source"]) <= {"measured", "quoted"}
 
 
 def test_changing_current_hardware_budget_and_precision(monkeypatch):
-    at = start(monkeypatch)
+    at = without_estimates(start(monkeypatch))
     at.sidebar.radio(key="precision").set_value("float32").run()
     value, delta = best(at)
     assert "GTX 1070 Ti" in value and "16.29x faster" in delta and "$33.75" in delta
@@ -55,7 +90,7 @@ def test_changing_current_hardware_budget_and_precision(monkeypatch):
     at.sidebar.selectbox(key="current").set_value("post-gtx-1070-ti").run()
     value, delta = best(at)
     assert "Titan RTX" in value and "4.42x faster" in delta
-    assert "post-gtx-1070-ti" not in set(options_table(at)["profile"])
+    assert "GTX 1070 Ti (the post)" not in set(options_table(at)["option"])
 
     at.sidebar.number_input(key="budget").set_value(1000).run()
     value, _ = best(at)
@@ -68,6 +103,48 @@ def test_changing_current_hardware_budget_and_precision(monkeypatch):
     assert not at.exception
 
 
+def test_habits_change_the_headline_the_table_and_the_cost_chart(monkeypatch):
+    at = without_estimates(start(monkeypatch))
+    at.sidebar.radio(key="precision").set_value("float32").run()
+    reason = next(i.value for i in at.info)
+    assert "say what an hour of waiting is worth" in reason
+    before_table, before_charts = options_table(at), chart_specs(at)
+
+    at.sidebar.number_input(key="hour_value").set_value(50.0).run()
+    reason = next(i.value for i in at.info)
+    assert "pays for itself in 1.7 weeks at $50 an hour" in plain(reason)  # the post's 1070 Ti, as in the issue
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Pays for itself"] == "1.7 weeks (time only)"
+    table = options_table(at)
+    assert table.set_index("option").loc["GTX 1070 Ti (the post)", "payback"] == "1.7 wk*"
+    assert not table.equals(before_table)
+    assert chart_specs(at) != before_charts  # the cumulative cost chart follows the hour's value
+    assert any("buying pays off after" in spec for spec in chart_specs(at))
+
+    at.sidebar.number_input(key="runs_per_week").set_value(20.0).run()
+    hours = options_table(at).set_index("option").loc["GTX 1070 Ti (the post)", "saved / week"]
+    assert hours == "12.77 h"  # 20 x (2449.4 - 150.3) / 3600
+    assert metrics["Hours saved a week"] != {m.label: m.value for m in at.metric}["Hours saved a week"]
+
+
+def test_the_cost_goal_can_recommend_renting(monkeypatch):
+    at = start(monkeypatch)
+    at.sidebar.radio(key="goal").set_value("cost").run()
+    assert not at.exception
+    reason = plain(next(i.value for i in at.info))
+    assert reason.startswith("Renting ")
+    assert any("rent RTX 4090" in spec for spec in chart_specs(at))  # the best rental drawn in the cost chart
+
+
+def test_the_inputs_cannot_take_a_negative_number(monkeypatch):
+    at = start(monkeypatch)
+    for key in ("budget", "runs_per_week", "hour_value", "kwh_price", "resale_usd"):
+        widget = at.sidebar.number_input(key=key)
+        assert widget.proto.has_min and widget.proto.min == 0
+    lifetime = at.sidebar.number_input(key="lifetime_years")
+    assert lifetime.proto.has_min and lifetime.proto.min > 0
+
+
 def test_bad_profiles_are_listed_and_the_rest_works(monkeypatch, shipped_copy: Path):
     (shipped_copy / "broken.yaml").write_text("schema_version: [\n")
     bad = valid_profile("bad-one")
@@ -78,7 +155,7 @@ def test_bad_profiles_are_listed_and_the_rest_works(monkeypatch, shipped_copy: P
     assert any("2 problem(s)" in e.label for e in at.expander)
     texts = " ".join(t.value for t in at.text)
     assert "broken.yaml" in texts and "must be a finite number" in texts
-    assert "Titan RTX" in best(at)[0]
+    assert "Titan RTX" in best(without_estimates(at))[0]
 
 
 def test_no_profiles_gives_a_helpful_empty_state(monkeypatch, tmp_path: Path):
@@ -105,4 +182,4 @@ def test_special_files_are_listed_without_their_content(monkeypatch, shipped_cop
         assert f"{case['file']}: {case['message']}" in texts
     everything = texts + " ".join(str(getattr(e, "value", "")) for e in [*at.warning, *at.info, *at.markdown])
     assert "root:" not in everything
-    assert "Titan RTX" in best(at)[0]
+    assert "Titan RTX" in best(without_estimates(at))[0]

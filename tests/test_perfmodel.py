@@ -163,7 +163,7 @@ def test_estimates_are_never_shown_as_measured_or_quoted(capsys):
         assert (option["source"] == "estimated") == option["profile"].startswith("catalog-")
     best = data["best"]
     if best["source"] == "estimated":
-        assert "estimated, likely between" in best["reason"]
+        assert "estimated at" in best["reason"] and "likely between" in best["reason"]
 
 
 def test_the_markdown_download_marks_estimates(shipped_frame, shipped_catalog):
