@@ -32,6 +32,7 @@ ROW_KEYS = (
     "profile",
     "device",
     "precision",
+    "backend",
     "seconds",
     "price_usd",
     "speedup",
@@ -84,6 +85,11 @@ _FRAME_COLUMNS = (
     "basis",  # catalog estimates: the calibration it rests on
     "catalog_id",  # catalog estimates: the GPU's catalog id
     "measured_power_watts",  # the average power measure read during the run (results[].power.average_watts)
+    "backend",  # the Keras backend (or framework) that trained
+    "hardware",  # the machine's signature (analysis.hardware_signature): the same machine, another backend is free
+    "scaling_devices",  # several devices: how many, and the speedup over one device measured in the same run
+    "scaling_speedup",
+    "single_device_seconds",
 )
 
 
@@ -128,12 +134,17 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "power_watts": _float_or_nan(data["price"].get("power_watts")),
                     "workload": workload_key(data["workload"]),
                     "workload_name": data["workload"]["name"],
+                    "backend": data["software"].get("keras_backend") or data["software"]["framework"],
+                    "hardware": hardware_signature(data),
                     "low": max(seconds - error, 0.0) if estimated else math.nan,
                     "high": seconds + error if estimated else math.nan,
                     "bound": None,
                     "basis": None,
                     "catalog_id": None,
                     "measured_power_watts": _float_or_nan((result.get("power") or {}).get("average_watts")),
+                    "scaling_devices": _float_or_nan((result.get("scaling") or {}).get("devices")),
+                    "scaling_speedup": _float_or_nan((result.get("scaling") or {}).get("speedup")),
+                    "single_device_seconds": _float_or_nan((result.get("scaling") or {}).get("single_device_seconds")),
                 }
             )
     return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
@@ -231,9 +242,8 @@ def _workload_notes(choice: WorkloadChoice) -> list[str]:
 
 
 def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
-    """True where a result ran on the current result's hardware: the same profile, or the same GPU model and count.
-
-    (CPUs are matched by profile only: a CPU's name rarely pins down the machine.)
+    """True where a result ran on the current result's hardware: the same profile, the same GPU model and count, or
+    the same machine measured again (another Keras backend): another precision or backend there is a free upgrade.
     """
     same_gpu = (
         (current["device_kind"] == "gpu")
@@ -241,7 +251,19 @@ def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
         & (frame["device_count"] == current["device_count"])
         & (frame["device"].map(_norm) == _norm(current["device"]))
     )
-    return (frame["profile"] == current["profile"]) | same_gpu
+    return (frame["profile"] == current["profile"]) | same_gpu | (frame["hardware"] == current["hardware"])
+
+
+def hardware_signature(data: dict[str, Any]) -> str:
+    """What identifies the machine a profile ran on: a GPU by model and count; a CPU machine by its CPU model,
+    logical CPUs and memory as measure recorded them (the profile's own id when those are unknown)."""
+    device, host = data["device"], data.get("host") or {}
+    count = int(device.get("count", 1))
+    if device["kind"] == "gpu":
+        return f"gpu:{_norm(device['name'])}:x{count}"
+    if host.get("cpu") and host.get("logical_cpus") and host.get("memory_gb"):
+        return f"cpu:{_norm(host['cpu'])}:{host['logical_cpus']}:{host['memory_gb']}:x{count}"
+    return f"profile:{data['id']}"
 
 
 def _norm(name: str) -> str:
@@ -398,7 +420,7 @@ def _reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str) -> s
     saving = f"saving {fmt_hours(best['hours_saved_per_week'])} a week at {habits.runs_per_week:g} runs a week"
     if best["free_upgrade"]:
         return (
-            f"Switch to {best['precision']} on the hardware you already have ({current['device']}): "
+            f"Switch to {_switch_words(best, current)} on the hardware you already have ({current['device']}): "
             f"your runs get {speed} faster for $0{caveat}, {saving}."
         )
     if goal == "cost" and best["cheapest_way"] == "rent":
@@ -415,6 +437,33 @@ def _reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str) -> s
         f"{caveat} for {cost} ({fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x), {saving}"
     )
     return sentence + "; " + _payback_words(best, habits) + "."
+
+
+def _switch_words(best: pd.Series, current: pd.Series) -> str:
+    """'mixed_float16', 'the jax backend' or 'mixed_bfloat16 with the jax backend': what changes for a free upgrade."""
+    backend = best.get("backend")
+    other_backend = isinstance(backend, str) and backend != current.get("backend")
+    if not other_backend:
+        return str(best["precision"])
+    if best["precision"] == current["precision"]:
+        return f"the {backend} backend"
+    return f"{best['precision']} with the {backend} backend"
+
+
+def added_devices(frame: pd.DataFrame) -> pd.DataFrame:
+    """What each added device buys: for results measured on several devices (with one device in the same run),
+    the speedup over one device, the scaling efficiency, and the price of each added 1x of speed."""
+    rows = frame[frame["scaling_devices"].notna()].copy()
+    if rows.empty:
+        return rows
+    devices = rows["scaling_devices"]
+    rows["efficiency"] = rows["scaling_speedup"] / devices
+    rows["added_speedup_per_device"] = (rows["scaling_speedup"] - 1) / (devices - 1)
+    rows["price_per_device"] = rows["price_usd"] / rows["device_count"]
+    rows["usd_per_added_1x"] = (rows["price_per_device"] / rows["added_speedup_per_device"]).where(
+        rows["added_speedup_per_device"] > 0
+    )
+    return rows
 
 
 def short_device(name: str) -> str:

@@ -197,8 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
         "measure",
         parents=[common],
         help="time the LSTM training on this device and write a profile",
-        description="Time the post's LSTM training on this device (float32 and mixed precision) "
-        "and write a profile. Progress goes to standard error.",
+        description="Time the post's LSTM training on this device (float32 and mixed precision) with a Keras "
+        "backend, and write a profile. Progress goes to standard error.",
     )
     from advisor.workload import add_workload_arguments  # no TensorFlow
 
@@ -422,9 +422,33 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from advisor.measure import run_measure_command  # TensorFlow is imported inside, when the run starts
+    """Plan, check the output folder, measure, validate, write, report."""
+    from advisor import schema, store
+    from advisor.measure import InterruptGuard, measure, plan_from_args  # the framework starts inside measure()
+    from advisor.report import measure_table
 
-    return run_measure_command(args)
+    plan = plan_from_args(args)
+    if plan.out is not None:
+        store.check_writable_folder(plan.out)  # before minutes of training, not after
+    with InterruptGuard().installed() as guard:
+        profile = measure(plan, _progress, guard)
+        problems, _ = schema.validate(profile, "(measured profile)")
+        if problems:
+            raise AdvisorError("the measured profile is invalid (a bug): " + "; ".join(map(str, problems)))
+        guard.check()  # a stop asked for during the run: write nothing
+        path = store.write_profile(profile, plan.out, overwrite=plan.force) if plan.out is not None else None
+    if args.json:
+        _print_json({"path": str(path) if path else None, "profile": profile})
+    else:
+        print(measure_table(profile))
+        print(f"\nprofile written to {path}" if path else "\n--dry-run: no profile written")
+        if profile["price"]["usd"] is None:
+            print("The price is unknown: add --price-usd (or edit price.usd) so the advisor can recommend it.")
+    return 0
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 _COMMANDS = {

@@ -124,7 +124,7 @@ def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
 ESTIMATE_COLUMNS = (
     "profile", "name", "device", "device_name", "device_kind", "device_count", "precision", "seconds", "price_usd",
     "price_date", "source", "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
-    "workload_name", "low", "high", "bound", "basis", "catalog_id",
+    "workload_name", "low", "high", "bound", "basis", "catalog_id", "backend", "hardware",
 )  # fmt: skip
 
 
@@ -153,6 +153,8 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str) -> d
         "bound": estimate.bound,
         "basis": estimate.basis,
         "catalog_id": gpu.id,
+        "backend": "tensorflow",  # the calibration's results: the post's and measure's default backend
+        "hardware": f"catalog:{gpu.id}",
     }
 
 

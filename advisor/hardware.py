@@ -10,6 +10,7 @@ import contextlib
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -209,3 +210,85 @@ class CpuUsageMonitor:
         if self.other_cpu_seconds is None or not self.wall_seconds:
             return None
         return self.other_cpu_seconds / self.wall_seconds
+
+
+class PowerMonitor:
+    """Average power drawn while a block runs, best effort: nvidia-smi's power.draw sampled every 0.5 s for a GPU,
+    the RAPL energy counter for a CPU. ``reading()`` is None when neither could be read (a VM, no driver)."""
+
+    RAPL = Path("/sys/class/powercap/intel-rapl:0")
+
+    def __init__(self, device_kind: str, devices: int = 1) -> None:
+        self.device_kind = device_kind
+        self.devices = devices
+        self._process: subprocess.Popen | None = None
+        self._rapl_start: float | None = None
+        self._start = 0.0
+        self._result: dict[str, Any] | None = None
+
+    def __enter__(self) -> PowerMonitor:
+        import time
+
+        self._start = time.perf_counter()
+        if self.device_kind == "gpu" and shutil.which("nvidia-smi"):
+            gpus = ",".join(str(i) for i in range(max(self.devices, 1)))
+            command = [
+                "nvidia-smi",
+                "-i",
+                gpus,
+                "--query-gpu=power.draw",
+                "--format=csv,noheader,nounits",
+                "-lms",
+                "500",
+            ]
+            self._process = _safely(
+                lambda: subprocess.Popen(
+                    command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True
+                ),
+                None,
+            )
+        elif self.device_kind == "cpu":
+            self._rapl_start = _safely(lambda: float((self.RAPL / "energy_uj").read_text()), None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import time
+
+        seconds = time.perf_counter() - self._start
+        self._result = _safely(lambda: self._finish(seconds), None)
+
+    def _finish(self, seconds: float) -> dict[str, Any] | None:
+        if self._process is not None:
+            with contextlib.suppress(OSError):  # the sampler and anything it started
+                os.killpg(self._process.pid, signal.SIGTERM)
+            try:
+                out, _ = self._process.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                out, _ = self._process.communicate()
+            samples = []
+            for line in out.splitlines():
+                with contextlib.suppress(ValueError):
+                    samples.append(float(line.strip()))
+            if not samples:
+                return None
+            total = sum(samples) / len(samples) * max(self.devices, 1)  # one line per GPU and interval
+            return {
+                "average_watts": round(total, 1),
+                "samples": len(samples),
+                "method": "nvidia-smi power.draw, sampled every 0.5 s during the timed training",
+            }
+        if self._rapl_start is not None and seconds > 0:
+            end = float((self.RAPL / "energy_uj").read_text())
+            span = end - self._rapl_start
+            if span < 0:  # the counter wrapped
+                span += float((self.RAPL / "max_energy_range_uj").read_text())
+            return {
+                "average_watts": round(span / 1e6 / seconds, 1),
+                "samples": 2,
+                "method": "RAPL package energy counter (the whole CPU package) over the timed training",
+            }
+        return None
+
+    def reading(self) -> dict[str, Any] | None:
+        return self._result

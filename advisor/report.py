@@ -293,3 +293,36 @@ def options_display(options: pd.DataFrame) -> pd.DataFrame:
     """The options as the app shows them (text cells, units, 'unknown')."""
     records = options.to_dict("records")
     return pd.DataFrame({name: [render(r) for r in records] for name, _, render in DISPLAY_COLUMNS})
+
+
+def _scaling(scaling: dict) -> str:
+    return f"{scaling['speedup']:.2f}x on {scaling['devices']} ({100 * scaling['efficiency']:.0f}%)"
+
+
+def _steady(r: dict, key: str) -> str:
+    steady = r.get("steady", {})
+    return fmt_seconds(steady[key]) if key in steady else "-"
+
+
+MEASURE_COLUMNS: list[Column] = [
+    ("precision", lambda r: r["precision"]),
+    ("total", lambda r: fmt_seconds(r["total_seconds"]) if not r.get("estimated")
+     else f"~{fmt_seconds(r['total_seconds'])} ± {r['estimate']['error_seconds']:.2g}"),
+    ("first", lambda r: fmt_seconds(r["first_epoch_seconds"])),
+    ("median", lambda r: _steady(r, "median")),
+    ("min", lambda r: _steady(r, "min")),
+    ("max", lambda r: _steady(r, "max")),
+    ("stdev", lambda r: f"{r['steady']['stdev']:.3g} s" if "stdev" in r.get("steady", {}) else "-"),
+    ("GFLOP/s", lambda r: f"{r['throughput']['achieved_gflops']:,.4g}" if "throughput" in r else "-"),
+    ("of peak", lambda r: f"{100 * r['throughput']['efficiency']:.0f}%"
+     if "efficiency" in r.get("throughput", {}) else "-"),
+    ("power", lambda r: fmt_watts(r["power"]["average_watts"]) if "power" in r else "-"),
+    ("scaling", lambda r: _scaling(r["scaling"]) if "scaling" in r else "-"),
+    ("loss", lambda r: f"{r['final_loss']:.4f}" if "final_loss" in r else "-"),
+    ("acc", lambda r: f"{r['final_accuracy']:.3f}" if "final_accuracy" in r else "-"),
+]  # fmt: skip
+
+
+def measure_table(profile: dict[str, Any]) -> str:
+    """The summary of a measured profile: one line per precision."""
+    return text_table_of(profile["results"], MEASURE_COLUMNS, left={"precision"})

@@ -89,6 +89,13 @@ PRICE = (
     Field("includes", "string", "what the price includes"),
     Field("source", "string", "where the price comes from"),
     Field("power_watts", "number", "power draw under load (board power)", positive=True, unit="W"),
+    Field(
+        "usd_per_hour",
+        "number",
+        "what renting this machine costs an hour (a cloud machine)",
+        positive=True,
+        unit="USD/h",
+    ),
 )
 WORKLOAD = (
     Field("name", "string", "the workload's name (two results share a workload when all but the name agree)",
@@ -128,6 +135,34 @@ THROUGHPUT = (
     Field("matmul_dtype", "string", "the dtype of that matmul test"),
     Field("efficiency", "number", "achieved_gflops / matmul_peak_gflops", minimum=0),
 )
+POWER = (
+    Field(
+        "average_watts",
+        "number",
+        "average power drawn during the timed training",
+        required=True,
+        positive=True,
+        unit="W",
+    ),
+    Field("samples", "integer", "readings the average rests on", minimum=1),
+    Field("method", "string", "how it was read (nvidia-smi power.draw, RAPL)", required=True),
+)
+SCALING = (
+    Field(
+        "devices", "integer", "devices the result trained on (tf.distribute.MirroredStrategy)", required=True, minimum=2
+    ),
+    Field(
+        "single_device_seconds",
+        "number",
+        "the same training on one device, measured in the same run",
+        required=True,
+        positive=True,
+        unit="s",
+    ),
+    Field("speedup", "number", "single_device_seconds / total_seconds", required=True, positive=True),
+    Field("efficiency", "number", "speedup / devices (1: perfect scaling)", required=True, positive=True),
+    Field("global_batch", "integer", "the batch across all devices", minimum=1),
+)
 RESULT = (
     Field("precision", "choice", "the Keras dtype policy of the run", required=True, choices=PRECISIONS),
     Field("total_seconds", "number", "wall time of all the workload's epochs (the first included)", required=True,
@@ -143,6 +178,8 @@ RESULT = (
     Field("final_loss", "number", "training loss after the last epoch", minimum=0),
     Field("final_accuracy", "number", "training accuracy after the last epoch", minimum=0, maximum=1),
     Field("throughput", "section", "achieved and peak arithmetic throughput", fields=THROUGHPUT),
+    Field("power", "section", "the power measure read during the run (where it could)", fields=POWER),
+    Field("scaling", "section", "several devices: the speedup over one device", fields=SCALING),
     Field("checks", "mapping", "what the run's self-checks saw (compute dtype, variable device)"),
     Field("warnings", "strings", "what the run's self-checks noticed"),
     Field("note", "string", "anything a reader should know about this result"),

@@ -136,6 +136,23 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="cpu hides the GPUs")
     run.add_argument(
+        "--backend",
+        default="tensorflow",
+        metavar="NAME",
+        help="the Keras backend: tensorflow (default), jax or torch (extras advisor[jax], advisor[torch])",
+    )
+    run.add_argument(
+        "--devices",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="train on N devices with tf.distribute.MirroredStrategy (GPUs, or the CPU split in N); "
+        "one device is measured in the same run for the scaling efficiency",
+    )
+    run.add_argument(
+        "--scale-batch", action="store_true", help="with --devices: keep the batch per device (global batch x N)"
+    )
+    run.add_argument(
         "--quick",
         action="store_true",
         help="stop once the steady epoch median is known within 2%% (95%% confidence) and estimate the total",
@@ -146,6 +163,9 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
 
     price = parser.add_argument_group("the price (what the hardware cost)")
     price.add_argument("--price-usd", type=_positive_float, metavar="USD", help="price in US dollars")
+    price.add_argument(
+        "--price-usd-per-hour", type=_positive_float, metavar="USD", help="a rented machine's price per hour"
+    )
     price.add_argument("--price-note", metavar="TEXT", help='what the price includes, e.g. "GPU plus a 650 W PSU"')
     price.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was true (default: today)")
     price.add_argument("--price-source", metavar="TEXT", help="where the price comes from (a shop, a receipt)")

@@ -2,6 +2,6 @@
 # The test command: set up, lint, then run the whole test suite (real TensorFlow, AppTest, headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+ADVISOR_TEST_BACKENDS=1 bash scripts/setup.sh
 python3 -m ruff check advisor streamlit_app.py tests benchmarks
 python3 -m pytest -q "$@"

@@ -130,3 +130,37 @@ def test_json_records_have_the_documented_keys(post_frame):
     assert set(rec) >= {"current", "options", "best"}
     assert set(rec["options"][0]) >= set(analysis.ROW_KEYS) | set(analysis.OPTION_KEYS)
     assert "reason" in rec["best"]
+
+
+def backend_profile(profile_id: str, backend: str, seconds: float) -> dict:
+    """A CPU machine measured with one Keras backend (the same host facts each time)."""
+    profile = post_workload_profile(profile_id, seconds=seconds, price=None)
+    profile["device"] = {"kind": "cpu", "name": "AMD EPYC", "count": 1}
+    profile["host"] = {"cpu": "AMD EPYC", "logical_cpus": 2, "memory_gb": 23.5}
+    profile["software"] = {"framework": backend, "keras_backend": backend}
+    return profile
+
+
+def test_a_faster_backend_on_the_same_machine_is_a_free_upgrade():
+    frame = analysis.results_frame(
+        [backend_profile("vm-tensorflow", "tensorflow", 1600.0), backend_profile("vm-jax", "jax", 1200.0)]
+    )
+    rec = analysis.recommend(frame, "vm-tensorflow")
+    assert rec.best["profile"] == "vm-jax" and bool(rec.best["free_upgrade"])
+    assert rec.best["upgrade_cost_usd"] == 0 and rec.best["speedup_vs_current"] == pytest.approx(1600 / 1200)
+    assert rec.reason.startswith("Switch to the jax backend on the hardware you already have")
+    other = backend_profile("other-vm", "jax", 1000.0)
+    other["host"]["memory_gb"] = 64.0  # another machine: not free
+    frame = analysis.results_frame([backend_profile("vm-tensorflow", "tensorflow", 1600.0), other])
+    assert not analysis.recommend(frame, "vm-tensorflow").options["free_upgrade"].any()
+
+
+def test_what_each_added_device_buys():
+    profile = post_workload_profile("two-gpus", seconds=60.0, price=3000)
+    profile["device"] = {"kind": "gpu", "name": "NVIDIA GeForce RTX 4090", "count": 2}
+    profile["results"][0]["scaling"] = {"devices": 2, "single_device_seconds": 100.0, "speedup": 1.6667,
+                                        "efficiency": 0.8333}  # fmt: skip
+    rows = analysis.added_devices(analysis.results_frame([profile])).iloc[0]
+    assert rows["efficiency"] == pytest.approx(0.8333, rel=1e-3)
+    assert rows["added_speedup_per_device"] == pytest.approx(0.6667, rel=1e-3)
+    assert rows["price_per_device"] == 1500 and rows["usd_per_added_1x"] == pytest.approx(1500 / 0.6667)

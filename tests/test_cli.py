@@ -51,6 +51,7 @@ def test_compare_json(capsys):
         "profile",
         "device",
         "precision",
+        "backend",
         "seconds",
         "price_usd",
         "speedup",

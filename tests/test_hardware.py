@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from advisor import hardware
@@ -81,3 +83,40 @@ def test_cpu_usage_monitor_measures_something():
     assert monitor.wall_seconds is not None and monitor.wall_seconds > 0
     load = monitor.other_load()
     assert load is None or load >= 0
+
+
+def test_power_from_a_fake_nvidia_smi(tmp_path: Path, monkeypatch):
+    script = tmp_path / "nvidia-smi"
+    script.write_text("#!/bin/sh\nprintf '200.5\\n210.5\\n'\nsleep 30\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    with hardware.PowerMonitor("gpu") as monitor:
+        time.sleep(0.5)
+    reading = monitor.reading()
+    assert reading == {
+        "average_watts": 205.5,
+        "samples": 2,
+        "method": "nvidia-smi power.draw, sampled every 0.5 s during the timed training",
+    }
+
+
+def test_power_from_a_rapl_counter(tmp_path: Path, monkeypatch):
+    rapl = tmp_path / "intel-rapl:0"
+    rapl.mkdir()
+    (rapl / "energy_uj").write_text("1000000\n")
+    (rapl / "max_energy_range_uj").write_text("262143328850\n")
+    monkeypatch.setattr(hardware.PowerMonitor, "RAPL", rapl)
+    with hardware.PowerMonitor("cpu") as monitor:
+        time.sleep(0.2)
+        (rapl / "energy_uj").write_text("21000000\n")  # 20 J later
+    reading = monitor.reading()
+    assert reading["method"].startswith("RAPL") and 20 < reading["average_watts"] <= 100
+
+
+def test_no_power_reading_is_left_out_never_guessed(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    monkeypatch.setattr(hardware.PowerMonitor, "RAPL", tmp_path / "missing")
+    for kind in ("gpu", "cpu"):
+        with hardware.PowerMonitor(kind) as monitor:
+            pass
+        assert monitor.reading() is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -156,12 +157,12 @@ def test_an_interrupted_run_writes_no_file(tmp_path: Path, sig, when):
 def test_out_of_memory_is_a_one_line_error(capsys, tmp_path: Path, monkeypatch):
     import tensorflow as tf
 
-    from advisor import measure as measure_module
+    from advisor.measure import train
 
     def exhausted(workload, policy):
         raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor with shape[100,4000]")
 
-    monkeypatch.setattr(measure_module, "build_model", exhausted)
+    monkeypatch.setattr(train, "build_model", exhausted)
     status, _, err = measure(capsys, tmp_path, "--epochs", "2", "--precision", "float32")
     assert status == 1
     assert "advisor: error: out of memory training float32" in err and "--batch-size" in err
@@ -180,7 +181,94 @@ def test_tensorflow_start_up_lines_are_silenced():
     )
     assert completed.returncode == 1
     assert completed.stderr.strip().splitlines() == [
-        "starting TensorFlow...",
+        "starting tensorflow...",
         "advisor: error: --device gpu: no GPU is visible to TensorFlow (check the driver, CUDA_VISIBLE_DEVICES "
         "and that TensorFlow was installed with GPU support, e.g. pip install 'tensorflow[and-cuda]')",
     ]
+
+
+def run_measure(*argv: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """``python -m advisor measure`` in a fresh process (a Keras backend is chosen once per process)."""
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", "measure", *TINY, *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={k: v for k, v in os.environ.items() if k not in ("KERAS_BACKEND", "JAX_PLATFORMS")},
+    )
+
+
+def test_the_jax_backend_runs_the_same_model_on_the_cpu(tmp_path: Path):
+    pytest.importorskip("jax")
+    completed = run_measure("--backend", "jax", "--epochs", "3", "--out", str(tmp_path), "--name", "jax run")
+    assert completed.returncode == 0, completed.stderr
+    assert "starting jax..." in completed.stderr and "epoch 3/3" in completed.stderr
+    data = store.load_profile(tmp_path / "jax-run.yaml")[0].data
+    assert data["software"]["framework"] == "jax" and data["software"]["keras_backend"] == "jax"
+    assert data["software"]["framework_version"]
+    by_precision = {r["precision"]: r for r in data["results"]}
+    assert set(by_precision) == {"float32", "mixed_bfloat16"}
+    assert by_precision["mixed_bfloat16"]["checks"]["lstm_compute_dtype"] == "bfloat16"
+    assert by_precision["float32"]["checks"]["backend"] == "jax"
+    assert "cpu" in by_precision["float32"]["checks"]["variables_device"].lower()
+    for result in by_precision.values():
+        assert len(result["epoch_seconds"]) == 3 and result["throughput"]["matmul_peak_gflops"] > 0
+
+
+def test_the_torch_backend_runs_the_same_model_on_the_cpu(tmp_path: Path):
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed (pip install torch==2.13.0 installs a CPU build on these machines)")
+    completed = run_measure("--backend", "torch", "--epochs", "2", "--precision", "float32", "--dry-run", "--json")
+    assert completed.returncode == 0, completed.stderr
+    profile = json.loads(completed.stdout)["profile"]
+    assert profile["software"]["framework"] == "torch" and profile["name"].endswith("(torch)")
+    assert profile["results"][0]["checks"]["variables_device"] == "cpu"
+
+
+def test_two_devices_on_a_cpu_split_in_two(tmp_path: Path):
+    completed = run_measure("--devices", "2", "--epochs", "3", "--precision", "float32", "--dry-run", "--json")
+    assert completed.returncode == 0, completed.stderr
+    profile = json.loads(completed.stdout)["profile"]
+    assert profile["device"]["count"] == 2 and profile["name"].startswith("2x ")
+    result = profile["results"][0]
+    assert result["checks"]["replicas"] == 2
+    scaling = result["scaling"]
+    assert scaling["devices"] == 2 and scaling["global_batch"] == 8
+    assert scaling["speedup"] == pytest.approx(scaling["single_device_seconds"] / result["total_seconds"], rel=1e-3)
+    assert scaling["efficiency"] == pytest.approx(scaling["speedup"] / 2, rel=1e-3)
+    assert "float32, 1 device: epoch 3/3" in completed.stderr and "float32, 2 devices: epoch 3/3" in completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--backend", "mxnet"], "--backend: unknown backend 'mxnet' (use tensorflow, jax, torch)"),
+        (["--devices", "2", "--backend", "jax"], "use --backend tensorflow"),
+        (["--scale-batch"], "--scale-batch needs --devices 2 or more"),
+    ],
+)
+def test_backend_and_device_mistakes_are_one_line(capsys, tmp_path: Path, extra, message):
+    status, _, err = measure(capsys, tmp_path, "--epochs", "2", *extra)
+    assert status == 1 and message in err and err.count("\n") == 1
+    assert "starting" not in err  # refused before anything runs
+
+
+def test_a_missing_backend_package_names_the_extra(capsys, tmp_path: Path, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    status, _, err = measure(capsys, tmp_path, "--backend", "torch")
+    assert status == 1
+    assert "--backend torch: the torch package is not installed: pip install 'advisor[torch]'" in err
+
+
+def test_a_process_that_runs_keras_on_tensorflow_refuses_another_backend(capsys, tmp_path: Path):
+    import keras
+
+    assert keras.backend.backend() == "tensorflow"
+    status, _, err = measure(capsys, tmp_path, "--backend", "jax", "--epochs", "2")
+    if importlib.util.find_spec("jax") is None:
+        assert "pip install 'advisor[jax]'" in err
+    else:
+        assert "this process already runs Keras on tensorflow; measure --backend jax in a new process" in err
+    assert status == 1

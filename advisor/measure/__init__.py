@@ -1,0 +1,95 @@
+"""``advisor measure``: time the training on this device with a Keras backend and return a profile.
+
+One job per module: ``plan`` (arguments to a checked plan), ``signals`` (safe interrupts),
+``backends`` (one small module per Keras backend: the only code that imports a framework, and only
+when a run starts), ``train`` (the model and its timed training), ``profile`` (the profile). The
+command itself is ``advisor.cli.cmd_measure``; its summary table is ``advisor.report.measure_table``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from advisor import hardware, store
+from advisor.errors import AdvisorError
+from advisor.measure import backends
+from advisor.measure.plan import MeasurePlan, plan_from_args
+from advisor.measure.profile import build_profile, result_record
+from advisor.measure.signals import InterruptGuard
+from advisor.measure.train import build_model, train_once
+from advisor.workload import Workload
+
+__all__ = ["InterruptGuard", "MeasurePlan", "build_model", "measure", "plan_from_args"]
+
+Progress = Callable[[str], None]
+
+
+def default_mixed_policy(device_kind: str) -> str:
+    """The mixed policy that helps the device: float16 tensor cores on GPUs, bfloat16 on CPUs."""
+    return "mixed_float16" if device_kind == "gpu" else "mixed_bfloat16"
+
+
+def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None = None) -> dict[str, Any]:
+    """Run the whole measurement and return the profile (not yet written). The framework starts here."""
+    guard = guard or InterruptGuard()
+    backend = backends.load(plan.backend)
+    progress(f"starting {plan.backend}...")
+    backend.start(plan.device, plan.devices)
+    host = hardware.host_facts()
+    device = backend.resolve_device(plan.device, host, plan.devices)
+    mixed = plan.mixed_policy or default_mixed_policy(device.kind)
+    policies = [mixed if p == "mixed" else p for p in plan.precisions]
+    if len(set(policies)) != len(policies):
+        raise AdvisorError(f"--precision: {mixed} is listed twice (mixed means {mixed} here)")
+    where = device.name if device.count == 1 else f"{device.count}x {device.name}"
+    progress(f"device: {where} ({device.kind}, {plan.backend}); precisions: {', '.join(policies)}")
+    software = {**backend.software_facts(device), **hardware.software_facts()}
+    one_device = dataclasses.replace(device, count=1)
+
+    peaks: dict[str, float] = {}
+    for dtype in sorted({_dtype(p) for p in policies}):
+        progress(f"matmul peak ({dtype}, {plan.matmul_size}x{plan.matmul_size})...")
+        try:
+            peaks[dtype] = backend.matmul_peak_gflops(dtype, plan.matmul_size, one_device)
+            guard.check()
+        except backend.failure_types() as error:
+            if backend.is_out_of_memory(error):
+                raise AdvisorError("out of memory in the matmul test: try a smaller --matmul-size") from None
+            raise
+        progress(f"matmul peak ({dtype}): {peaks[dtype]:,.1f} GFLOP/s")
+
+    results = []
+    for policy in policies:
+        guard.check()
+        single = None
+        if device.count > 1:
+            single_workload = _single_device_workload(plan)
+            single = train_once(backend, single_workload, policy, one_device, plan.seed, plan.quick, progress, guard,
+                                label=f"{policy}, 1 device")  # fmt: skip
+            guard.check()
+        label = policy if device.count == 1 else f"{policy}, {device.count} devices"
+        run = train_once(backend, plan.workload, policy, device, plan.seed, plan.quick, progress, guard, label=label)
+        results.append(result_record(run, plan.workload, peaks.get(_dtype(policy)), _dtype(policy), single,
+                                     device.count))  # fmt: skip
+        for warning in run.warnings:
+            progress(f"warning: {policy}: {warning}")
+
+    slug_source = plan.name or (device.name if device.count == 1 else f"{device.count}x {device.name}")
+    slug_source = f"{slug_source} {plan.backend}" if plan.backend != "tensorflow" and not plan.name else slug_source
+    # --force replaces the profile of the same slug; otherwise a clash takes the next free slug.
+    overwrite_or_dry = plan.out is None or plan.force
+    profile_id = store.slugify(slug_source) if overwrite_or_dry else store.unique_slug(plan.out, slug_source)
+    return build_profile(plan, device, host, software, results, profile_id)
+
+
+def _dtype(policy: str) -> str:
+    return "float32" if policy == "float32" else policy.removeprefix("mixed_")
+
+
+def _single_device_workload(plan: MeasurePlan) -> Workload:
+    """The same training on one device: with --scale-batch, one device's share of the global batch."""
+    if not plan.scale_batch:
+        return plan.workload
+    return dataclasses.replace(plan.workload, batch_size=plan.workload.batch_size // plan.devices)

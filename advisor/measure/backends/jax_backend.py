@@ -1,0 +1,76 @@
+"""JAX: Keras on XLA; plain arrays fed to fit, the device from jax.devices()."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any
+
+from advisor import hardware
+from advisor.errors import AdvisorError
+from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
+
+GPU_PLATFORMS = ("gpu", "cuda", "rocm")
+
+
+class KerasBackend(Backend):
+    name = "jax"
+    accelerator_words = ("GPU", "CUDA", "ROCM")
+
+    def start(self, device: str, devices: int) -> None:
+        select_keras_backend("jax")
+        if device == "cpu":
+            os.environ["JAX_PLATFORMS"] = "cpu"
+        try:
+            with quiet_stderr():
+                import jax
+        except ImportError:
+            raise AdvisorError("--backend jax: the jax package is not installed: pip install 'advisor[jax]'") from None
+        self.jax = jax
+
+    def resolve_device(self, requested: str, host: dict[str, Any], devices: int) -> DeviceInfo:
+        jax = self.jax
+        try:
+            gpus = [d for d in jax.devices() if d.platform in GPU_PLATFORMS] if requested != "cpu" else []
+        except RuntimeError:
+            gpus = []
+        if requested == "gpu" and not gpus:
+            raise AdvisorError(
+                "--device gpu: no GPU is visible to JAX (install a CUDA build, e.g. pip install 'jax[cuda12]')"
+            )
+        if gpus:
+            smi = hardware.nvidia_gpus()
+            facts = {k: v for k, v in smi[0].items() if k != "name"} if smi else {}
+            name = smi[0]["name"] if smi else getattr(gpus[0], "device_kind", "GPU")
+            return DeviceInfo("gpu", name, str(gpus[0]), facts)
+        return DeviceInfo("cpu", host.get("cpu", "CPU"), "cpu", {})
+
+    def software_facts(self, device: DeviceInfo) -> dict[str, Any]:
+        import keras
+
+        return {
+            "framework": "jax",
+            "framework_version": self.jax.__version__,
+            "keras_version": keras.__version__,
+            "keras_backend": keras.backend.backend(),
+        }
+
+    def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo, repeats: int = 5, inner: int = 4) -> float:
+        jax = self.jax
+        jnp = jax.numpy
+        a = jax.random.normal(jax.random.key(1), (size, size), dtype="float32").astype(dtype)
+        b = jax.random.normal(jax.random.key(2), (size, size), dtype="float32").astype(dtype)
+        matmul = jax.jit(jnp.matmul)
+        matmul(a, b).block_until_ready()  # compile and warm up
+        best = math.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(inner):
+                product = matmul(a, b)
+            product.block_until_ready()
+            best = min(best, time.perf_counter() - start)
+        return 2.0 * size**3 * inner / best / 1e9
+
+    def version(self) -> str:
+        return self.jax.__version__

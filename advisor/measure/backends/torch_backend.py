@@ -1,0 +1,96 @@
+"""PyTorch: Keras on torch; plain arrays fed to fit, the device from torch.cuda."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from typing import Any
+
+from advisor import hardware
+from advisor.errors import AdvisorError
+from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
+
+
+class KerasBackend(Backend):
+    name = "torch"
+    accelerator_words = ("CUDA", "GPU")
+
+    def start(self, device: str, devices: int) -> None:
+        select_keras_backend("torch")
+        if device == "cpu":
+            os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
+        try:
+            with quiet_stderr():
+                import torch
+        except ImportError:
+            raise AdvisorError(
+                "--backend torch: the torch package is not installed: pip install 'advisor[torch]'"
+            ) from None
+        self.torch = torch
+
+    def resolve_device(self, requested: str, host: dict[str, Any], devices: int) -> DeviceInfo:
+        torch = self.torch
+        has_gpu = requested != "cpu" and torch.cuda.is_available()
+        if requested == "gpu" and not has_gpu:
+            raise AdvisorError("--device gpu: no GPU is visible to PyTorch (a CUDA build and driver are needed)")
+        if has_gpu:
+            facts: dict[str, Any] = {}
+            smi = hardware.nvidia_gpus()
+            if smi:
+                facts.update({k: v for k, v in smi[0].items() if k != "name"})
+            with contextlib.suppress(Exception):
+                facts.setdefault("compute_capability", ".".join(map(str, torch.cuda.get_device_capability(0))))
+            return DeviceInfo("gpu", torch.cuda.get_device_name(0), "cuda:0", facts)
+        return DeviceInfo("cpu", host.get("cpu", "CPU"), "cpu", {})
+
+    def software_facts(self, device: DeviceInfo) -> dict[str, Any]:
+        import keras
+
+        torch = self.torch
+        facts: dict[str, Any] = {
+            "framework": "torch",
+            "framework_version": torch.__version__,
+            "keras_version": keras.__version__,
+            "keras_backend": keras.backend.backend(),
+        }
+        if device.kind == "gpu":
+            with contextlib.suppress(Exception):
+                if torch.version.cuda:
+                    facts["cuda"] = str(torch.version.cuda)
+                if torch.backends.cudnn.version():
+                    facts["cudnn"] = str(torch.backends.cudnn.version())
+        return facts
+
+    def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo, repeats: int = 5, inner: int = 4) -> float:
+        torch = self.torch
+        where = torch.device(device.framework_device)
+        kind = getattr(torch, dtype)
+        generator = torch.Generator(device=where).manual_seed(1)
+        a = torch.randn(size, size, generator=generator, device=where).to(kind)
+        b = torch.randn(size, size, generator=generator, device=where).to(kind)
+
+        def wait() -> None:
+            if where.type == "cuda":
+                torch.cuda.synchronize()
+
+        with torch.no_grad():
+            for _ in range(2):
+                torch.matmul(a, b)
+            wait()
+            best = math.inf
+            for _ in range(repeats):
+                start = time.perf_counter()
+                for _ in range(inner):
+                    torch.matmul(a, b)
+                wait()
+                best = min(best, time.perf_counter() - start)
+        return 2.0 * size**3 * inner / best / 1e9
+
+    def is_out_of_memory(self, error: BaseException) -> bool:
+        oom = getattr(self.torch.cuda, "OutOfMemoryError", ())
+        return (bool(oom) and isinstance(error, oom)) or super().is_out_of_memory(error)
+
+    def version(self) -> str:
+        return self.torch.__version__

@@ -1,0 +1,127 @@
+"""From command-line arguments to a checked plan of the run (no framework is imported here)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from advisor import schema
+from advisor.errors import AdvisorError
+from advisor.workload import Workload, workload_from_args
+
+MIXED_POLICIES = ("mixed_float16", "mixed_bfloat16")
+BACKENDS = ("tensorflow", "jax", "torch")
+# The extra that installs each backend (pip install 'advisor[EXTRA]').
+BACKEND_EXTRAS = {"tensorflow": "measure", "jax": "jax", "torch": "torch"}
+
+
+@dataclass
+class MeasurePlan:
+    """Everything a run needs, checked before any framework starts."""
+
+    workload: Workload
+    precisions: list[str]  # "float32", "mixed" or an explicit mixed policy
+    mixed_policy: str | None
+    device: str  # auto | cpu | gpu
+    backend: str = "tensorflow"
+    devices: int = 1  # > 1: tf.distribute.MirroredStrategy over this many devices
+    scale_batch: bool = False  # with devices > 1: keep the batch per device (global batch = batch x devices)
+    quick: bool = False
+    seed: int = 0
+    matmul_size: int = 2048
+    price_usd: float | None = None
+    price_usd_per_hour: float | None = None
+    price_note: str | None = None
+    price_date: str | None = None
+    price_source: str | None = None
+    power_watts: float | None = None
+    name: str | None = None
+    out: Path | None = None
+    force: bool = False
+    command: str = "advisor measure"
+
+
+def parse_precisions(text: str) -> list[str]:
+    allowed = ("float32", "mixed", *MIXED_POLICIES)
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise AdvisorError("--precision: give at least one of float32, mixed, mixed_float16, mixed_bfloat16")
+    for item in items:
+        if item not in allowed:
+            raise AdvisorError(
+                f"--precision: unsupported precision {item!r} (use float32, mixed, mixed_float16 or mixed_bfloat16)"
+            )
+    if len(set(items)) != len(items):
+        raise AdvisorError("--precision: a precision is listed twice")
+    return items
+
+
+def check_backend(backend: str) -> None:
+    """One line naming the extra to install when the backend is unknown or missing (before anything runs)."""
+    if backend not in BACKENDS:
+        raise AdvisorError(f"--backend: unknown backend {backend!r} (use {', '.join(BACKENDS)})")
+    import importlib.util
+
+    if importlib.util.find_spec(backend) is None or importlib.util.find_spec("keras") is None:
+        extra = BACKEND_EXTRAS[backend]
+        raise AdvisorError(
+            f"--backend {backend}: the {backend} package is not installed: pip install 'advisor[{extra}]'"
+        )
+
+
+def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
+    workload = workload_from_args(args)
+    devices = getattr(args, "devices", 1) or 1
+    if devices > 1 and args.scale_batch:
+        workload = Workload(**{**workload.as_dict(), "batch_size": workload.batch_size * devices})
+        workload = Workload(**{**workload.as_dict(), "name": workload.name + f"-x{devices}batch"})
+    price_date = args.price_date
+    if price_date is not None and not schema.is_iso_date(price_date):
+        raise AdvisorError(f"--price-date must be a date like 2026-11-30, got {price_date!r}")
+    if (args.price_usd is not None or args.price_usd_per_hour is not None) and price_date is None:
+        price_date = _dt.date.today().isoformat()
+    if args.name is not None and not args.name.strip():
+        raise AdvisorError("--name must not be empty")
+    if devices > 1 and args.backend != "tensorflow":
+        raise AdvisorError("--devices: several devices are measured with TensorFlow's MirroredStrategy; "
+                           "use --backend tensorflow")  # fmt: skip
+    if args.scale_batch and devices == 1:
+        raise AdvisorError("--scale-batch needs --devices 2 or more")
+    check_backend(args.backend)
+    return MeasurePlan(
+        workload=workload,
+        precisions=parse_precisions(args.precision),
+        mixed_policy=args.mixed_policy,
+        device=args.device,
+        backend=args.backend,
+        devices=devices,
+        scale_batch=args.scale_batch,
+        quick=args.quick,
+        seed=args.seed,
+        matmul_size=args.matmul_size,
+        price_usd=args.price_usd,
+        price_usd_per_hour=args.price_usd_per_hour,
+        price_note=args.price_note,
+        price_date=price_date,
+        price_source=args.price_source,
+        power_watts=args.power_watts,
+        name=args.name,
+        out=None if args.dry_run else Path(args.out or args.profiles),
+        force=args.force,
+        command=" ".join(["advisor", "measure", *_command_words(args)]),
+    )
+
+
+def _command_words(args: argparse.Namespace) -> list[str]:
+    words = []
+    for key in ("units", "timesteps", "features", "samples", "batch_size", "epochs", "precision", "mixed_policy",
+                "device", "backend", "devices", "seed"):  # fmt: skip
+        value = getattr(args, key, None)
+        if value is not None:
+            words.append(f"--{key.replace('_', '-')} {value}")
+    for flag in ("quick", "scale_batch"):
+        if getattr(args, flag, False):
+            words.append(f"--{flag.replace('_', '-')}")
+    return words

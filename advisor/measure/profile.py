@@ -1,0 +1,134 @@
+"""A measured run as a profile (schema version 1)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any
+
+from advisor import __version__, schema, timing
+from advisor.measure.backends import DeviceInfo
+from advisor.measure.plan import MeasurePlan
+from advisor.measure.train import TrainingRun
+from advisor.workload import Workload
+
+
+def result_record(
+    run: TrainingRun,
+    workload: Workload,
+    peak_gflops: float | None,
+    peak_dtype: str,
+    single_device: TrainingRun | None = None,
+    devices: int = 1,
+) -> dict[str, Any]:
+    stats = timing.steady_stats(run.epoch_seconds)
+    record: dict[str, Any] = {
+        "precision": run.precision,
+        "total_seconds": round(run.total_seconds, 4),
+        "estimated": run.estimate is not None,
+    }
+    if run.estimate is not None:
+        record["estimate"] = {
+            "method": run.estimate.method,
+            "error_seconds": round(run.estimate.error_seconds, 3),
+            "confidence": timing.QUICK_CONFIDENCE,
+            "steady_epochs_timed": run.estimate.steady_epochs_timed,
+        }
+        record["epochs_run"] = len(run.epoch_seconds)
+    record["first_epoch_seconds"] = round(run.epoch_seconds[0], 4)
+    if stats is not None:
+        record["steady"] = stats.as_dict()
+    record["epoch_seconds"] = [round(t, 4) for t in run.epoch_seconds]
+    if run.final_loss is not None and math.isfinite(run.final_loss):
+        record["final_loss"] = round(run.final_loss, 4)
+    if run.final_accuracy is not None and math.isfinite(run.final_accuracy):
+        record["final_accuracy"] = round(run.final_accuracy, 4)
+    flops = workload.training_flops_per_epoch()
+    if stats is not None:
+        achieved = flops / stats.median / 1e9
+        throughput: dict[str, Any] = {"flops_per_epoch": flops, "achieved_gflops": _significant(achieved)}
+        if peak_gflops:
+            peak = peak_gflops * devices  # the matmul test runs on one device
+            throughput.update(
+                matmul_peak_gflops=_significant(peak),
+                matmul_dtype=peak_dtype,
+                efficiency=_significant(achieved / peak),
+            )
+        record["throughput"] = throughput
+    if run.power:
+        record["power"] = run.power
+    if single_device is not None:
+        speedup = single_device.total_seconds / run.total_seconds
+        record["scaling"] = {
+            "devices": devices,
+            "single_device_seconds": round(single_device.total_seconds, 4),
+            "speedup": _significant(speedup),
+            "efficiency": _significant(speedup / devices),
+            "global_batch": workload.batch_size,
+        }
+    record["checks"] = run.checks
+    if run.warnings:
+        record["warnings"] = run.warnings
+    return record
+
+
+def _significant(value: float, digits: int = 5) -> float:
+    """Round to significant digits (a tiny workload's GFLOP/s must not round to 0)."""
+    return float(f"{value:.{digits}g}")
+
+
+def _default_name(device: DeviceInfo, backend: str) -> str:
+    """The device's name ('2x NVIDIA A100'), with the backend when it is not TensorFlow ('AMD EPYC (jax)')."""
+    name = device.name if device.count == 1 else f"{device.count}x {device.name}"
+    return name if backend == "tensorflow" else f"{name} ({backend})"
+
+
+def build_profile(
+    plan: MeasurePlan,
+    device: DeviceInfo,
+    host: dict[str, Any],
+    software: dict[str, Any],
+    results: list[dict[str, Any]],
+    profile_id: str,
+) -> dict[str, Any]:
+    price: dict[str, Any] = {"usd": plan.price_usd, "date": plan.price_date}
+    if plan.price_note:
+        price["includes"] = plan.price_note
+    if plan.price_source:
+        price["source"] = plan.price_source
+    elif plan.price_usd is not None or plan.price_usd_per_hour is not None:
+        price["source"] = "given by the person who measured"
+    if plan.power_watts:
+        price["power_watts"] = plan.power_watts
+    if plan.price_usd_per_hour:
+        price["usd_per_hour"] = plan.price_usd_per_hour
+    notes = []
+    if plan.price_usd is None:
+        notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")
+    if device.kind == "cpu" and plan.device == "cpu":
+        notes.append("Measured with --device cpu (GPUs hidden).")
+    if device.count > 1:
+        notes.append(
+            f"Trained on {device.count} devices with tf.distribute.MirroredStrategy (global batch "
+            f"{plan.workload.batch_size}); each result's scaling section compares one device in the same run."
+        )
+    profile: dict[str, Any] = {
+        "schema_version": schema.SCHEMA_VERSION,
+        "id": profile_id,
+        "name": plan.name or _default_name(device, plan.backend),
+        "device": {"kind": device.kind, "name": device.name, "count": device.count, **device.facts},
+        "host": host,
+        "software": software,
+        "price": price,
+        "workload": plan.workload.as_dict(),
+        "results": results,
+        "provenance": {
+            "method": "measured",
+            "advisor_version": __version__,
+            "date": _dt.date.today().isoformat(),
+            "command": plan.command,
+        },
+    }
+    if notes:
+        profile["notes"] = notes
+    return profile

@@ -1,0 +1,209 @@
+"""The model and its timed training: backend-neutral Keras 3, one run per precision."""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from advisor import hardware, timing
+from advisor.errors import AdvisorError
+from advisor.measure.backends import Backend, DeviceInfo
+from advisor.measure.signals import InterruptGuard
+from advisor.workload import Workload, make_dataset
+
+EPOCH_SPREAD_WARNING = 0.10  # stdev / median of the steady epochs
+OTHER_LOAD_WARNING = 0.05  # other processes' share of the machine's CPU time
+EXPECTED_DTYPE = {"float32": "float32", "mixed_float16": "float16", "mixed_bfloat16": "bfloat16"}
+
+Progress = Callable[[str], None]
+
+
+def build_model(workload: Workload, policy: str):
+    """The post's model: LSTM(units) -> Dense(1, sigmoid), the output kept in float32."""
+    import keras
+
+    keras.config.set_dtype_policy(policy)
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(workload.timesteps, workload.features)),
+            keras.layers.LSTM(workload.units, return_sequences=False),
+            keras.layers.Dense(1, activation="sigmoid", dtype="float32"),
+        ]
+    )
+    model.compile(
+        loss="binary_crossentropy",
+        optimizer=keras.optimizers.Adam(learning_rate=workload.learning_rate),
+        metrics=["accuracy"],
+    )
+    return model
+
+
+@dataclass
+class TrainingRun:
+    precision: str
+    epoch_seconds: list[float]
+    final_loss: float | None
+    final_accuracy: float | None
+    checks: dict[str, Any]
+    warnings: list[str]
+    other_cpu_load: float | None
+    power: dict[str, Any] | None = None
+    estimate: timing.Estimate | None = None
+
+    @property
+    def total_seconds(self) -> float:
+        return self.estimate.total_seconds if self.estimate else math.fsum(self.epoch_seconds)
+
+
+def _epoch_timer(epochs: int, label: str, quick: bool, progress: Progress, guard: InterruptGuard):
+    import keras
+
+    class EpochTimer(keras.callbacks.Callback):
+        """Times each epoch's wall clock; under --quick stops once the median is known."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.times: list[float] = []
+            self.logs: dict[str, float] = {}
+            self._start = 0.0
+            self._run_start = time.perf_counter()
+            self.cap = timing.quick_epoch_cap(epochs) if quick else epochs
+
+        def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+            self._start = time.perf_counter()
+
+        def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+            if guard.requested is not None:  # Ctrl-C or SIGTERM: stop at this batch boundary
+                self.model.stop_training = True
+
+        def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+            # float() fetches the metrics to the host: every backend has finished the epoch's work here.
+            values = {k: float(v) for k, v in (logs or {}).items()}
+            self.times.append(time.perf_counter() - self._start)
+            self.logs = values
+            elapsed = time.perf_counter() - self._run_start
+            done = len(self.times)
+            steady = statistics.median(self.times[1:]) if done > 1 else self.times[-1]
+            left = steady * (self.cap - done)
+            progress(
+                f"{label}: epoch {done}/{epochs}  {self.times[-1]:.2f} s  "
+                f"elapsed {_duration(elapsed)}  left ~{_duration(left)}"
+                + (f"  loss {self.logs['loss']:.4f}" if "loss" in self.logs else "")
+            )
+            if quick and (timing.quick_should_stop(self.times) or done >= self.cap):
+                self.model.stop_training = True
+
+    return EpochTimer()
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def train_once(
+    backend: Backend,
+    workload: Workload,
+    policy: str,
+    device: DeviceInfo,
+    seed: int,
+    quick: bool,
+    progress: Progress,
+    guard: InterruptGuard,
+    label: str | None = None,
+) -> TrainingRun:
+    """Train the model once under ``policy`` and time every epoch."""
+    import keras
+
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(seed)
+    x, y = make_dataset(workload, seed)
+    label = label or policy
+    try:
+        with backend.placement(device), backend.distribution(device):
+            model = build_model(workload, policy)
+        with backend.placement(device):
+            inputs = backend.fit_arguments(x, y, workload.batch_size, workload.steps_per_epoch, seed)
+            timer = _epoch_timer(workload.epochs, label, quick, progress, guard)
+            with hardware.CpuUsageMonitor() as monitor, hardware.PowerMonitor(device.kind, device.count) as power:
+                model.fit(**inputs, epochs=workload.epochs, verbose=0, callbacks=[timer])
+    except AdvisorError:
+        raise
+    except backend.failure_types() as error:
+        if backend.is_out_of_memory(error):
+            raise AdvisorError(
+                f"out of memory training {policy} on {device.name}: try a smaller --units or --batch-size"
+            ) from None
+        message = (getattr(error, "message", None) or str(error)).strip().splitlines()[0][:300]
+        raise AdvisorError(f"{policy} training failed on {device.name}: {message}") from None
+    finally:
+        keras.config.set_dtype_policy("float32")
+
+    lstm = model.layers[0]
+    checks: dict[str, Any] = {
+        "lstm_compute_dtype": str(lstm.compute_dtype),
+        "lstm_variable_dtype": str(lstm.variable_dtype),
+        "output_dtype": str(model.layers[-1].compute_dtype),
+        "variables_device": backend.variable_device(model),
+        "backend": backend.name,
+    }
+    if device.count > 1:
+        checks["replicas"] = int(getattr(getattr(backend, "strategy", None), "num_replicas_in_sync", device.count))
+    warnings = _run_warnings(checks, policy, device, backend, timer.times, monitor)
+    run = TrainingRun(
+        precision=policy,
+        epoch_seconds=timer.times,
+        final_loss=timer.logs.get("loss"),
+        final_accuracy=timer.logs.get("accuracy"),
+        checks=checks,
+        warnings=warnings,
+        other_cpu_load=monitor.other_load(),
+        power=power.reading(),
+    )
+    if len(timer.times) < workload.epochs:
+        run.estimate = timing.estimate_total(timer.times, workload.epochs)
+    return run
+
+
+def _run_warnings(
+    checks: dict[str, Any],
+    policy: str,
+    device: DeviceInfo,
+    backend: Backend,
+    times: list[float],
+    monitor: hardware.CpuUsageMonitor,
+) -> list[str]:
+    """The run's self-checks: right device, right dtype, a quiet machine and steady epochs."""
+    warnings = []
+    expected_dtype = EXPECTED_DTYPE[policy]
+    if checks["lstm_compute_dtype"] != expected_dtype:
+        raise AdvisorError(
+            f"{policy}: the LSTM computed in {checks['lstm_compute_dtype']}, not {expected_dtype}; "
+            "the result would be wrong"
+        )
+    placed = checks["variables_device"].upper()
+    if device.kind == "gpu" and device.count == 1 and not any(word in placed for word in backend.accelerator_words):
+        raise AdvisorError(f"--device gpu: the model's variables live on {checks['variables_device']}, not the GPU")
+    load = monitor.other_load()
+    cpus = os.cpu_count() or 1
+    if load is not None and load / cpus > OTHER_LOAD_WARNING:
+        warnings.append(
+            f"other processes used {load:.2f} CPU cores on average ({100 * load / cpus:.0f}% of the machine) "
+            "during the run: the times may be slower than this hardware can do"
+        )
+    stats = timing.steady_stats(times)
+    if stats is not None and stats.count > 1 and stats.stdev / stats.median > EPOCH_SPREAD_WARNING:
+        warnings.append(
+            f"steady epoch times vary by {100 * stats.stdev / stats.median:.0f}% (stdev / median, over 10%): "
+            "the machine was busy or throttling"
+        )
+    return warnings
