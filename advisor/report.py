@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -201,13 +202,21 @@ def catalog_text(catalog: Catalog) -> str:
     table = text_table_of(list(catalog.gpus), columns, left={"id", "architecture", "launched", "rent"})
     return "\n".join(
         [
-            f"GPU catalog: {len(catalog.gpus)} GPUs, prices as of {catalog.as_of} ({catalog.origin})",
+            f"GPU catalog: {len(catalog.gpus)} GPUs, prices as of {catalog.as_of} ({_shown_path(catalog.origin)})",
             "TFLOPS are dense peaks; FP16 tensor is with float32 accumulation (mixed_float16); '-' means no "
             "source gives it.",
             "",
             table,
         ]
     )
+
+
+def _shown_path(path: str) -> str:
+    """A path relative to the working folder when it lies inside it (shorter, and the same on every machine)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
 
 
 def text_table_of(items: Sequence[Any], columns: Sequence[Column], left: set[str]) -> str:

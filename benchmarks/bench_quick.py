@@ -1,37 +1,32 @@
-"""Time to a profile: `measure --quick` against a full run of the same precision, in one go.
+"""Time to a profile, honestly: `measure --quick` against full runs of the same workload, side by side.
 
-Reports the quick estimate's error against the full total (target: within 5 %) and the quick run's
-training wall time as a share of the full run's (target: at most 10 %).
+For each workload size, runs `measure --quick` and then the full run (both --dry-run --json, float32),
+and reports the quick estimate, its stated 95 % error, the real error against the full total, whether
+the real error lies within the stated one, and the quick run's training time as a share of the full
+run's. Smaller workloads than the post's keep the pairs affordable; the rule is the same.
 
-Usage: python benchmarks/bench_quick.py [PRECISION] [EPOCHS]   (default float32, 100 epochs: ~30 min here)
+Usage: python benchmarks/bench_quick.py [UNITS:EPOCHS ...]   (default 200:60 300:60 400:40 600:30)
 """
 
 import sys
 
 from _measure import measure_result
 
-precision = sys.argv[1] if len(sys.argv) > 1 else "float32"
-epochs = sys.argv[2] if len(sys.argv) > 2 else "100"
+pairs = [tuple(int(v) for v in arg.split(":")) for arg in sys.argv[1:]] or [(200, 60), (300, 60), (400, 40), (600, 30)]
 
-
-def run(*extra: str) -> tuple[dict, float]:
-    return measure_result(precision, epochs, *extra)
-
-
-quick, quick_wall = run("--quick")
-full, full_wall = run()
-quick_training = sum(quick["epoch_seconds"])
-full_training = sum(full["epoch_seconds"])
-error = quick["total_seconds"] / full["total_seconds"] - 1
-share = quick_training / full_training
-print(
-    f"quick: {len(quick['epoch_seconds'])} epochs, estimate {quick['total_seconds']:.1f} s "
-    f"± {quick.get('estimate', {}).get('error_seconds', 0.0):.1f} (95%), "
-    f"training {quick_training:.1f} s, process {quick_wall:.1f} s"
-)
-print(f"full:  {len(full['epoch_seconds'])} epochs, total {full['total_seconds']:.1f} s, process {full_wall:.1f} s")
-print(
-    f"estimate error {100 * error:+.2f}% (target within 5%: {'PASS' if abs(error) <= 0.05 else 'FAIL'}); "
-    f"quick/full training time {100 * share:.1f}% (target at most 10%: {'PASS' if share <= 0.10 else 'FAIL'}); "
-    f"quick/full process time {100 * quick_wall / full_wall:.1f}%"
-)
+print(f"{'workload':>16}  {'quick estimate':>15}  {'stated error':>12}  {'full total':>10}  {'real error':>10}  "
+      f"{'within':>6}  {'quick/full time':>15}")  # fmt: skip
+inside = 0
+for units, epochs in pairs:
+    quick, _ = measure_result("float32", epochs, "--units", str(units), "--quick")
+    full, _ = measure_result("float32", epochs, "--units", str(units))
+    stated = quick["estimate"]["error_seconds"]
+    real = quick["total_seconds"] - full["total_seconds"]
+    within = abs(real) <= stated
+    inside += within
+    share = sum(quick["epoch_seconds"]) / sum(full["epoch_seconds"])
+    print(f"{f'LSTM({units}) x {epochs}':>16}  {quick['total_seconds']:>13.1f} s  "
+          f"{100 * stated / full['total_seconds']:>10.1f} %  {full['total_seconds']:>8.1f} s  "
+          f"{100 * real / full['total_seconds']:>+8.2f} %  {'yes' if within else 'NO':>6}  {100 * share:>13.1f} %",
+          flush=True)  # fmt: skip
+print(f"{inside} of {len(pairs)} real errors within the stated error: {'PASS' if inside == len(pairs) else 'FAIL'}")

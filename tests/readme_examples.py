@@ -4,7 +4,8 @@ A ``console`` code block in README.md holds ``$ python -m advisor ...`` lines, e
 its output. A line ``...`` ends an output early (the rest is not compared).
 
     python tests/readme_examples.py            # check (exit 1 on a difference)
-    python tests/readme_examples.py --update   # rewrite the outputs in README.md from real runs
+    python tests/readme_examples.py --update   # rewrite the outputs in README.md from real runs, and the
+                                               # generated sections (the field reference, the definitions)
 """
 
 from __future__ import annotations
@@ -106,10 +107,23 @@ def updated(text: str) -> str:
     return BLOCK.sub(block, text)
 
 
+def generated_sections(text: str) -> str:
+    """The README with its generated sections rewritten from the code (tests check they match)."""
+    sys.path.insert(0, str(ROOT))
+    from advisor import metrics, schema
+
+    for name, body in (("field-reference", schema.markdown_reference()),
+                       ("metric-definitions", metrics.markdown_definitions())):  # fmt: skip
+        start, end = f"<!-- {name}:start -->\n", f"<!-- {name}:end -->"
+        before, rest = text.split(start, 1)
+        text = before + start + body + end + rest.split(end, 1)[1]
+    return text
+
+
 if __name__ == "__main__":
     content = README.read_text(encoding="utf-8")
     if "--update" in sys.argv:
-        README.write_text(updated(content), encoding="utf-8")
+        README.write_text(updated(generated_sections(content)), encoding="utf-8")
         print("README.md examples updated")
     else:
         found = differences(content)
