@@ -96,15 +96,20 @@ class Choices:
     habits: costs.Habits
 
 
-def workload_picker(frame: pd.DataFrame) -> tuple:
-    """The workload to compare (results are compared only within one); asked only when there are several."""
+def workload_picker(frame: pd.DataFrame, preferred: tuple | None) -> tuple:
+    """The workload to compare (results are compared only within one); asked only when there are several. An
+    uploaded profile's workload comes first: its own model, estimated on the catalog."""
     names = frame.groupby("workload")["workload_name"].first()
     counts = frame["workload"].value_counts()
     if len(names) == 1:
         return names.index[0]
-    keys = sorted(names.index, key=lambda k: -counts[k])
+    keys = sorted(names.index, key=lambda k: (k != preferred, -counts[k]))
+    kinds = {"lstm": "LSTM", "model": "model"}
     return st.sidebar.selectbox(
-        "Workload", keys, format_func=lambda k: f"{names[k]} ({counts[k]} results)", key="workload"
+        "Workload",
+        keys,
+        format_func=lambda k: f"{names[k]} ({kinds.get(k[0], k[0])}, {counts[k]} results)",
+        key="workload",
     )
 
 
@@ -418,11 +423,14 @@ upload = st.sidebar.file_uploader(
     help="Make one with: python -m advisor measure --price-usd 0",
 )  # fmt: skip
 upload_problems: list[str] = []
+uploaded_workload = None
 if upload is not None:
     uploaded, upload_problems = read_upload(upload, set(frame["profile"]))
     if uploaded is not None:
         profile_data = [*profile_data, uploaded]
-        frame = pd.concat([frame, analysis.results_frame([uploaded])], ignore_index=True)
+        added = analysis.results_frame([uploaded])
+        uploaded_workload = added["workload"].iloc[0]
+        frame = pd.concat([frame, added], ignore_index=True)
 problems_section(problems, bad_files, upload_problems, catalog_problem)
 if frame.empty:
     st.info(
@@ -431,11 +439,12 @@ if frame.empty:
     )
     st.stop()
 
-wframe = analysis.select_workload(frame, workload_picker(frame)).frame
+workload = workload_picker(frame, uploaded_workload)
+wframe = analysis.select_workload(frame, workload).frame
 choices = sidebar(wframe, catalog)
 found = None
 if choices.include_estimates and catalog is not None:
-    found = estimates.estimate_catalog(wframe, catalog, wframe["workload"].iloc[0])
+    found = estimates.estimate_catalog(frame, catalog, workload)  # a model is calibrated on every result
     wframe = estimates.append_rows(wframe, found.rows)
 rec = analysis.recommend(
     wframe, choices.current_id, budget=choices.budget, precision=choices.precision,

@@ -90,6 +90,8 @@ _FRAME_COLUMNS = (
     "scaling_devices",  # several devices: how many, and the speedup over one device measured in the same run
     "scaling_speedup",
     "single_device_seconds",
+    "workload_spec",  # the workload as the profile describes it (the performance model reads a model's layers)
+    "matmul_peak_gflops",  # the matmul peak measure recorded for one device in the result's dtype
 )
 
 
@@ -145,6 +147,9 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "scaling_devices": _float_or_nan((result.get("scaling") or {}).get("devices")),
                     "scaling_speedup": _float_or_nan((result.get("scaling") or {}).get("speedup")),
                     "single_device_seconds": _float_or_nan((result.get("scaling") or {}).get("single_device_seconds")),
+                    "workload_spec": data["workload"],
+                    "matmul_peak_gflops": _float_or_nan((result.get("throughput") or {}).get("matmul_peak_gflops"))
+                    / count,
                 }
             )
     return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))

@@ -173,9 +173,17 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
     estimate.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
     estimate.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
-    from advisor.workload import add_workload_size_arguments  # no TensorFlow
+    from advisor.workload import add_model_arguments, add_workload_size_arguments  # no TensorFlow
 
     add_workload_size_arguments(estimate)
+    add_model_arguments(estimate)
+
+    examples = commands.add_parser(
+        "examples",
+        parents=[common],
+        help="write the three example Keras models (a small CNN, a GRU text classifier, a Transformer block)",
+    )
+    examples.add_argument("--out", metavar="DIR", default="examples", help="where to write them (default ./examples)")
 
     add = commands.add_parser(
         "add",
@@ -379,20 +387,42 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from advisor.analysis import filter_precision, results_frame
     from advisor.report import estimates_text
     from advisor.schema import workload_key
+    from advisor.store import load_profiles
     from advisor.workload import workload_from_args
 
     catalog = _catalog(args)
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
-    from advisor.store import load_profiles
-
     loaded = load_profiles(args.profiles)  # no profiles is fine: then the priors alone, said in the basis
-    key = workload_key(workload_from_args(args).as_dict())
-    found = estimates.estimate_catalog(results_frame(loaded.profiles), catalog, key, gpu_ids=gpu_ids, keep_covered=True)
+    sizes = workload_from_args(args)
+    spec = _model_workload(args.model, args, sizes) if args.model else sizes.as_dict()
+    key = workload_key(spec)
+    frame = results_frame(loaded.profiles)
+    found = estimates.estimate_catalog(frame, catalog, key, gpu_ids=gpu_ids, keep_covered=True, spec=spec)
     rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
+    machines = estimates.estimate_machines(frame, key, spec) if args.model and not args.gpu else []
     if args.json:
-        _print_json(estimates.estimate_records(rows))
+        _print_json(estimates.estimate_records(rows) + estimates.machine_records(machines))
     else:
-        print(estimates_text(rows, found))
+        print(estimates_text(rows, found, machines))
+    return 0
+
+
+def _model_workload(path: str, args: argparse.Namespace, sizes) -> dict:
+    """The workload of a model file (Keras starts here, quietly, on the CPU)."""
+    from advisor.measure import backends, model_file
+
+    backends.load("tensorflow").start("cpu", 1)
+    model = model_file.load(path, args.loss, args.optimizer)
+    return model_file.workload(model, sizes.train_samples, sizes.batch_size, sizes.epochs)
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    from advisor.measure import backends
+    from advisor.measure.examples import write_examples
+
+    backends.load("tensorflow").start("cpu", 1)
+    for path in write_examples(args.out):
+        print(f"wrote {path}")
     return 0
 
 
@@ -460,6 +490,7 @@ _COMMANDS = {
     "add": cmd_add,
     "catalog": cmd_catalog,
     "estimate": cmd_estimate,
+    "examples": cmd_examples,
     "schema": cmd_schema,
 }
 

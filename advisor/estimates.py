@@ -23,16 +23,23 @@ from advisor.schema import WORKLOAD_KEY_FIELDS
 PEAK_FIELDS = {"float32": "fp32_tflops", "mixed_float16": "fp16_tensor_tflops", "mixed_bfloat16": "bf16_tflops"}
 
 
-def workload_from_key(key: tuple) -> dict[str, Any]:
-    return dict(zip(WORKLOAD_KEY_FIELDS, key, strict=True))
-
-
-def work_for(key: tuple) -> perfmodel.Work:
-    """The performance model's view of a workload (the LSTM job's parameters)."""
-    w = workload_from_key(key)
+def work_of(spec: dict[str, Any]) -> perfmodel.Work:
+    """The performance model's view of a workload: the LSTM job, or a Keras model's layers."""
+    if spec.get("kind") == "model":
+        return perfmodel.model_work(spec)
     return perfmodel.lstm_work(
-        w["units"], w["timesteps"], w["features"], w["train_samples"], w["batch_size"], w["epochs"]
+        spec["units"], spec["timesteps"], spec["features"], spec["train_samples"], spec["batch_size"], spec["epochs"]
     )
+
+
+def work_for(frame: pd.DataFrame, key: tuple) -> perfmodel.Work:
+    """The work of a workload of the frame (by its key)."""
+    rows = frame.loc[frame["workload"] == key, "workload_spec"]
+    if len(rows):
+        return work_of(rows.iloc[0])
+    if key[0] == "lstm":  # a workload nobody measured yet: its sizes are in its key
+        return work_of({"kind": "lstm", **dict(zip(WORKLOAD_KEY_FIELDS, key[1:], strict=True))})
+    raise ValueError(f"no profile describes the workload {key!r}")
 
 
 def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:
@@ -52,22 +59,59 @@ def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:
     return pd.Series(ids, index=frame.index, dtype=object)
 
 
-def calibration_points(frame: pd.DataFrame, catalog: Catalog, key: tuple) -> tuple[perfmodel.Point, ...]:
-    """The workload's measured and quoted results on catalog GPUs (the --quick and catalog estimates left out)."""
-    rows = frame[(frame["workload"] == key) & (frame["source"] != "estimated")]
-    ids = match_catalog(rows, catalog)
-    gpus = catalog.by_id()
+def calibration_points(
+    frame: pd.DataFrame, catalog: Catalog | None, key: tuple, kind: str = "gpu", scope: str = "workload"
+) -> tuple[perfmodel.Point, ...]:
+    """Measured and quoted results to fit the model on (the --quick and catalog estimates left out): those of one
+    device kind, of the workload (``scope`` "workload") or of every workload the model can describe ("all").
+
+    A GPU result is used when its GPU is in the catalog (its specifications); a CPU result when ``measure``
+    recorded the machine's matmul peak for its precision.
+    """
+    rows = frame[(frame["source"] != "estimated") & (frame["device_kind"] == kind)]
+    if scope == "workload":
+        rows = rows[rows["workload"] == key]
+    devices = _devices(rows, catalog, kind)
+    works: dict[tuple, perfmodel.Work] = {}
     points = []
-    for (_, row), gpu_id in zip(rows.iterrows(), ids, strict=True):
-        if gpu_id is None or row["precision"] not in perfmodel.BYTES:
+    for (_, row), device in zip(rows.iterrows(), devices, strict=True):
+        if device is None or row["precision"] not in perfmodel.BYTES or device.peak(row["precision"]) is None:
             continue
-        device = perfmodel.device_from_gpu(gpus[gpu_id])
-        if device.peak(row["precision"]) is None:
-            continue
+        if row["workload"] not in works:
+            works[row["workload"]] = work_of(row["workload_spec"])
         points.append(
-            perfmodel.Point(str(row["name"]), device, row["precision"], float(row["seconds"]), bool(row["approximate"]))
-        )
-    return tuple(sorted(points, key=lambda p: (p.label, p.precision)))
+            perfmodel.Point(
+                str(row["name"]), device, row["precision"], float(row["seconds"]), works[row["workload"]],
+                bool(row["approximate"]),
+            )
+        )  # fmt: skip
+    return tuple(sorted(points, key=lambda p: (p.label, p.precision, p.seconds)))
+
+
+def _devices(rows: pd.DataFrame, catalog: Catalog | None, kind: str) -> list[perfmodel.Device | None]:
+    if kind == "gpu":
+        if catalog is None:
+            return [None] * len(rows)
+        gpus = catalog.by_id()
+        return [perfmodel.device_from_gpu(gpus[i]) if i else None for i in match_catalog(rows, catalog)]
+    machines = measured_machines(rows)
+    return [machines.get(signature) for signature in rows["hardware"]]
+
+
+def measured_machines(frame: pd.DataFrame) -> dict[str, perfmodel.Device]:
+    """The CPU machines measure timed, by hardware signature: their matmul peaks per precision."""
+    machines = {}
+    rows = frame[(frame["device_kind"] == "cpu") & frame["matmul_peak_gflops"].notna()]
+    for signature, group in rows.groupby("hardware"):
+        peaks = group.groupby("precision")["matmul_peak_gflops"].max().to_dict()
+        name = str(group["device"].iloc[0])
+        machines[signature] = perfmodel.device_from_measured(name, "cpu", signature, peaks)
+    return machines
+
+
+def scope_of(key: tuple) -> str:
+    """The post's LSTM job is calibrated on its own results; a model on every result the model can describe."""
+    return "workload" if key[0] == "lstm" else "all"
 
 
 @dataclass
@@ -86,13 +130,15 @@ def estimate_catalog(
     precisions: tuple[str, ...] = perfmodel.GPU_PRECISIONS,
     gpu_ids: list[str] | None = None,
     keep_covered: bool = False,
+    spec: dict[str, Any] | None = None,
 ) -> CatalogEstimates:
     """Estimate the workload on every catalog GPU (or ``gpu_ids``) and precision, as results-frame rows.
 
     Rows are left out where a measured or quoted result of the same GPU and precision exists (unless
     ``keep_covered``, for checking the model against them).
     """
-    model = perfmodel.calibrate(work_for(key), calibration_points(frame, catalog, key))
+    work = work_of(spec) if spec is not None else work_for(frame, key)
+    model = perfmodel.calibrate(calibration_points(frame, catalog, key, "gpu", scope_of(key)))
     covered: set[tuple[str, str]] = set()
     if not keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != "estimated")]
@@ -105,7 +151,7 @@ def estimate_catalog(
         for precision in precisions:
             if (gpu.id, precision) in covered:
                 continue
-            estimate = model.estimate(device, precision)
+            estimate = model.estimate(work, device, precision)
             if estimate.seconds is None:
                 spec = gpu.specs[PEAK_FIELDS[precision]]
                 why = f" ({spec.note})" if spec.note else ""
@@ -114,6 +160,19 @@ def estimate_catalog(
             records.append(_row(gpu, estimate, key, workload_name))
     rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(ESTIMATE_COLUMNS))
     return CatalogEstimates(rows, model, missing)
+
+
+def estimate_machines(frame: pd.DataFrame, key: tuple, spec: dict[str, Any], leave_out: tuple = ()) -> list:
+    """Estimates of the workload on the CPU machines measure timed (their measured matmul peaks), calibrated on
+    every CPU result but those of the workloads in ``leave_out`` (so a check never sees the run it predicts)."""
+    rows = frame[~frame["workload"].isin(leave_out)] if leave_out else frame
+    model = perfmodel.calibrate(calibration_points(rows, None, key, "cpu", "all"))
+    work = work_of(spec)
+    found = []
+    for device in measured_machines(frame).values():
+        for precision, _, _ in device.peaks:
+            found.append(model.estimate(work, device, precision))
+    return found
 
 
 def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
@@ -200,4 +259,25 @@ def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
             "source": "estimated",
         }
         for _, row in rows.sort_values(["seconds", "device", "precision"]).iterrows()
+    ]
+
+
+def machine_records(found: list) -> list[dict[str, Any]]:
+    """``estimate --json`` rows for the measured machines (CPUs): the same keys as the catalog's rows."""
+    return [
+        {
+            "gpu": None,
+            "machine": e.device.name,
+            "catalog_id": None,
+            "precision": e.precision,
+            "seconds_estimate": e.seconds,
+            "low": e.low,
+            "high": e.high,
+            "price_usd": None,
+            "bound": e.bound,
+            "basis": e.basis,
+            "source": "estimated",
+        }
+        for e in found
+        if e.seconds is not None
     ]

@@ -55,6 +55,7 @@ class Field:
     pattern_hint: str = ""  # what the pattern means, for the message
     fields: tuple[Field, ...] = ()  # for section and sections
     required_if: tuple[str, Any] | None = None  # required when the sibling field has this value
+    required_unless: tuple[str, Any] | None = None  # required unless the sibling field has this value
     only_if: tuple[str, Any] | None = None  # allowed only when the sibling field has this value
     unit: str = ""
 
@@ -155,7 +156,8 @@ def check_section(c: Checker, mapping: dict, fields: tuple[Field, ...], path: st
                 values[f.name] = None
                 continue
             sibling = f.required_if and mapping.get(f.required_if[0]) == f.required_if[1]
-            if f.required or sibling:
+            unless = f.required_unless and mapping.get(f.required_unless[0]) != f.required_unless[1]
+            if f.required or sibling or unless:
                 c.problem(where, "is missing" + (f" ({f.missing_hint})" if f.missing_hint else ""))
             continue
         if f.only_if and mapping.get(f.only_if[0]) != f.only_if[1]:
@@ -373,6 +375,14 @@ def section_schema(fields: tuple[Field, ...]) -> dict[str, Any]:
                     "then": {"required": [f.name], "properties": {f.name: {"not": {"type": "null"}}}},
                 }
             )
+        if f.required_unless:
+            sibling, value = f.required_unless
+            conditions.append(
+                {
+                    "if": {"properties": {sibling: {"const": value}}, "required": [sibling]},
+                    "else": {"required": [f.name], "properties": {f.name: {"not": {"type": "null"}}}},
+                }
+            )
         if f.only_if:
             sibling, value = f.only_if
             conditions.append(
@@ -403,7 +413,11 @@ def markdown_reference(fields: tuple[Field, ...], path: str = "") -> list[str]:
         kind = {"section": "mapping", "sections": "list of mappings", "numbers": "list of numbers"}.get(f.kind, f.kind)
         if f.unit:
             kind += f" ({f.unit})"
-        required = "yes" if f.required else f"when {f.required_if[0]} is {f.required_if[1]}" if f.required_if else ""
+        required = "yes" if f.required else ""
+        if f.required_if:
+            required = f"when {f.required_if[0]} is {f.required_if[1]}"
+        elif f.required_unless:
+            required = f"unless {f.required_unless[0]} is {f.required_unless[1]}"
         if f.null_allowed:
             required = "yes (null if unknown)"
         lines.append(f"| `{f.name}` | {kind} | {required} | {f.range_text()} | {f.doc} |")

@@ -50,6 +50,7 @@ NO_CROSS_CHECK_HALF_WIDTH = math.log(2.0)  # one result cannot check itself: a f
 WIDEN_PER_DOUBLING = 0.25  # log half-width added per doubling of the deciding resource beyond the results
 WIDEN_NEW_ARCHITECTURE = 0.20  # an architecture no result measured
 WIDEN_NEW_BOUND = 0.30  # a bound none of the results was under (its constant rests on the prior)
+WIDEN_OTHER_WORK = 0.40  # no result of this work on this kind of device: the constants come from other work
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,33 @@ class Work:
     @property
     def flops(self) -> float:
         return sum(p.steps * p.flops for p in self.phases)
+
+
+def model_work(workload: dict) -> Work:
+    """A Keras model's work (a profile's ``workload`` of kind model): one phase per layer.
+
+    A layer runs once per batch (an RNN: once per timestep, its ``sequential_steps``); per step it does
+    its training FLOPs for the batch, reads its weights three times (forward, the input gradient, the
+    weight gradient) unless they fit in cache, and moves its activations three times.
+    """
+    batches = math.ceil(workload["train_samples"] / workload["batch_size"])
+    samples_per_batch = workload["train_samples"] / batches
+    phases = []
+    for layer in workload["layers"]:
+        sequential = int(layer.get("sequential_steps") or 1)
+        per_step_samples = samples_per_batch / sequential
+        weights = 4.0 * layer["parameters"]
+        phases.append(
+            Phase(
+                name=f"{layer['name']} ({layer['type']})",
+                steps=float(workload["epochs"] * batches * sequential),
+                flops=layer["flops_per_sample"] * per_step_samples,
+                weight_bytes=3 * weights,
+                resident_bytes=weights,
+                other_bytes=3 * 4.0 * (layer.get("activations_per_sample") or 0.0) * per_step_samples,
+            )
+        )
+    return Work(name=str(workload.get("name", "model")), phases=tuple(phases))
 
 
 def lstm_work(units: int, timesteps: int, features: int, train_samples: int, batch_size: int, epochs: int) -> Work:
@@ -148,6 +176,21 @@ def device_from_gpu(gpu: Gpu) -> Device:
     )
 
 
+def device_from_measured(name: str, kind: str, signature: str, peaks_gflops: dict[str, float]) -> Device:
+    """A measured machine as the model sees it: the matmul peaks `measure` recorded (per precision); its
+    bandwidth and cache are unknown, so the memory bound is left out for it (the fit absorbs it)."""
+    return Device(
+        name=name,
+        kind=kind,
+        architecture=f"{kind}: {name}",
+        launch_year=None,
+        peaks=tuple((p, v / 1000.0, "measured matmul") for p, v in sorted(peaks_gflops.items())),
+        bandwidth_gbs=None,
+        l2_mb=None,
+        catalog_id=signature,
+    )
+
+
 @dataclass(frozen=True)
 class Params:
     eta_arith: float
@@ -211,23 +254,27 @@ def predict(work: Work, device: Device, precision: str, params: Params) -> tuple
 
 @dataclass(frozen=True)
 class Point:
-    """A calibration result: a measured or quoted total of the work on a known device."""
+    """A calibration result: a measured or quoted total of some work on a known device."""
 
     label: str
     device: Device
     precision: str
     seconds: float
+    work: Work
     approximate: bool = False
 
 
-def _arrays(work: Work, points: tuple[Point, ...]) -> tuple[np.ndarray, ...]:
-    """Per point and phase: steps, arithmetic and memory seconds at unit efficiency; per point: log seconds, sigma."""
+def _arrays(points: tuple[Point, ...]) -> tuple[np.ndarray, ...]:
+    """Per point and phase (padded with empty phases): steps, arithmetic and memory seconds at unit efficiency;
+    per point: log seconds, sigma."""
+    width = max(len(p.work.phases) for p in points)
     steps, arith, memory = [], [], []
     for point in points:
-        terms = [phase_terms(phase, point.device, point.precision) for phase in work.phases]
-        steps.append([phase.steps for phase in work.phases])
-        arith.append([t.arithmetic for t in terms])
-        memory.append([t.memory for t in terms])
+        terms = [phase_terms(phase, point.device, point.precision) for phase in point.work.phases]
+        pad = [0.0] * (width - len(terms))
+        steps.append([phase.steps for phase in point.work.phases] + pad)
+        arith.append([t.arithmetic for t in terms] + pad)
+        memory.append([t.memory for t in terms] + pad)
     observed = np.log([p.seconds for p in points])
     sigma = np.array([APPROXIMATE_SIGMA if p.approximate else RESULT_SIGMA for p in points])
     return np.array(steps), np.array(arith), np.array(memory), observed, sigma
@@ -267,11 +314,11 @@ def _fit_arrays(arrays: tuple[np.ndarray, ...]) -> Params:
     return Params(*(float(math.exp(v)) for v in center))
 
 
-def fit(work: Work, points: tuple[Point, ...]) -> Params:
+def fit(points: tuple[Point, ...]) -> Params:
     """The constants that best explain the points (the priors alone when there are none)."""
     if not points:
         return Params(*(PRIORS[n][0] for n in _NAMES))
-    return _fit_arrays(_arrays(work, points))
+    return _fit_arrays(_arrays(points))
 
 
 @dataclass(frozen=True)
@@ -292,7 +339,6 @@ class Estimate:
 class Model:
     """A fitted model: its constants, the results it rests on and their leave-one-out errors (log)."""
 
-    work: Work
     params: Params
     points: tuple[Point, ...]
     loo_errors: tuple[float, ...]  # log(predicted without the point / observed), per point
@@ -309,29 +355,33 @@ class Model:
         """The worst leave-one-out error as a factor (2.0: off by 2x), None without a cross-check."""
         return math.exp(max(abs(e) for e in self.loo_errors)) if len(self.points) > 1 else None
 
-    def basis(self) -> str:
+    def basis(self, work: Work | None = None) -> str:
         if not self.points:
-            return "no results of this workload to calibrate on: the priors alone (a factor of 2 or more)"
+            return "no results to calibrate on: the priors alone (a factor of 2 or more)"
         names = ", ".join(f"{p.label} {p.precision}" for p in self.points)
         factor = self.loo_factor()
         check = f"; leave-one-out error up to {factor:.2f}x" if factor else "; one result, no cross-check"
-        return f"fitted on {len(self.points)} result(s) of this workload ({names}){check}"
+        scope = "of this workload" if work is None or all(p.work == work for p in self.points) else ""
+        return f"fitted on {len(self.points)} result(s) {scope} ({names}){check}".replace("  ", " ")
 
-    def estimate(self, device: Device, precision: str) -> Estimate:
-        predicted = predict(self.work, device, precision, self.params)
+    def estimate(self, work: Work, device: Device, precision: str) -> Estimate:
+        predicted = predict(work, device, precision, self.params)
         if predicted is None:
             reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
-            return Estimate(device, precision, None, None, None, None, self.basis(), reason)
+            return Estimate(device, precision, None, None, None, None, self.basis(work), reason)
         seconds, bound = predicted
-        width, why = self._width(device, precision, bound)
-        basis = self.basis() + (f"; wider: {', '.join(why)}" if why else "")
+        width, why = self._width(work, device, precision, bound)
+        basis = self.basis(work) + (f"; wider: {', '.join(why)}" if why else "")
         return Estimate(device, precision, seconds, seconds * math.exp(-width), seconds * math.exp(width), bound,
                         basis)  # fmt: skip
 
-    def _width(self, device: Device, precision: str, bound: str) -> tuple[float, list[str]]:
+    def _width(self, work: Work, device: Device, precision: str, bound: str) -> tuple[float, list[str]]:
         """The log half-width of an estimate, and what widened it."""
         width = self.half_width
         why = []
+        if self.points and not any(p.work == work for p in self.points):
+            width += WIDEN_OTHER_WORK
+            why.append("no result of this workload on this kind of device: its constants come from other work")
         if self.points:
             resource = _resource(device, precision, bound)
             covered = [r for p in self.points if (r := _resource(p.device, p.precision, bound)) is not None]
@@ -359,19 +409,19 @@ def _resource(device: Device, precision: str, bound: str) -> float | None:
     return None
 
 
-def calibrate(work: Work, points: tuple[Point, ...]) -> Model:
+def calibrate(points: tuple[Point, ...]) -> Model:
     """Fit the constants and cross-check them: refit without each point and predict it."""
-    return _calibrate_cached(work, points)
+    return _calibrate_cached(points)
 
 
 @lru_cache(maxsize=64)
-def _calibrate_cached(work: Work, points: tuple[Point, ...]) -> Model:
-    params = fit(work, points)
+def _calibrate_cached(points: tuple[Point, ...]) -> Model:
+    params = fit(points)
     errors = []
     if len(points) > 1:
         for index, point in enumerate(points):
             rest = points[:index] + points[index + 1 :]
-            predicted = predict(work, point.device, point.precision, fit(work, rest))
+            predicted = predict(point.work, point.device, point.precision, fit(rest))
             errors.append(math.log(predicted[0] / point.seconds) if predicted else 0.0)
-    bounds = frozenset(b for p in points if (r := predict(work, p.device, p.precision, params)) for b in [r[1]])
-    return Model(work, params, points, tuple(errors), bounds)
+    bounds = frozenset(b for p in points if (r := predict(p.work, p.device, p.precision, params)) for b in [r[1]])
+    return Model(params, points, tuple(errors), bounds)

@@ -243,12 +243,14 @@ ESTIMATE_COLUMNS: list[Column] = [
 ]
 
 
-def estimates_text(rows: pd.DataFrame, found: CatalogEstimates) -> str:
-    """Catalog estimates as a table, with the model's constants and what could not be estimated."""
+def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list | None = None) -> str:
+    """Catalog estimates as a table, with the model's constants and what could not be estimated; then the measured
+    machines' estimates (``estimate --model``)."""
     model = found.model
     params = model.params
+    basis = rows["basis"].iloc[0] if len(rows) else model.basis()
     lines = [
-        "Estimated training time (not measured): " + model.basis() + ".",
+        "Estimated training time (not measured): " + basis.split("; wider:")[0] + ".",
         f"Constants: eta_arith {params.eta_arith:.3f}, eta_mem {params.eta_mem:.3f}, "
         f"per step {params.step_seconds * 1e6:.1f} us, start-up {params.startup_seconds:.2f} s.",
         "",
@@ -261,6 +263,12 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates) -> str:
     for missing_estimate in found.not_estimated:
         lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
                      f"{missing_estimate.reason}")  # fmt: skip
+    for estimate in machines or []:
+        if estimate.seconds is not None:
+            lines.append(
+                f"On {estimate.device.name} ({estimate.precision}, measured machine): {fmt_seconds(estimate.seconds)}, "
+                f"likely {fmt_seconds(estimate.low)} - {fmt_seconds(estimate.high)}; {estimate.basis}"
+            )
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""The profile format (schema version 1): its fields as a table, validation, migration, key order.
+"""The profile format (schema version 2): its fields as a table, validation, migration, key order.
 
 The fields are described once, below, as tables of :class:`advisor.fields.Field`; the validation,
 the canonical key order, the README's field reference and the JSON Schema
@@ -19,7 +19,8 @@ from advisor.fields import Field, describe, is_iso_date
 
 __all__ = ["is_iso_date"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+WORKLOAD_KINDS = ("lstm", "model")
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 DEVICE_KINDS = ("cpu", "gpu")
 PROVENANCE_METHODS = ("measured", "quoted")
@@ -31,6 +32,7 @@ JSON_SCHEMA_ID = "https://advisor.invalid/profile.schema.json"
 # The post's training job: the default workload.
 DEFAULT_WORKLOAD: dict[str, Any] = {
     "name": "lstm1000-post",
+    "kind": "lstm",
     "units": 1000,
     "timesteps": 100,
     "features": 1,
@@ -44,7 +46,9 @@ DEFAULT_WORKLOAD: dict[str, Any] = {
 # --------------------------------------------------------------------------- the fields
 
 
-def _size(name: str, doc: str) -> Field:
+def _size(name: str, doc: str, lstm_only: bool = False) -> Field:
+    if lstm_only:
+        return Field(name, "integer", doc, required_unless=("kind", "model"), minimum=1, maximum=10**9)
     return Field(name, "integer", doc, required=True, minimum=1, maximum=10**9)
 
 
@@ -97,22 +101,47 @@ PRICE = (
         unit="USD/h",
     ),
 )
+MODEL_LAYER = (
+    Field("name", "string", "the layer's name", required=True),
+    Field("type", "string", "the layer's class (Dense, Conv2D, LSTM...)", required=True),
+    Field("flops_per_sample", "number", "training FLOPs per sample (forward and backward)", required=True, minimum=0),
+    Field("parameters", "integer", "its weights", required=True, minimum=0),
+    Field("sequential_steps", "integer", "dependent steps per batch (an RNN's timesteps; 1 otherwise)", minimum=1),
+    Field("activations_per_sample", "number", "values it outputs per sample", minimum=0),
+)
 WORKLOAD = (
     Field("name", "string", "the workload's name (two results share a workload when all but the name agree)",
           required=True),
-    _size("units", "LSTM units"),
-    _size("timesteps", "steps per series"),
-    _size("features", "features per step"),
+    Field("kind", "choice", "lstm: the post's LSTM job, sized by the fields below; model: a Keras model file "
+          "(measure --model)", choices=WORKLOAD_KINDS),
+    _size("units", "LSTM units (kind lstm)", lstm_only=True),
+    _size("timesteps", "steps per series (kind lstm)", lstm_only=True),
+    _size("features", "features per step (kind lstm)", lstm_only=True),
     _size("train_samples", "training samples per epoch"),
     _size("batch_size", "batch size"),
     Field("epochs", "integer", "epochs of the run", required=True, minimum=1, maximum=MAX_EPOCHS),
     Field("optimizer", "string", "the optimizer", required=True),
-    Field("learning_rate", "number", "the optimizer's learning rate", required=True, positive=True),
+    Field("learning_rate", "number", "the optimizer's learning rate", required_unless=("kind", "model"),
+          positive=True),
+    Field("model_hash", "string", "kind model: a hash of the architecture, compile configuration and input "
+          "shapes (two different models never share a workload)", required_if=("kind", "model"),
+          pattern=r"^[0-9a-f]{12,64}$", pattern_hint="12 to 64 hex digits"),
+    Field("inputs", "strings", "kind model: the inputs' dtypes and shapes, e.g. float32[32, 32, 3]",
+          required_if=("kind", "model")),
+    Field("outputs", "strings", "kind model: the outputs' dtypes and shapes"),
+    Field("loss", "string", "kind model: the loss", required_if=("kind", "model")),
+    Field("parameters", "integer", "kind model: the model's weights", required_if=("kind", "model"), minimum=0),
+    Field("flops_per_sample", "number", "kind model: training FLOPs per sample (forward and backward)",
+          required_if=("kind", "model"), minimum=0),
+    Field("layers", "sections", "kind model: each layer's work (for the performance model)", fields=MODEL_LAYER,
+          required_if=("kind", "model")),
+    Field("not_counted", "strings", "kind model: layers the FLOP counter does not know (counted as 0)"),
     Field("note", "string", "anything a reader should know about the workload"),
 )  # fmt: skip
 # The fields that define a workload: two results share a workload when these are equal.
 WORKLOAD_KEY_FIELDS = ("units", "timesteps", "features", "train_samples", "batch_size", "epochs", "optimizer",
                        "learning_rate")  # fmt: skip
+MODEL_KEY_FIELDS = ("model_hash", "train_samples", "batch_size", "epochs")
 
 ESTIMATE = (
     Field("method", "string", "how the total was estimated", required=True),
@@ -230,7 +259,16 @@ def _migrate_0_to_1(data: dict[str, Any]) -> dict[str, Any]:
     return migrated
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1}
+def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 added model workloads (``workload.kind``); every version 1 workload is the LSTM job."""
+    migrated = dict(data)
+    if isinstance(migrated.get("workload"), dict) and "kind" not in migrated["workload"]:
+        migrated["workload"] = {**migrated["workload"], "kind": "lstm"}
+    migrated["schema_version"] = 2
+    return migrated
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -371,18 +409,24 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         out[section] = mapping
     if out.get("name") is None:
         out["name"] = device["name"]
+    out["workload"] = {"kind": "lstm", **{k: v for k, v in out["workload"].items() if v is not None}}
     return out
 
 
 def workload_key(workload: dict[str, Any]) -> tuple:
-    """The identity of a workload: its parameters, whatever its name."""
-    return tuple(
-        float(workload[k])
-        if k == "learning_rate"
-        else str(workload[k]).lower()
-        if k == "optimizer"
-        else int(workload[k])
-        for k in WORKLOAD_KEY_FIELDS
+    """The identity of a workload, whatever its name: ("lstm", its sizes...) or ("model", its hash, samples...)."""
+    if workload.get("kind") == "model":
+        return ("model", str(workload["model_hash"]), *(int(workload[k]) for k in MODEL_KEY_FIELDS[1:]))
+    return (
+        "lstm",
+        *(
+            float(workload[k])
+            if k == "learning_rate"
+            else str(workload[k]).lower()
+            if k == "optimizer"
+            else int(workload[k])
+            for k in WORKLOAD_KEY_FIELDS
+        ),
     )
 
 

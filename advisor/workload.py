@@ -17,6 +17,7 @@ class Workload:
     """The LSTM training job. The defaults are the post's: LSTM(1000) on 937 series of 100 steps."""
 
     name: str = DEFAULT_WORKLOAD["name"]
+    kind: str = "lstm"
     units: int = DEFAULT_WORKLOAD["units"]
     timesteps: int = DEFAULT_WORKLOAD["timesteps"]
     features: int = DEFAULT_WORKLOAD["features"]
@@ -118,10 +119,19 @@ def workload_from_args(args: argparse.Namespace) -> Workload:
     return Workload(**{**workload.as_dict(), "name": name})
 
 
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """--model FILE.keras (with --loss and --optimizer for a model saved without a compile configuration)."""
+    own = parser.add_argument_group("your own model instead of the LSTM")
+    own.add_argument("--model", metavar="FILE.keras", help="a Keras 3 model file (loaded with safe_mode on)")
+    own.add_argument("--loss", metavar="NAME", help="its loss, when the file has no compile configuration")
+    own.add_argument("--optimizer", metavar="NAME", help="its optimizer, when the file has no compile configuration")
+
+
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``advisor measure``."""
     job = add_workload_size_arguments(parser)
     job.add_argument("--seed", type=int, default=0, help="seed of the generated data and weights (0)")
+    add_model_arguments(parser)
 
     run = parser.add_argument_group("the run")
     run.add_argument(

@@ -22,9 +22,9 @@ key = workload_key(DEFAULT_WORKLOAD)
 gpus = catalog.load_catalog()
 frame = analysis.results_frame(store.load_profiles(ROOT / "profiles").profiles)
 points = estimates.calibration_points(frame, gpus, key)
-work = estimates.work_for(key)
+work = estimates.work_for(frame, key)
 
-model = perfmodel.calibrate(work, points)
+model = perfmodel.calibrate(points)
 p = model.params
 print(f"constants: eta_arith {p.eta_arith:.3f}, eta_mem {p.eta_mem:.3f}, per step {p.step_seconds * 1e6:.1f} us, "
       f"start-up {p.startup_seconds:.2f} s")  # fmt: skip

@@ -16,10 +16,10 @@ SHIPPED = ROOT / "profiles"
 
 
 def valid_profile(profile_id: str = "test-gpu", seconds: float = 100.0, price: float | None = 500.0) -> dict:
-    """A small valid measured profile (schema 1)."""
+    """A small valid measured profile (schema 2)."""
     epochs = [seconds / 4] * 4
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "id": profile_id,
         "name": f"Test {profile_id}",
         "device": {"kind": "gpu", "name": f"Test GPU {profile_id}", "count": 1},
@@ -28,6 +28,7 @@ def valid_profile(profile_id: str = "test-gpu", seconds: float = 100.0, price: f
         "price": {"usd": price, "date": "2026-11-30", "includes": "the GPU", "source": "test"},
         "workload": {
             "name": "tiny",
+            "kind": "lstm",
             "units": 4,
             "timesteps": 3,
             "features": 1,

@@ -33,6 +33,9 @@ def test_library_and_cli_do_not_import_tensorflow():
             "main(['list', '--profiles', 'profiles'])",
             "main(['recommend', '--current', 'post-cpu-only', '--profiles', 'profiles'])",
             "main(['measure', '--help'])",
+            "main(['estimate', '--gpu', 'rtx-4090'])",
+            "main(['catalog'])",
+            "import advisor.catalog, advisor.perfmodel, advisor.estimates, advisor.costs, advisor.metrics",
         ]
     )
     assert modules_after(imports) == ""

@@ -45,7 +45,7 @@ def test_the_model_is_calibrated_on_the_posts_gpu_results(shipped_frame, shipped
         ("titan-rtx", "float32"),
         ("titan-rtx", "mixed_float16"),
     ]
-    model = perfmodel.calibrate(WORK, points)
+    model = perfmodel.calibrate(points)
     assert len(model.loo_errors) == 3
     assert 0 < model.params.eta_arith <= 1 and 0 < model.params.eta_mem <= 1
 

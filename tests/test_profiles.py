@@ -32,7 +32,7 @@ def test_dump_is_deterministic_and_round_trips(tmp_path: Path):
     shuffled = dict(reversed(list(data.items())))
     assert store.dump_profile(data) == store.dump_profile(shuffled)
     text = store.dump_profile(data)
-    assert text.startswith("schema_version: 1\nid: test-gpu\n")
+    assert text.startswith("schema_version: 2\nid: test-gpu\n")
     path = store.write_profile(data, tmp_path)
     profile, warnings = store.load_profile(path)
     assert warnings == []
@@ -83,7 +83,7 @@ def test_older_schema_is_migrated(tmp_path: Path):
 
 def test_newer_schema_needs_a_newer_advisor(tmp_path: Path):
     data = valid_profile("future")
-    data["schema_version"] = 2
+    data["schema_version"] = schema.SCHEMA_VERSION + 1
     with pytest.raises(ProfileError, match="this profile needs a newer advisor"):
         store.load_profile(write_yaml(tmp_path / "future.yaml", data))
 
@@ -151,3 +151,26 @@ def test_the_folder_signature_changes_with_the_files(tmp_path: Path):
     assert store.folder_signature(tmp_path) == first
     write_yaml(tmp_path / "b.yaml", valid_profile("b"))
     assert store.folder_signature(tmp_path) != first
+
+
+def test_a_version_1_profile_is_migrated_to_an_lstm_workload(tmp_path: Path):
+    old = valid_profile("version-one")
+    old["schema_version"] = 1
+    del old["workload"]["kind"]
+    profile, warnings = store.load_profile(write_yaml(tmp_path / "version-one.yaml", old))
+    assert warnings == [] and profile.data["schema_version"] == 2 and profile.data["workload"]["kind"] == "lstm"
+
+
+def test_a_model_workload_needs_its_description_not_the_lstm_sizes(tmp_path: Path):
+    data = valid_profile("a-model")
+    data["workload"] = {"name": "cnn", "kind": "model", "train_samples": 8, "batch_size": 4, "epochs": 4,
+                        "optimizer": "adam"}  # fmt: skip
+    with pytest.raises(ProfileError) as caught:
+        store.load_profile(write_yaml(tmp_path / "a-model.yaml", data))
+    missing = {p.field for p in caught.value.problems if p.message == "is missing"}
+    assert missing == {"workload.model_hash", "workload.inputs", "workload.loss", "workload.parameters",
+                       "workload.flops_per_sample", "workload.layers"}  # fmt: skip
+    lstm = valid_profile("an-lstm")
+    del lstm["workload"]["units"]
+    with pytest.raises(ProfileError, match="workload.units: is missing"):
+        store.load_profile(write_yaml(tmp_path / "an-lstm.yaml", lstm))

@@ -18,8 +18,7 @@ from advisor.measure import backends
 from advisor.measure.plan import MeasurePlan, plan_from_args
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
-from advisor.measure.train import build_model, train_once
-from advisor.workload import Workload
+from advisor.measure.train import Job, build_model, lstm_job, train_once
 
 __all__ = ["InterruptGuard", "MeasurePlan", "build_model", "measure", "plan_from_args"]
 
@@ -47,6 +46,7 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
     progress(f"device: {where} ({device.kind}, {plan.backend}); precisions: {', '.join(policies)}")
     software = {**backend.software_facts(device), **hardware.software_facts()}
     one_device = dataclasses.replace(device, count=1)
+    job, single_job, workload, flops_per_epoch = _jobs(plan, progress)
 
     peaks: dict[str, float] = {}
     for dtype in sorted({_dtype(p) for p in policies}):
@@ -65,14 +65,13 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
         guard.check()
         single = None
         if device.count > 1:
-            single_workload = _single_device_workload(plan)
-            single = train_once(backend, single_workload, policy, one_device, plan.seed, plan.quick, progress, guard,
+            single = train_once(backend, single_job, policy, one_device, plan.seed, plan.quick, progress, guard,
                                 label=f"{policy}, 1 device")  # fmt: skip
             guard.check()
         label = policy if device.count == 1 else f"{policy}, {device.count} devices"
-        run = train_once(backend, plan.workload, policy, device, plan.seed, plan.quick, progress, guard, label=label)
-        results.append(result_record(run, plan.workload, peaks.get(_dtype(policy)), _dtype(policy), single,
-                                     device.count))  # fmt: skip
+        run = train_once(backend, job, policy, device, plan.seed, plan.quick, progress, guard, label=label)
+        results.append(result_record(run, flops_per_epoch, peaks.get(_dtype(policy)), _dtype(policy), single,
+                                     device.count, workload["batch_size"]))  # fmt: skip
         for warning in run.warnings:
             progress(f"warning: {policy}: {warning}")
 
@@ -81,15 +80,30 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
     # --force replaces the profile of the same slug; otherwise a clash takes the next free slug.
     overwrite_or_dry = plan.out is None or plan.force
     profile_id = store.slugify(slug_source) if overwrite_or_dry else store.unique_slug(plan.out, slug_source)
-    return build_profile(plan, device, host, software, results, profile_id)
+    return build_profile(plan, device, host, software, results, profile_id, workload)
 
 
 def _dtype(policy: str) -> str:
     return "float32" if policy == "float32" else policy.removeprefix("mixed_")
 
 
-def _single_device_workload(plan: MeasurePlan) -> Workload:
-    """The same training on one device: with --scale-batch, one device's share of the global batch."""
-    if not plan.scale_batch:
-        return plan.workload
-    return dataclasses.replace(plan.workload, batch_size=plan.workload.batch_size // plan.devices)
+def _jobs(plan: MeasurePlan, progress: Progress) -> tuple[Job, Job, dict[str, Any], float]:
+    """The training job (the LSTM, or the model file), the same on one device, the profile's workload, and the
+    training FLOPs of one epoch."""
+    workload = plan.workload
+    if plan.model is None:
+        single = workload
+        if plan.scale_batch:  # with --scale-batch, one device gets its share of the global batch
+            single = dataclasses.replace(workload, batch_size=workload.batch_size // plan.devices)
+        return lstm_job(workload), lstm_job(single), workload.as_dict(), workload.training_flops_per_epoch()
+    from advisor.measure import model_file
+
+    progress(f"loading {plan.model} (safe_mode on)...")
+    model = model_file.load(plan.model, plan.loss, plan.optimizer)
+    spec = model_file.workload(model, workload.train_samples, workload.batch_size, workload.epochs)
+    if spec.get("not_counted"):
+        progress(f"FLOPs not counted for: {', '.join(spec['not_counted'])}")
+    single_batch = workload.batch_size // plan.devices if plan.scale_batch else workload.batch_size
+    job = model_file.ModelJob(model, workload.train_samples, workload.batch_size, workload.epochs).job()
+    single = model_file.ModelJob(model, workload.train_samples, single_batch, workload.epochs).job()
+    return job, single, spec, spec["flops_per_sample"] * workload.train_samples

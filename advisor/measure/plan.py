@@ -31,6 +31,9 @@ class MeasurePlan:
     quick: bool = False
     seed: int = 0
     matmul_size: int = 2048
+    model: Path | None = None  # a Keras model file to time instead of the LSTM
+    loss: str | None = None  # for a model saved without a compile configuration
+    optimizer: str | None = None
     price_usd: float | None = None
     price_usd_per_hour: float | None = None
     price_note: str | None = None
@@ -90,12 +93,20 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
     if args.scale_batch and devices == 1:
         raise AdvisorError("--scale-batch needs --devices 2 or more")
     check_backend(args.backend)
+    model = getattr(args, "model", None)
+    if model is not None and not Path(model).is_file():
+        raise AdvisorError(f"{model}: no such model file")
+    if bool(getattr(args, "loss", None)) != bool(getattr(args, "optimizer", None)):
+        raise AdvisorError("--loss and --optimizer go together (for a model saved without a compile configuration)")
     return MeasurePlan(
         workload=workload,
         precisions=parse_precisions(args.precision),
         mixed_policy=args.mixed_policy,
         device=args.device,
         backend=args.backend,
+        model=Path(model) if model else None,
+        loss=getattr(args, "loss", None),
+        optimizer=getattr(args, "optimizer", None),
         devices=devices,
         scale_batch=args.scale_batch,
         quick=args.quick,
@@ -116,8 +127,8 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
 
 def _command_words(args: argparse.Namespace) -> list[str]:
     words = []
-    for key in ("units", "timesteps", "features", "samples", "batch_size", "epochs", "precision", "mixed_policy",
-                "device", "backend", "devices", "seed"):  # fmt: skip
+    for key in ("model", "units", "timesteps", "features", "samples", "batch_size", "epochs", "precision",
+                "mixed_policy", "device", "backend", "devices", "seed"):  # fmt: skip
         value = getattr(args, key, None)
         if value is not None:
             words.append(f"--{key.replace('_', '-')} {value}")

@@ -10,17 +10,18 @@ from advisor import __version__, schema, timing
 from advisor.measure.backends import DeviceInfo
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.train import TrainingRun
-from advisor.workload import Workload
 
 
 def result_record(
     run: TrainingRun,
-    workload: Workload,
+    flops: float,
     peak_gflops: float | None,
     peak_dtype: str,
     single_device: TrainingRun | None = None,
     devices: int = 1,
+    batch_size: int = 0,
 ) -> dict[str, Any]:
+    """One result of a profile; ``flops`` is the training FLOPs of one epoch."""
     stats = timing.steady_stats(run.epoch_seconds)
     record: dict[str, Any] = {
         "precision": run.precision,
@@ -43,7 +44,6 @@ def result_record(
         record["final_loss"] = round(run.final_loss, 4)
     if run.final_accuracy is not None and math.isfinite(run.final_accuracy):
         record["final_accuracy"] = round(run.final_accuracy, 4)
-    flops = workload.training_flops_per_epoch()
     if stats is not None:
         achieved = flops / stats.median / 1e9
         throughput: dict[str, Any] = {"flops_per_epoch": flops, "achieved_gflops": _significant(achieved)}
@@ -64,7 +64,7 @@ def result_record(
             "single_device_seconds": round(single_device.total_seconds, 4),
             "speedup": _significant(speedup),
             "efficiency": _significant(speedup / devices),
-            "global_batch": workload.batch_size,
+            "global_batch": batch_size,
         }
     record["checks"] = run.checks
     if run.warnings:
@@ -90,7 +90,10 @@ def build_profile(
     software: dict[str, Any],
     results: list[dict[str, Any]],
     profile_id: str,
+    workload: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The profile of a measured run (``workload``: a model's description; default: the plan's LSTM job)."""
+    workload = workload or plan.workload.as_dict()
     price: dict[str, Any] = {"usd": plan.price_usd, "date": plan.price_date}
     if plan.price_note:
         price["includes"] = plan.price_note
@@ -110,7 +113,7 @@ def build_profile(
     if device.count > 1:
         notes.append(
             f"Trained on {device.count} devices with tf.distribute.MirroredStrategy (global batch "
-            f"{plan.workload.batch_size}); each result's scaling section compares one device in the same run."
+            f"{workload['batch_size']}); each result's scaling section compares one device in the same run."
         )
     profile: dict[str, Any] = {
         "schema_version": schema.SCHEMA_VERSION,
@@ -120,7 +123,7 @@ def build_profile(
         "host": host,
         "software": software,
         "price": price,
-        "workload": plan.workload.as_dict(),
+        "workload": workload,
         "results": results,
         "provenance": {
             "method": "measured",

@@ -110,9 +110,41 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+@dataclass(frozen=True)
+class Job:
+    """What to train and how to check it: the post's LSTM (``lstm_job``) or a model from a file."""
+
+    epochs: int
+    batch_size: int
+    steps_per_epoch: int
+    build: Callable[[str], Any]  # dtype policy -> a compiled Keras model
+    data: Callable[[int], tuple[Any, Any]]  # seed -> (x, y)
+    checks: Callable[[Any], dict[str, Any]]  # model -> what the run's checks saw; "compute_dtype" is checked
+
+
+def lstm_job(workload: Workload) -> Job:
+    def checks(model) -> dict[str, Any]:
+        lstm = model.layers[0]
+        return {
+            "lstm_compute_dtype": str(lstm.compute_dtype),
+            "lstm_variable_dtype": str(lstm.variable_dtype),
+            "output_dtype": str(model.layers[-1].compute_dtype),
+            "compute_dtype": str(lstm.compute_dtype),
+        }
+
+    return Job(
+        epochs=workload.epochs,
+        batch_size=workload.batch_size,
+        steps_per_epoch=workload.steps_per_epoch,
+        build=lambda policy: build_model(workload, policy),
+        data=lambda seed: make_dataset(workload, seed),
+        checks=checks,
+    )
+
+
 def train_once(
     backend: Backend,
-    workload: Workload,
+    job: Job | Workload,
     policy: str,
     device: DeviceInfo,
     seed: int,
@@ -121,21 +153,23 @@ def train_once(
     guard: InterruptGuard,
     label: str | None = None,
 ) -> TrainingRun:
-    """Train the model once under ``policy`` and time every epoch."""
+    """Train the job's model once under ``policy`` and time every epoch."""
     import keras
 
+    if isinstance(job, Workload):
+        job = lstm_job(job)
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)
-    x, y = make_dataset(workload, seed)
+    x, y = job.data(seed)
     label = label or policy
     try:
         with backend.placement(device), backend.distribution(device):
-            model = build_model(workload, policy)
+            model = job.build(policy)
         with backend.placement(device):
-            inputs = backend.fit_arguments(x, y, workload.batch_size, workload.steps_per_epoch, seed)
-            timer = _epoch_timer(workload.epochs, label, quick, progress, guard)
+            inputs = backend.fit_arguments(x, y, job.batch_size, job.steps_per_epoch, seed)
+            timer = _epoch_timer(job.epochs, label, quick, progress, guard)
             with hardware.CpuUsageMonitor() as monitor, hardware.PowerMonitor(device.kind, device.count) as power:
-                model.fit(**inputs, epochs=workload.epochs, verbose=0, callbacks=[timer])
+                model.fit(**inputs, epochs=job.epochs, verbose=0, callbacks=[timer])
     except AdvisorError:
         raise
     except backend.failure_types() as error:
@@ -148,11 +182,8 @@ def train_once(
     finally:
         keras.config.set_dtype_policy("float32")
 
-    lstm = model.layers[0]
     checks: dict[str, Any] = {
-        "lstm_compute_dtype": str(lstm.compute_dtype),
-        "lstm_variable_dtype": str(lstm.variable_dtype),
-        "output_dtype": str(model.layers[-1].compute_dtype),
+        **job.checks(model),
         "variables_device": backend.variable_device(model),
         "backend": backend.name,
     }
@@ -169,8 +200,8 @@ def train_once(
         other_cpu_load=monitor.other_load(),
         power=power.reading(),
     )
-    if len(timer.times) < workload.epochs:
-        run.estimate = timing.estimate_total(timer.times, workload.epochs)
+    if len(timer.times) < job.epochs:
+        run.estimate = timing.estimate_total(timer.times, job.epochs)
     return run
 
 
@@ -185,10 +216,10 @@ def _run_warnings(
     """The run's self-checks: right device, right dtype, a quiet machine and steady epochs."""
     warnings = []
     expected_dtype = EXPECTED_DTYPE[policy]
-    if checks["lstm_compute_dtype"] != expected_dtype:
+    computed = checks.pop("compute_dtype")
+    if computed != expected_dtype:
         raise AdvisorError(
-            f"{policy}: the LSTM computed in {checks['lstm_compute_dtype']}, not {expected_dtype}; "
-            "the result would be wrong"
+            f"{policy}: the model computed in {computed}, not {expected_dtype}; the result would be wrong"
         )
     placed = checks["variables_device"].upper()
     if device.kind == "gpu" and device.count == 1 and not any(word in placed for word in backend.accelerator_words):
