@@ -172,5 +172,5 @@ def test_a_model_workload_needs_its_description_not_the_lstm_sizes(tmp_path: Pat
                        "workload.flops_per_sample", "workload.layers"}  # fmt: skip
     lstm = valid_profile("an-lstm")
     del lstm["workload"]["units"]
-    with pytest.raises(ProfileError, match="workload.units: is missing"):
+    with pytest.raises(ProfileError, match=r"workload\.units: is missing"):
         store.load_profile(write_yaml(tmp_path / "an-lstm.yaml", lstm))
