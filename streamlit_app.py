@@ -23,6 +23,8 @@ from advisor.errors import AdvisorError, ProfileError
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
 CATALOG_FILE = Path(os.environ.get("ADVISOR_CATALOG", DEFAULT_CATALOG))
 CHART_BARS = 25  # bar charts show the best options; the table shows every one
+CHART_POINTS = 300  # the price-time chart draws the frontier and the fastest results
+TABLE_ROWS = 500  # the options table shows the best in the goal's order; the CSV has every one
 PRECISION_CHOICES = {"Best of both": "any", "float32": "float32", "mixed": "mixed"}
 # Column widths (pixels) that fit the table in a 1,400-pixel window beside the sidebar.
 TABLE_WIDTHS = {"option": 170, "precision": 82, "speedup": 66, "upgrade cost": 84, "$ per 1x": 64, "payback": 70,
@@ -30,6 +32,14 @@ TABLE_WIDTHS = {"option": 170, "precision": 82, "speedup": 66, "upgrade cost": 8
 TABLE_HELP = {
     "option": "the profile's name; (estimated): a catalog GPU nobody measured",
     "source": "measured, quoted, or estimated (with a likely range)",
+}
+# The sidebar's habit inputs: (label, smallest value, step); what each means is costs.HABIT_OPTIONS.
+HABIT_INPUTS = {
+    "runs_per_week": ("Training runs per week", 0.0, 1.0),
+    "hour_value": ("An hour of waiting is worth (USD)", 0.0, 5.0),
+    "kwh_price": ("Electricity (USD per kWh)", 0.0, 0.01),
+    "lifetime_years": ("Years you keep bought hardware", 0.5, 0.5),
+    "resale_usd": ("Your current hardware would sell for (USD)", 0.0, 50.0),
 }
 GOAL_LABELS = {"value": "Best value ($ per speedup)", "speed": "Fastest within budget", "cost": "Lowest cost per run"}
 safe = report.markdown_safe
@@ -152,28 +162,14 @@ def sidebar(wframe: pd.DataFrame, catalog: Catalog | None) -> Choices:
     )
     defaults = costs.Habits()
     bar.subheader("Your habits and prices")
-    habits = costs.Habits(
-        runs_per_week=bar.number_input(
-            "Training runs per week", min_value=0.0, value=defaults.runs_per_week, step=1.0, key="runs_per_week",
-            help="How often you train this job: turns speedups into hours saved.",
-        ),
-        hour_value=bar.number_input(
-            "An hour of waiting is worth (USD)", min_value=0.0, value=defaults.hour_value, step=5.0,
-            key="hour_value", help="Turns hours saved into dollars, for the payback. 0: time is free.",
-        ),
-        kwh_price=bar.number_input(
-            "Electricity (USD per kWh)", min_value=0.0, value=defaults.kwh_price, step=0.01, format="%.2f",
-            key="kwh_price",
-        ),
-        lifetime_years=bar.number_input(
-            "Years you keep bought hardware", min_value=0.5, value=defaults.lifetime_years, step=0.5,
-            key="lifetime_years", help="Spreads a purchase over its runs: the cost per run owned.",
-        ),
-        resale_usd=bar.number_input(
-            "Your current hardware would sell for (USD)", min_value=0.0, value=defaults.resale_usd, step=50.0,
-            key="resale_usd",
-        ),
-    )  # fmt: skip
+    values = {
+        name: bar.number_input(
+            label, min_value=minimum, value=float(getattr(defaults, name)), step=step, key=name,
+            help=costs.HABIT_OPTIONS[name][1].capitalize() + ".",
+        )
+        for name, (label, minimum, step) in HABIT_INPUTS.items()
+    }  # fmt: skip
+    habits = costs.Habits(**values)
     return Choices(current_id, budget, PRECISION_CHOICES[precision], include_estimates, goal, habits)
 
 
@@ -256,8 +252,8 @@ def cost_chart_section(rec: analysis.Recommendation) -> None:
 
 def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
     """Every option, the deciding columns first; the CSV download keeps the numbers."""
-    st.subheader("Every option")
-    table = report.options_display(rec.options)
+    st.subheader("Every option" if len(rec.options) <= TABLE_ROWS else f"The {TABLE_ROWS} best options")
+    table = report.options_display(rec.options.head(TABLE_ROWS))  # in the goal's order: the best first
     st.dataframe(
         table,
         hide_index=True,
@@ -270,8 +266,9 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
         },
         key="options_table",
     )
-    st.caption("Estimated rows show their likely range beside the time; payback '(time alone)' or * means the "
-               "energy saving is unknown and left out.")  # fmt: skip
+    more = f" {len(rec.options) - TABLE_ROWS:,} more are in the CSV." if len(rec.options) > TABLE_ROWS else ""
+    st.caption("Estimated rows show their likely range beside the time; payback * means the energy saving is "
+               f"unknown and left out.{more}")  # fmt: skip
     left, right = st.columns(2)
     # The files are made only when a button is clicked (deferred), not on every re-run.
     numbers = rec.options.drop(columns=["workload"])
@@ -309,23 +306,23 @@ def ladder_section(rec: analysis.Recommendation) -> None:
         st.caption(metrics.definition("marginal_usd_per_hour_saved_per_week"))
 
 
+CHARTS = ("Speedup", "Price vs time", "Dollars per speedup")
+
+
 def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision: str) -> None:
+    """One chart at a time (drawing only the one chosen keeps a re-run fast)."""
     options = rec.options
     st.subheader("At a glance")
-    speedup_tab, frontier_tab, value_tab = st.tabs(["Speedup", "Price vs time", "Dollars per speedup"])
-    with speedup_tab:
-        if options.empty:
-            st.info("No other results of this workload to compare with.")
-        else:
-            shown = options.nlargest(CHART_BARS, "speedup_vs_current")
-            st.altair_chart(charts.speedup_chart(shown), width="stretch")
-            if len(shown) < len(options):
-                st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
-    with frontier_tab:
-        st.altair_chart(charts.price_time_chart(analysis.filter_precision(wframe, precision)), width="stretch")
+    chosen = st.segmented_control("Chart", CHARTS, default=CHARTS[0], key="chart", label_visibility="collapsed")
+    if chosen == "Price vs time":
+        results = analysis.filter_precision(wframe, precision)
+        shown = charts.price_time_points(results, CHART_POINTS)
+        st.altair_chart(charts.price_time_chart(shown), width="stretch")
+        note = f" The frontier and the {CHART_POINTS} fastest of {len(results):,} results are drawn." if len(
+            shown) < len(results) else ""  # fmt: skip
         st.caption("A result is on the frontier when nothing is both cheaper (or equal) and faster. Unpriced results "
-                   "are left out.")  # fmt: skip
-    with value_tab:
+                   f"are left out.{note}")  # fmt: skip
+    elif chosen == "Dollars per speedup":
         priced = options[options["dollars_per_speedup_vs_current"].notna()]
         if priced.empty:
             st.info("No faster option with a known price.")
@@ -334,6 +331,13 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
             st.altair_chart(charts.dollars_per_speedup_chart(shown), width="stretch")
             if len(shown) < len(priced):
                 st.caption(f"The {CHART_BARS} best values of {len(priced)} priced, faster options.")
+    elif options.empty:
+        st.info("No other results of this workload to compare with.")
+    else:
+        shown = options.nlargest(CHART_BARS, "speedup_vs_current")
+        st.altair_chart(charts.speedup_chart(shown), width="stretch")
+        if len(shown) < len(options):
+            st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
 
 
 def details_section(profile_data: list[dict], names: pd.Series, current_id: str) -> None:
@@ -408,8 +412,9 @@ def definitions_section(warnings: list[str]) -> None:
 
 st.title("Which upgrade makes your training pay?")
 st.caption(
-    "Speedups, dollars per speedup and what a run really costs, from real training runs (an LSTM(1000) trained "
-    "with Keras, measured with `python -m advisor measure` or quoted from a source) and estimates for today's GPUs."
+    "Speedups, dollars per speedup and what a run really costs, from real training runs (the post's LSTM(1000) "
+    "or your own Keras model, measured with `python -m advisor measure` or quoted from a source) and estimates "
+    "for today's GPUs."
 )
 frame, profile_data, problems, bad_files, warnings = load_folder(
     str(PROFILES_DIR), store.folder_signature(PROFILES_DIR)

@@ -10,6 +10,7 @@ estimate what needs it, never guesses. Pure functions and dataclasses; no Tensor
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,7 +180,7 @@ class Gpu:
         return (self.name, *self.aliases)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Catalog:
     as_of: str
     gpus: tuple[Gpu, ...]
@@ -205,11 +206,16 @@ class Catalog:
 
     def match(self, name: str) -> Gpu | None:
         """The GPU whose id, name or alias normalises to the same text as ``name`` (None if none)."""
-        wanted = normalise_name(name)
+        return self._names.get(normalise_name(name))
+
+    @functools.cached_property
+    def _names(self) -> dict[str, Gpu]:
+        """Every GPU by its id and each of its names, normalised (validation made them unique)."""
+        names: dict[str, Gpu] = {}
         for gpu in self.gpus:
-            if wanted == gpu.id or any(wanted == normalise_name(n) for n in gpu.names()):
-                return gpu
-        return None
+            for name in (gpu.id, *gpu.names()):
+                names.setdefault(normalise_name(name), gpu)
+        return names
 
 
 _NOISE = re.compile(r"\b(nvidia|geforce|tesla|quadro)\b")

@@ -52,6 +52,15 @@ def speedup_chart(options: pd.DataFrame, column: str = "speedup_vs_current") -> 
     )
 
 
+def price_time_points(frame: pd.DataFrame, most: int) -> pd.DataFrame:
+    """The results a price-time chart draws: every one on the best-value frontier and the ``most`` fastest priced."""
+    priced = frame[frame["price_usd"].notna()]
+    if len(priced) <= most:
+        return frame
+    keep = best_value_frontier(priced) | priced.index.isin(priced.nsmallest(most, "seconds").index)
+    return priced[keep]
+
+
 def price_time_chart(frame: pd.DataFrame) -> alt.Chart:
     """Price against training time, with the best-value frontier drawn through the unbeaten results."""
     data = _labelled(frame)

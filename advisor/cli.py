@@ -29,17 +29,6 @@ class _Parser(argparse.ArgumentParser):
         raise AdvisorError(f"{where}{message} (see {self.prog} --help)")
 
 
-def _amount(text: str) -> float:
-    """A non-negative number (dollars, runs, years): one line of error otherwise."""
-    try:
-        value = float(text.replace("$", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a number, 0 or more; got {text!r}")
-    return value
-
-
 def _budget(text: str) -> float:
     try:
         value = float(text.replace("$", "").replace(",", ""))
@@ -113,45 +102,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     recommend.add_argument("--budget", type=_budget, metavar="USD", help="the most you will spend (default: no limit)")
     recommend.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
-    from advisor.costs import GOAL_HELP, GOALS, Habits
+    from advisor.costs import GOAL_HELP, GOALS, HABIT_OPTIONS, Habits
+    from advisor.workload import nonnegative_number
 
     defaults = Habits()
     habits = recommend.add_argument_group("your habits and prices (what a run really costs)")
-    habits.add_argument(
-        "--runs-per-week",
-        type=_amount,
-        metavar="N",
-        default=defaults.runs_per_week,
-        help=f"how often you train this job (default {defaults.runs_per_week:g})",
-    )
-    habits.add_argument(
-        "--hour-value",
-        type=_amount,
-        metavar="USD",
-        default=defaults.hour_value,
-        help=f"what an hour of waiting is worth to you, for the payback (default {defaults.hour_value:g})",
-    )
-    habits.add_argument(
-        "--kwh-price",
-        type=_amount,
-        metavar="USD",
-        default=defaults.kwh_price,
-        help=f"electricity price per kWh (default {defaults.kwh_price:g})",
-    )
-    habits.add_argument(
-        "--lifetime-years",
-        type=_amount,
-        metavar="YEARS",
-        default=defaults.lifetime_years,
-        help=f"how long you keep bought hardware, for the cost per run (default {defaults.lifetime_years:g})",
-    )
-    habits.add_argument(
-        "--resale-usd",
-        type=_amount,
-        metavar="USD",
-        default=defaults.resale_usd,
-        help=f"what your current hardware would sell for (default {defaults.resale_usd:g})",
-    )
+    for name, (metavar, meaning) in HABIT_OPTIONS.items():
+        default = getattr(defaults, name)
+        habits.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=nonnegative_number,
+            metavar=metavar,
+            default=default,
+            help=f"{meaning} (default {default:g})",
+        )
     recommend.add_argument(
         "--goal",
         choices=GOALS,

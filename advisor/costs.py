@@ -24,6 +24,16 @@ GOAL_HELP = {
 WEEKS_PER_YEAR = 52
 
 
+# Each input's option: (metavar, what it means). The CLI's options and their help come from this table.
+HABIT_OPTIONS = {
+    "runs_per_week": ("N", "how often you train this job"),
+    "hour_value": ("USD", "what an hour of waiting is worth to you, for the payback"),
+    "kwh_price": ("USD", "electricity price per kWh"),
+    "lifetime_years": ("YEARS", "how long you keep bought hardware, for the cost per run"),
+    "resale_usd": ("USD", "what your current hardware would sell for"),
+}
+
+
 @dataclass(frozen=True)
 class Habits:
     """How the user trains and what their time and power cost (the defaults are the CLI's and the app's)."""
@@ -51,21 +61,18 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     where it comes from, and the cheapest on-demand rental of the same GPUs (times the device count)."""
     out = frame.copy()
     gpus = catalog.by_id() if catalog is not None else {}
-    ids = []
-    for known, name, kind in zip(out["catalog_id"], out["device_name"], out["device_kind"], strict=True):
-        if isinstance(known, str):
-            ids.append(known)
-        elif catalog is not None and kind == "gpu":
-            gpu = catalog.match(str(name))
-            ids.append(gpu.id if gpu else None)
-        else:
-            ids.append(None)
+    if catalog is not None:
+        names = out.loc[out["device_kind"] == "gpu", "device_name"].dropna().unique()
+        matched = {name: gpu.id for name in names if (gpu := catalog.match(str(name))) is not None}
+        found = out["device_name"].map(matched).where(out["device_kind"] == "gpu")
+        out["catalog_id"] = out["catalog_id"].where(out["catalog_id"].notna(), found)
+    ids = [i if isinstance(i, str) else None for i in out["catalog_id"]]
     out["catalog_id"] = ids
     count = out["device_count"].astype(float)
     board = pd.Series([_board_power(gpus.get(i)) for i in ids], index=out.index, dtype=float) * count
     measured = out["measured_power_watts"].astype(float)
     profile = out["power_watts"].astype(float)
-    is_catalog_row = out["profile"].astype(str).str.startswith("catalog-")
+    is_catalog_row = out["hardware"].astype(str).str.startswith("catalog:")  # a catalog estimate, not a profile
     out["power_watts"] = measured.fillna(profile.where(~is_catalog_row)).fillna(board)  # the power energy uses
     out["power_source"] = np.select(
         [measured.notna(), profile.notna() & ~is_catalog_row, board.notna()],
@@ -175,55 +182,95 @@ def ladder(options: pd.DataFrame, current: pd.Series, budget: float | None) -> p
     )
 
 
-def cumulative_costs(
-    current: pd.Series, purchase: pd.Series | None, rental: pd.Series | None, habits: Habits, runs: int
-) -> pd.DataFrame:
-    """Cumulative cost (USD) against the number of runs for keeping the current hardware, buying and renting.
+@dataclass(frozen=True)
+class CostLine:
+    """A choice's cumulative cost: ``start`` dollars at run 0, then ``per_run`` dollars a run."""
 
-    Each run costs its energy plus the waiting time at hour_value; buying adds its price (less the resale of the
-    current hardware) at run 0. Unknown energy counts as 0 here, and the chart says so.
-    """
-    n = np.arange(0, runs + 1, dtype=float)
+    option: str
+    start: float
+    per_run: float
+
+    def at(self, runs: float) -> float:
+        return self.start + self.per_run * runs
+
+
+def cost_lines(current: pd.Series, purchase: pd.Series | None, rental: pd.Series | None, habits: Habits) -> list:
+    """Keeping the current hardware, buying, renting: each run costs its energy plus the waiting time at hour_value;
+    buying adds its price (less the resale of the current hardware) at run 0. Unknown energy counts as 0 here,
+    and the chart says so."""
 
     def per_run(row: pd.Series, money: float) -> float:
         return money + habits.hour_value * row["seconds"] / 3600.0
 
-    lines = {"keep the current hardware": per_run(current, _known(current_figures(current, habits)["usd_per_run"])) * n}
+    keep = _known(current_figures(current, habits)["usd_per_run"])
+    lines = [CostLine("keep the current hardware", 0.0, per_run(current, keep))]
     if purchase is not None:
         outlay = max(float(purchase["upgrade_cost_usd"]) - habits.resale_usd, 0.0)
-        lines[f"buy {purchase['name']}"] = outlay + per_run(purchase, _known(purchase["energy_usd_per_run"])) * n
+        lines.append(
+            CostLine(f"buy {purchase['name']}", outlay, per_run(purchase, _known(purchase["energy_usd_per_run"])))
+        )
     if rental is not None:
-        lines[f"rent {rental['name']}"] = per_run(rental, float(rental["cloud_usd_per_run"])) * n
-    return pd.DataFrame([{"runs": r, "option": k, "usd": v[i]} for k, v in lines.items() for i, r in enumerate(n)])
+        lines.append(CostLine(f"rent {rental['name']}", 0.0, per_run(rental, float(rental["cloud_usd_per_run"]))))
+    return lines
+
+
+def break_even(first: CostLine, second: CostLine) -> float | None:
+    """The first whole run count from which ``second`` costs no more than ``first`` for good (None if never)."""
+    if second.per_run > first.per_run:
+        return None
+    if second.per_run == first.per_run:
+        return 1.0 if second.start <= first.start else None
+    return float(max(1, math.ceil((second.start - first.start) / (first.per_run - second.per_run) - 1e-9)))
+
+
+def cumulative_costs(
+    current: pd.Series, purchase: pd.Series | None, rental: pd.Series | None, habits: Habits, runs: int
+) -> pd.DataFrame:
+    """Cumulative cost (USD) against the number of runs, for the chart: each line is straight, so it is drawn
+    through its two ends and every break-even point (a few rows, whatever the number of runs)."""
+    lines = cost_lines(current, purchase, rental, habits)
+    marks = {0.0, float(runs)} | {p for p in crossing_runs(lines) if p <= runs}
+    return pd.DataFrame(
+        [{"runs": n, "option": line.option, "usd": line.at(n)} for line in lines for n in sorted(marks)]
+    )
 
 
 def _known(value: float) -> float:
     return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
+PAIRS = (
+    ("keep", "buy", "buying pays off"),
+    ("keep", "rent", "renting pays off"),
+    ("rent", "buy", "buying beats renting"),
+)
+
+
+def _by_kind(lines: list) -> dict[str, CostLine]:
+    return {line.option.split(" ", 1)[0]: line for line in lines}
+
+
+def crossing_runs(lines: list) -> list[float]:
+    kinds = _by_kind(lines)
+    found = [break_even(kinds[a], kinds[b]) for a, b, _ in PAIRS if a in kinds and b in kinds]
+    return [n for n in found if n is not None]
+
+
 def crossings(lines: pd.DataFrame) -> pd.DataFrame:
     """The break-even points of a cumulative_costs frame: where buying or renting overtakes keeping the current
-    hardware, and where buying overtakes renting."""
-    names = list(dict.fromkeys(lines["option"]))
-    keep = names[0]
-    buy = next((n for n in names if n.startswith("buy ")), None)
-    rent = next((n for n in names if n.startswith("rent ")), None)
+    hardware, and where buying overtakes renting (within the frame's runs)."""
+    horizon = float(lines["runs"].max())
+    straight = []
+    for option, group in lines.groupby("option", sort=False):
+        group = group.sort_values("runs")
+        ends = group.iloc[[0, -1]]
+        slope = (ends["usd"].iloc[1] - ends["usd"].iloc[0]) / max(ends["runs"].iloc[1] - ends["runs"].iloc[0], 1)
+        straight.append(CostLine(option, float(ends["usd"].iloc[0]), float(slope)))
+    kinds = _by_kind(straight)
     points = []
-    for first, second, label in ((keep, buy, "buying pays off"), (keep, rent, "renting pays off"),
-                                 (rent, buy, "buying beats renting")):  # fmt: skip
-        if first is None or second is None:
-            continue
-        runs = break_even(lines, first, second)
-        if runs is not None:
-            usd = lines[(lines["option"] == second) & (lines["runs"] == runs)]["usd"].iloc[0]
-            points.append({"runs": runs, "usd": usd, "label": f"{label} after {runs:,.0f} runs"})
+    for first, second, label in PAIRS:
+        if first in kinds and second in kinds:
+            runs = break_even(kinds[first], kinds[second])
+            if runs is not None and runs <= horizon:
+                points.append({"runs": runs, "usd": kinds[second].at(runs), "label": f"{label} after {runs:,.0f} runs"})
     return pd.DataFrame(points, columns=["runs", "usd", "label"])
-
-
-def break_even(a: pd.DataFrame, first: str, second: str) -> float | None:
-    """The first run count at which ``second`` costs no more than ``first`` in a cumulative_costs frame (None if
-    never within it)."""
-    x = a[a["option"] == first].set_index("runs")["usd"]
-    y = a[a["option"] == second].set_index("runs")["usd"]
-    cheaper = (y <= x) & (x.index > 0)
-    return float(cheaper.idxmax()) if cheaper.any() else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,19 +45,11 @@ def work_for(frame: pd.DataFrame, key: tuple) -> perfmodel.Work:
 
 def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:
     """The catalog id of each row's GPU (single-GPU rows only; None where nothing matches)."""
-    cache: dict[str, str | None] = {}
-
-    def lookup(name: str) -> str | None:
-        if name not in cache:
-            gpu = catalog.match(name)
-            cache[name] = gpu.id if gpu else None
-        return cache[name]
-
-    ids = [
-        lookup(str(name)) if kind == "gpu" and count == 1 else None
-        for name, kind, count in zip(frame["device_name"], frame["device_kind"], frame["device_count"], strict=True)
-    ]
-    return pd.Series(ids, index=frame.index, dtype=object)
+    single = (frame["device_kind"] == "gpu") & (frame["device_count"] == 1)
+    names = frame.loc[single, "device_name"].dropna().unique()
+    matched = {name: gpu.id for name in names if (gpu := catalog.match(str(name))) is not None}
+    ids = frame["device_name"].map(matched).where(single)
+    return pd.Series([i if isinstance(i, str) else None for i in ids], index=frame.index, dtype=object)
 
 
 def calibration_points(
@@ -72,6 +65,8 @@ def calibration_points(
     if scope == "workload":
         rows = rows[rows["workload"] == key]
     devices = _devices(rows, catalog, kind)
+    known = [device is not None for device in devices]
+    rows, devices = rows[known], [device for device in devices if device is not None]
     works: dict[tuple, perfmodel.Work] = {}
     points = []
     for (_, row), device in zip(rows.iterrows(), devices, strict=True):
@@ -138,7 +133,9 @@ def estimate_catalog(
     ``keep_covered``, for checking the model against them).
     """
     work = work_of(spec) if spec is not None else work_for(frame, key)
-    model = perfmodel.calibrate(calibration_points(frame, catalog, key, "gpu", scope_of(key)))
+    points = calibration_points(frame, catalog, key, "gpu", scope_of(key))
+    model = perfmodel.calibrate(points)
+    model_for = models_by_precision(points, scope_of(key))
     covered: set[tuple[str, str]] = set()
     if not keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != "estimated")]
@@ -151,7 +148,7 @@ def estimate_catalog(
         for precision in precisions:
             if (gpu.id, precision) in covered:
                 continue
-            estimate = model.estimate(work, device, precision)
+            estimate = model_for(precision).estimate(work, device, precision)
             if estimate.seconds is None:
                 spec = gpu.specs[PEAK_FIELDS[precision]]
                 why = f" ({spec.note})" if spec.note else ""
@@ -166,13 +163,32 @@ def estimate_machines(frame: pd.DataFrame, key: tuple, spec: dict[str, Any], lea
     """Estimates of the workload on the CPU machines measure timed (their measured matmul peaks), calibrated on
     every CPU result but those of the workloads in ``leave_out`` (so a check never sees the run it predicts)."""
     rows = frame[~frame["workload"].isin(leave_out)] if leave_out else frame
-    model = perfmodel.calibrate(calibration_points(rows, None, key, "cpu", "all"))
+    model_for = models_by_precision(calibration_points(rows, None, key, "cpu", "all"), "all")
     work = work_of(spec)
     found = []
     for device in measured_machines(frame).values():
         for precision, _, _ in device.peaks:
-            found.append(model.estimate(work, device, precision))
+            found.append(model_for(precision).estimate(work, device, precision))
     return found
+
+
+def models_by_precision(points: tuple[perfmodel.Point, ...], scope: str) -> Callable[[str], perfmodel.Model]:
+    """The model for each precision. Across workloads (``scope`` "all"), float32 and mixed precision are fitted
+    apart where each has two results or more: a CPU's bfloat16 convolutions may be far slower than its bfloat16
+    matmuls, which one set of constants for both would blame on the per-step cost of every workload."""
+    pooled = perfmodel.calibrate(points)
+    if scope != "all":
+        return lambda precision: pooled
+    fitted = {}
+    for group in ("float32", "mixed"):
+        members = tuple(p for p in points if _precision_group(p.precision) == group)
+        if len(members) >= 2:
+            fitted[group] = perfmodel.calibrate(members)
+    return lambda precision: fitted.get(_precision_group(precision), pooled)
+
+
+def _precision_group(precision: str) -> str:
+    return "float32" if precision == "float32" else "mixed"
 
 
 def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
@@ -190,7 +206,7 @@ ESTIMATE_COLUMNS = (
 def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str) -> dict[str, Any]:
     price = gpu.price
     return {
-        "profile": f"catalog-{gpu.id}",
+        "profile": f"catalog:{gpu.id}",  # not a slug: never the id of a profile
         "name": f"{short_device(gpu.name)} (estimated)",
         "device": gpu.name,
         "device_name": gpu.name,

@@ -143,7 +143,7 @@ class Device:
     peaks: tuple[tuple[str, float | None, str], ...]  # (precision, TFLOPS, which peak: "TF32 tensor"...)
     bandwidth_gbs: float | None
     l2_mb: float | None
-    catalog_id: str | None = None
+    catalog_id: str | None = None  # the catalog GPU, or a measured machine's hardware signature
 
     def peak(self, precision: str) -> float | None:
         return next((tflops for name, tflops, _ in self.peaks if name == precision), None)

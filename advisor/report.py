@@ -297,7 +297,7 @@ DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("$ per 1x", "dollars_per_speedup_vs_current",
      lambda r: fmt_usd(r["dollars_per_speedup_vs_current"]) if r["faster"] else "-"),
     ("saved / week", "hours_saved_per_week", lambda r: f"{r['hours_saved_per_week']:,.2f} h"),
-    ("payback", "payback_weeks", lambda r: fmt_payback(r).replace("wk", "wk")),
+    ("payback", "payback_weeks", fmt_payback),
     ("cost / run", "usd_per_run_owned", lambda r: fmt_usd_small(r["usd_per_run_owned"])),
     ("rent / run", "cloud_usd_per_run",
      lambda r: fmt_usd_small(r["cloud_usd_per_run"]) if not missing(r["cloud_usd_per_run"]) else "-"),

@@ -79,7 +79,8 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _positive_float(text: str) -> float:
+def nonnegative_number(text: str) -> float:
+    """An option's number, 0 or more ('$1,599' is 1599): one line of error otherwise."""
     try:
         value = float(text.replace("$", "").replace(",", ""))
     except ValueError:
@@ -172,14 +173,14 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     price = parser.add_argument_group("the price (what the hardware cost)")
-    price.add_argument("--price-usd", type=_positive_float, metavar="USD", help="price in US dollars")
+    price.add_argument("--price-usd", type=nonnegative_number, metavar="USD", help="price in US dollars")
     price.add_argument(
-        "--price-usd-per-hour", type=_positive_float, metavar="USD", help="a rented machine's price per hour"
+        "--price-usd-per-hour", type=nonnegative_number, metavar="USD", help="a rented machine's price per hour"
     )
     price.add_argument("--price-note", metavar="TEXT", help='what the price includes, e.g. "GPU plus a 650 W PSU"')
     price.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was true (default: today)")
     price.add_argument("--price-source", metavar="TEXT", help="where the price comes from (a shop, a receipt)")
-    price.add_argument("--power-watts", type=_positive_float, metavar="W", help="power draw under load")
+    price.add_argument("--power-watts", type=nonnegative_number, metavar="W", help="power draw under load")
 
     out = parser.add_argument_group("the profile")
     out.add_argument("--name", help="profile name (default: the device's name); the file slug comes from it")

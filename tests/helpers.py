@@ -94,3 +94,31 @@ def make_special_files(folder: Path, cases: list[dict]) -> list[dict]:
 def write_yaml(path: Path, data: object) -> Path:
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
+
+
+def model_profile(profile_id: str = "my-model", seconds: float = 40.0) -> dict:
+    """A valid measured profile of a small Keras model (kind model) on a CPU machine."""
+    profile = valid_profile(profile_id, seconds=seconds, price=0)
+    profile["device"] = {"kind": "cpu", "name": "Test CPU", "count": 1}
+    profile["workload"] = {
+        "name": "tiny_cnn",
+        "kind": "model",
+        "train_samples": 8,
+        "batch_size": 4,
+        "epochs": 4,
+        "optimizer": "adam",
+        "learning_rate": 0.001,
+        "model_hash": "0123456789abcdef",
+        "inputs": ["float32[32, 32, 3]"],
+        "outputs": ["float32[10]"],
+        "loss": "sparse_categorical_crossentropy",
+        "parameters": 545098,
+        "flops_per_sample": 2.5e8,
+        "layers": [
+            {"name": "conv2d", "type": "Conv2D", "flops_per_sample": 1.6e8, "parameters": 896,
+             "sequential_steps": 1, "activations_per_sample": 32768},
+            {"name": "dense", "type": "Dense", "flops_per_sample": 0.9e8, "parameters": 544202,
+             "sequential_steps": 1, "activations_per_sample": 138},
+        ],
+    }  # fmt: skip
+    return profile

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import ROOT, SHIPPED, make_special_files, post_workload_profile, valid_profile, write_yaml
+from helpers import ROOT, SHIPPED, make_special_files, model_profile, post_workload_profile, valid_profile, write_yaml
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
@@ -183,3 +183,17 @@ def test_special_files_are_listed_without_their_content(monkeypatch, shipped_cop
     everything = texts + " ".join(str(getattr(e, "value", "")) for e in [*at.warning, *at.info, *at.markdown])
     assert "root:" not in everything
     assert "Titan RTX" in best(without_estimates(at))[0]
+
+
+def test_a_profile_of_your_own_model_gets_the_catalogs_estimates(monkeypatch, shipped_copy: Path):
+    write_yaml(shipped_copy / "my-model.yaml", model_profile("my-model"))
+    at = start(monkeypatch, shipped_copy)
+    workload = at.sidebar.selectbox(key="workload")
+    model_key = next(k for k in workload.options if "tiny_cnn" in k)
+    at.sidebar.selectbox(key="workload").select_index(workload.options.index(model_key)).run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="current").value == "my-model"
+    table = options_table(at)
+    assert (table["source"] == "estimated").sum() > 40  # every catalog GPU, estimated for this model
+    assert "RTX 4090 (estimated)" in set(table["option"])
+    assert "(estimated)" in plain(best(at)[0])

@@ -161,7 +161,12 @@ def test_cumulative_costs_and_break_even_point():
     purchase = pd.Series({"seconds": 360.0, "upgrade_cost_usd": 100.0, "energy_usd_per_run": 0.0, "name": "New"})
     chart = costs.cumulative_costs(current, purchase, None, Habits(hour_value=10, kwh_price=0.0), runs=20)
     # keeping: $10 a run (an hour of waiting); buying: $100 + $1 a run. They cross after 100 / 9 = 11.1 runs.
-    assert costs.break_even(chart, "keep the current hardware", "buy New") == 12
+    marks = costs.crossings(chart)
+    assert list(marks["runs"]) == [12] and marks["label"].iloc[0] == "buying pays off after 12 runs"
+    assert set(chart["runs"]) == {0, 12, 20}  # straight lines: their ends and the break-even point
+    keep = chart[chart["option"] == "keep the current hardware"].set_index("runs")["usd"]
+    assert keep[20] == pytest.approx(200) and keep[12] == pytest.approx(120)
+    assert costs.break_even(costs.CostLine("a", 0, 2), costs.CostLine("b", 5, 3)) is None  # dearer a run: never
 
 
 def test_every_definition_is_written_once_and_shown_everywhere(shipped):

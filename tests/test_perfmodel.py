@@ -147,20 +147,20 @@ def test_estimate_command(capsys):
 def test_estimates_are_never_shown_as_measured_or_quoted(capsys):
     assert main(["compare", "--estimates", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    estimated = [r for r in rows if r["profile"].startswith("catalog-")]
+    estimated = [r for r in rows if r["profile"].startswith("catalog:")]
     assert len(estimated) > 40
     assert all(r["source"] == "estimated" and r["low"] < r["seconds"] < r["high"] and r["basis"] for r in estimated)
     assert all("low" not in r for r in rows if r["source"] in ("measured", "quoted"))
 
     assert main(["compare", "--estimates", "--precision", "float32"]) == 0
     text = capsys.readouterr().out
-    line = next(li for li in text.splitlines() if li.startswith("catalog-rtx-4090"))
+    line = next(li for li in text.splitlines() if li.startswith("catalog:rtx-4090"))
     assert "estimated" in line and "(" in line  # the range beside the time
 
     assert main(["recommend", "--current", "post-cpu-only", "--estimates", "--json", "--precision", "float32"]) == 0
     data = json.loads(capsys.readouterr().out)
     for option in data["options"]:
-        assert (option["source"] == "estimated") == option["profile"].startswith("catalog-")
+        assert (option["source"] == "estimated") == option["profile"].startswith("catalog:")
     best = data["best"]
     if best["source"] == "estimated":
         assert "estimated at" in best["reason"] and "likely between" in best["reason"]
@@ -170,5 +170,5 @@ def test_the_markdown_download_marks_estimates(shipped_frame, shipped_catalog):
     frame = estimates.add_to(shipped_frame, shipped_catalog, "post-cpu-only")
     rec = analysis.recommend(frame, "post-cpu-only")
     markdown = report.recommendation_markdown(rec)
-    estimated_lines = [line for line in markdown.splitlines() if line.startswith("| catalog\\-")]
+    estimated_lines = [line for line in markdown.splitlines() if line.startswith("| catalog\\:")]
     assert estimated_lines and all("estimated" in line for line in estimated_lines)
