@@ -283,6 +283,18 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
     return table
 
 
+def devices_section(rec: analysis.Recommendation) -> None:
+    """What each added device buys, where a profile measured several devices and one in the same run."""
+    if rec.devices is None or rec.devices.empty:
+        return
+    with st.expander("What each added device buys", expanded=False):
+        st.dataframe(
+            pd.DataFrame({name: [render(r) for r in rec.devices.to_dict("records")]
+                          for name, render in report.DEVICE_COLUMNS}),
+            hide_index=True, width="stretch",
+        )  # fmt: skip
+
+
 def ladder_section(rec: analysis.Recommendation) -> None:
     ladder = rec.ladder
     if ladder is None or ladder.empty:
@@ -460,6 +472,7 @@ headline(rec)
 cost_chart_section(rec)
 options_section(rec)
 ladder_section(rec)
+devices_section(rec)
 charts_section(rec, wframe, choices.precision)
 details_section(profile_data, frame.groupby("profile")["name"].first(), choices.current_id)
 estimates_section(found, catalog)

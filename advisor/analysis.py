@@ -61,6 +61,8 @@ OPTION_KEYS = (
     "cheapest_way",
 )
 ESTIMATE_KEYS = ("low", "high", "bound", "basis")  # in JSON rows when a time is estimated
+DEVICE_KEYS = ("profile", "device", "precision", "seconds", "scaling_devices", "scaling_speedup", "efficiency",
+               "added_speedup_per_device", "price_per_device", "usd_per_added_1x")  # fmt: skip
 _FRAME_COLUMNS = (
     "profile",
     "name",
@@ -288,6 +290,7 @@ class Recommendation:
     best_rental: pd.Series | None = None  # the cheapest faster option to rent per run
     rent_advice: str = ""  # whether renting would be cheaper at the user's runs per week
     current_costs: dict[str, float] = field(default_factory=dict)
+    devices: pd.DataFrame | None = None  # what each added device buys (added_devices), where measured
 
 
 def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
@@ -386,6 +389,7 @@ def recommend(
         best_rental=best_rental,
         rent_advice=_rent_advice(best, best_rental, habits),
         current_costs=costs.current_figures(chosen, habits),
+        devices=added_devices(workload_frame),
     )
 
 
@@ -559,6 +563,7 @@ def recommendation_record(rec: Recommendation) -> dict[str, Any]:
         best = row_record(rec.best, _with_estimate_keys(rec.best, option_keys))
         best["reason"] = rec.reason
     ladder = rec.ladder if rec.ladder is not None else pd.DataFrame()
+    devices = rec.devices if rec.devices is not None else pd.DataFrame()
     ladder_keys = ("profile", "name", "precision", "seconds", "upgrade_cost_usd", "runs_per_hour",
                    "marginal_usd_per_added_run_per_hour", "marginal_usd_per_hour_saved_per_week", "source")  # fmt: skip
     return {
@@ -573,6 +578,7 @@ def recommendation_record(rec: Recommendation) -> dict[str, Any]:
         "reason": rec.reason,
         "rent_advice": rec.rent_advice,
         "ladder": [row_record(row, ladder_keys) for _, row in ladder.iterrows()],
+        "added_devices": [row_record(row, DEVICE_KEYS) for _, row in devices.iterrows()],
         "notes": rec.notes,
     }
 

@@ -98,6 +98,18 @@ LADDER_COLUMNS: list[Column] = [
 ]
 
 
+DEVICE_COLUMNS: list[Column] = [
+    ("profile", lambda r: r["profile"]),
+    ("precision", lambda r: r["precision"]),
+    ("devices", lambda r: f"{r['scaling_devices']:.0f}"),
+    ("speedup over one", lambda r: fmt_times(r["scaling_speedup"])),
+    ("efficiency", lambda r: f"{100 * r['efficiency']:.0f}%"),
+    ("added 1x per device", lambda r: f"{r['added_speedup_per_device']:.2f}x"),
+    ("price per device", lambda r: fmt_usd(r["price_per_device"])),
+    ("$ per added 1x", lambda r: fmt_usd(r["usd_per_added_1x"])),
+]
+
+
 def habits_line(rec: Recommendation) -> str:
     h = rec.habits
     return (
@@ -119,6 +131,12 @@ def recommendation_text(rec: Recommendation) -> str:
         "Options (payback * counts the time saved alone: the power is unknown):",
         text_table(rec.options, OPTION_COLUMNS) if len(rec.options) else "(none: no other results of this workload)",
     ]
+    if rec.devices is not None and len(rec.devices):
+        lines += [
+            "",
+            "What each added device buys (measured with one device in the same run):",
+            text_table_of(rec.devices.to_dict("records"), DEVICE_COLUMNS, left={"profile", "precision"}),
+        ]
     if rec.ladder is not None and len(rec.ladder):
         lines += ["", "Upgrade ladder (where returns fall off):", text_table_of(
             rec.ladder.to_dict("records"), LADDER_COLUMNS, left={"step"})]  # fmt: skip

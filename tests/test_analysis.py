@@ -164,3 +164,20 @@ def test_what_each_added_device_buys():
     assert rows["efficiency"] == pytest.approx(0.8333, rel=1e-3)
     assert rows["added_speedup_per_device"] == pytest.approx(0.6667, rel=1e-3)
     assert rows["price_per_device"] == 1500 and rows["usd_per_added_1x"] == pytest.approx(1500 / 0.6667)
+
+
+def test_the_recommendation_shows_what_added_devices_buy():
+    from advisor.report import recommendation_text
+
+    one = post_workload_profile("one-gpu", seconds=100.0, price=1500)
+    two = post_workload_profile("two-gpus", seconds=60.0, price=3000)
+    for profile, count in ((one, 1), (two, 2)):
+        profile["device"] = {"kind": "gpu", "name": "NVIDIA GeForce RTX 4090", "count": count}
+    two["results"][0]["scaling"] = {"devices": 2, "single_device_seconds": 100.0, "speedup": 1.6667,
+                                    "efficiency": 0.8333}  # fmt: skip
+    rec = analysis.recommend(analysis.results_frame([one, two]), "one-gpu")
+    record = analysis.recommendation_record(rec)
+    assert record["added_devices"][0]["profile"] == "two-gpus"
+    assert record["added_devices"][0]["usd_per_added_1x"] == pytest.approx(1500 / 0.6667, rel=1e-3)
+    text = recommendation_text(rec)
+    assert "What each added device buys" in text and "83%" in text
