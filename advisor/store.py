@@ -86,7 +86,7 @@ _COLLECTION_END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 def _check_events(text: str, loader_class: type) -> None:
     """Walk the parser's events before anything is built: refuse aliases, explicit tags, deep nesting,
-    too many values and more than one document (raises yaml.MarkedYAMLError or ProfileError-ready text)."""
+    too many values and more than one document (yaml.MarkedYAMLError, _TooManyDocuments, _Empty)."""
     loader = loader_class(text)
     try:
         depth = nodes = documents = 0

@@ -55,7 +55,8 @@ def test_the_model_reproduces_its_calibration_results_within_its_stated_error(sh
     rows = found.rows.set_index(["catalog_id", "precision"])
     for point in found.model.points:
         row = rows.loc[(point.device.catalog_id, point.precision)]
-        assert row["low"] <= point.seconds <= row["high"], (point.label, point.precision, point.seconds, row)
+        observed = point.seconds  # a calibration result (data), not a timing of this test
+        assert row["low"] <= observed <= row["high"], (point.label, point.precision, observed, row)
         # and the leave-one-out error is inside the stated half-width
         assert math.exp(found.model.half_width) >= found.model.loo_factor()
 
