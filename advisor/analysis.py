@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from advisor import costs
-from advisor.catalog import Catalog
+from advisor.catalog import Catalog, normalise_name
 from advisor.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
@@ -256,7 +256,7 @@ def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
         (current["device_kind"] == "gpu")
         & (frame["device_kind"] == "gpu")
         & (frame["device_count"] == current["device_count"])
-        & (frame["device"].map(_norm) == _norm(current["device"]))
+        & (frame["device"].map(normalise_name) == normalise_name(current["device"]))
     )
     return (frame["profile"] == current["profile"]) | same_gpu | (frame["hardware"] == current["hardware"])
 
@@ -267,14 +267,10 @@ def hardware_signature(data: dict[str, Any]) -> str:
     device, host = data["device"], data.get("host") or {}
     count = int(device.get("count", 1))
     if device["kind"] == "gpu":
-        return f"gpu:{_norm(device['name'])}:x{count}"
+        return f"gpu:{normalise_name(device['name'])}:x{count}"
     if host.get("cpu") and host.get("logical_cpus") and host.get("memory_gb"):
-        return f"cpu:{_norm(host['cpu'])}:{host['logical_cpus']}:{host['memory_gb']}:x{count}"
+        return f"cpu:{normalise_name(host['cpu'])}:{host['logical_cpus']}:{host['memory_gb']}:x{count}"
     return f"profile:{data['id']}"
-
-
-def _norm(name: str) -> str:
-    return " ".join(str(name).lower().replace("nvidia", "").replace("geforce", "").split())
 
 
 @dataclass

@@ -237,11 +237,6 @@ def _or_nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def with_estimates(frame: pd.DataFrame, catalog: Catalog, key: tuple) -> pd.DataFrame:
-    """The frame plus the catalog estimates of one workload (the other workloads' rows untouched)."""
-    return append_rows(frame, estimate_catalog(frame, catalog, key).rows)
-
-
 def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """The frame with estimate rows added under its own columns."""
     if rows.empty:
@@ -256,7 +251,7 @@ def add_to(frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None)
         return frame
     rows = frame[frame["profile"] == profile_id]
     key = rows["workload"].iloc[0] if len(rows) else select_workload(frame).frame["workload"].iloc[0]
-    return with_estimates(frame, catalog, key)
+    return append_rows(frame, estimate_catalog(frame, catalog, key).rows)
 
 
 def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:

@@ -251,7 +251,7 @@ def text_table_of(items: Sequence[Any], columns: Sequence[Column], left: set[str
     return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
 
-ESTIMATE_COLUMNS: list[Column] = [
+ESTIMATE_TABLE: list[Column] = [
     ("gpu", lambda r: r["device"]),
     ("precision", lambda r: r["precision"]),
     ("estimate", lambda r: fmt_seconds(r["seconds"])),
@@ -277,7 +277,7 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list |
         lines.append("(no GPU of the selection can be estimated)")
     else:
         table = rows.sort_values(["seconds", "device", "precision"])
-        lines.append(text_table_of(table.to_dict("records"), ESTIMATE_COLUMNS, left={"gpu", "precision", "bound"}))
+        lines.append(text_table_of(table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound"}))
     for missing_estimate in found.not_estimated:
         lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
                      f"{missing_estimate.reason}")  # fmt: skip

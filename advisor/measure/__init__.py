@@ -18,9 +18,9 @@ from advisor.measure import backends
 from advisor.measure.plan import MeasurePlan, plan_from_args
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
-from advisor.measure.train import Job, build_model, lstm_job, train_once
+from advisor.measure.train import Job, lstm_job, train_once
 
-__all__ = ["InterruptGuard", "MeasurePlan", "build_model", "measure", "plan_from_args"]
+__all__ = ["InterruptGuard", "MeasurePlan", "measure", "plan_from_args"]
 
 Progress = Callable[[str], None]
 

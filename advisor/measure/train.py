@@ -144,7 +144,7 @@ def lstm_job(workload: Workload) -> Job:
 
 def train_once(
     backend: Backend,
-    job: Job | Workload,
+    job: Job,
     policy: str,
     device: DeviceInfo,
     seed: int,
@@ -156,8 +156,6 @@ def train_once(
     """Train the job's model once under ``policy`` and time every epoch."""
     import keras
 
-    if isinstance(job, Workload):
-        job = lstm_job(job)
     keras.backend.clear_session()
     keras.utils.set_random_seed(seed)
     x, y = job.data(seed)
