@@ -55,7 +55,7 @@ class Field:
     pattern_hint: str = ""  # what the pattern means, for the message
     fields: tuple[Field, ...] = ()  # for section and sections
     required_if: tuple[str, Any] | None = None  # required when the sibling field has this value
-    required_unless: tuple[str, Any] | None = None  # required unless the sibling field has this value
+    required_unless: tuple[str, Any] | None = None  # required unless the sibling has this value (or one of a tuple)
     only_if: tuple[str, Any] | None = None  # allowed only when the sibling field has this value
     unit: str = ""
 
@@ -156,7 +156,7 @@ def check_section(c: Checker, mapping: dict, fields: tuple[Field, ...], path: st
                 values[f.name] = None
                 continue
             sibling = f.required_if and mapping.get(f.required_if[0]) == f.required_if[1]
-            unless = f.required_unless and mapping.get(f.required_unless[0]) != f.required_unless[1]
+            unless = f.required_unless and mapping.get(f.required_unless[0]) not in _values(f.required_unless[1])
             if f.required or sibling or unless:
                 c.problem(where, "is missing" + (f" ({f.missing_hint})" if f.missing_hint else ""))
             continue
@@ -166,6 +166,11 @@ def check_section(c: Checker, mapping: dict, fields: tuple[Field, ...], path: st
         if value is not None:
             values[f.name] = value
     return values
+
+
+def _values(value: Any) -> tuple:
+    """A condition's value(s) as a tuple: ``required_unless`` may name several."""
+    return value if isinstance(value, tuple) else (value,)
 
 
 def _yaml_word(value: Any) -> str:
@@ -379,7 +384,7 @@ def section_schema(fields: tuple[Field, ...]) -> dict[str, Any]:
             sibling, value = f.required_unless
             conditions.append(
                 {
-                    "if": {"properties": {sibling: {"const": value}}, "required": [sibling]},
+                    "if": {"properties": {sibling: {"enum": list(_values(value))}}, "required": [sibling]},
                     "else": {"required": [f.name], "properties": {f.name: {"not": {"type": "null"}}}},
                 }
             )
@@ -417,7 +422,7 @@ def markdown_reference(fields: tuple[Field, ...], path: str = "") -> list[str]:
         if f.required_if:
             required = f"when {f.required_if[0]} is {f.required_if[1]}"
         elif f.required_unless:
-            required = f"unless {f.required_unless[0]} is {f.required_unless[1]}"
+            required = f"unless {f.required_unless[0]} is {' or '.join(map(str, _values(f.required_unless[1])))}"
         if f.null_allowed:
             required = "yes (null if unknown)"
         lines.append(f"| `{f.name}` | {kind} | {required} | {f.range_text()} | {f.doc} |")

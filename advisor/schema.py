@@ -20,7 +20,8 @@ from advisor.fields import Field, describe, is_iso_date
 __all__ = ["is_iso_date"]
 
 SCHEMA_VERSION = 2
-WORKLOAD_KINDS = ("lstm", "model")
+WORKLOAD_KINDS = ("lstm", "model", "published")
+PHASE_KINDS = ("matmul", "attention", "recurrent", "elementwise")
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 DEVICE_KINDS = ("cpu", "gpu")
 PROVENANCE_METHODS = ("measured", "quoted")
@@ -46,9 +47,12 @@ DEFAULT_WORKLOAD: dict[str, Any] = {
 # --------------------------------------------------------------------------- the fields
 
 
+NOT_LSTM = ("model", "published")
+
+
 def _size(name: str, doc: str, lstm_only: bool = False) -> Field:
     if lstm_only:
-        return Field(name, "integer", doc, required_unless=("kind", "model"), minimum=1, maximum=10**9)
+        return Field(name, "integer", doc, required_unless=("kind", NOT_LSTM), minimum=1, maximum=10**9)
     return Field(name, "integer", doc, required=True, minimum=1, maximum=10**9)
 
 
@@ -109,19 +113,29 @@ MODEL_LAYER = (
     Field("sequential_steps", "integer", "dependent steps per batch (an RNN's timesteps; 1 otherwise)", minimum=1),
     Field("activations_per_sample", "number", "values it outputs per sample", minimum=0),
 )
+PHASE = (
+    Field("kind", "choice", "what bounds it: matmul (dense and convolution layers) and attention are arithmetic, "
+          "recurrent adds dependent steps, elementwise (normalisation, activations) is memory-bound",
+          required=True, choices=PHASE_KINDS),
+    Field("flops_per_sample", "number", "training FLOPs per sample (forward and backward)", minimum=0),
+    Field("activations_per_sample", "number", "values written per sample (memory traffic: read and written "
+          "forward and backward)", minimum=0),
+    Field("sequential_steps", "integer", "dependent steps per batch (recurrent: the longest sequence)", minimum=1),
+    Field("note", "string", "how the figure was derived"),
+)
 WORKLOAD = (
-    Field("name", "string", "the workload's name (two results share a workload when all but the name agree)",
-          required=True),
+    Field("name", "string", "the workload's name (two results share a workload when all but the name agree; "
+          "published workloads are named apart)", required=True),
     Field("kind", "choice", "lstm: the post's LSTM job, sized by the fields below; model: a Keras model file "
-          "(measure --model)", choices=WORKLOAD_KINDS),
+          "(measure --model); published: a published benchmark described by its phases", choices=WORKLOAD_KINDS),
     _size("units", "LSTM units (kind lstm)", lstm_only=True),
     _size("timesteps", "steps per series (kind lstm)", lstm_only=True),
     _size("features", "features per step (kind lstm)", lstm_only=True),
-    _size("train_samples", "training samples per epoch"),
-    _size("batch_size", "batch size"),
+    _size("train_samples", "training samples per epoch (published: the stated amount of work, in its unit)"),
+    _size("batch_size", "batch size (published: per device; a result may give its own)"),
     Field("epochs", "integer", "epochs of the run", required=True, minimum=1, maximum=MAX_EPOCHS),
     Field("optimizer", "string", "the optimizer", required=True),
-    Field("learning_rate", "number", "the optimizer's learning rate", required_unless=("kind", "model"),
+    Field("learning_rate", "number", "the optimizer's learning rate", required_unless=("kind", NOT_LSTM),
           positive=True),
     Field("model_hash", "string", "kind model: a hash of the architecture, compile configuration and input "
           "shapes (two different models never share a workload)", required_if=("kind", "model"),
@@ -130,12 +144,18 @@ WORKLOAD = (
           required_if=("kind", "model")),
     Field("outputs", "strings", "kind model: the outputs' dtypes and shapes"),
     Field("loss", "string", "kind model: the loss", required_if=("kind", "model")),
-    Field("parameters", "integer", "kind model: the model's weights", required_if=("kind", "model"), minimum=0),
+    Field("parameters", "integer", "kind model or published: the model's weights", required_if=("kind", "model"),
+          minimum=0),
     Field("flops_per_sample", "number", "kind model: training FLOPs per sample (forward and backward)",
           required_if=("kind", "model"), minimum=0),
     Field("layers", "sections", "kind model: each layer's work (for the performance model)", fields=MODEL_LAYER,
           required_if=("kind", "model")),
     Field("not_counted", "strings", "kind model: layers the FLOP counter does not know (counted as 0)"),
+    Field("unit", "string", "kind published: what one sample is (images, sequences, tokens...)",
+          required_if=("kind", "published")),
+    Field("phases", "sections", "kind published: its work by kind, per sample (for the performance model)",
+          fields=PHASE, required_if=("kind", "published")),
+    Field("source", "string", "kind published: where the description comes from"),
     Field("note", "string", "anything a reader should know about the workload"),
 )  # fmt: skip
 # The fields that define a workload: two results share a workload when these are equal.
@@ -211,6 +231,8 @@ RESULT = (
     Field("scaling", "section", "several devices: the speedup over one device", fields=SCALING),
     Field("checks", "mapping", "what the run's self-checks saw (compute dtype, variable device)"),
     Field("warnings", "strings", "what the run's self-checks noticed"),
+    Field("batch_size", "integer", "the batch per device of this result when it differs from the workload's "
+          "(published results: each GPU ran the batch that fit)", minimum=1, maximum=10**9),
     Field("note", "string", "anything a reader should know about this result"),
 )  # fmt: skip
 PROVENANCE = (
@@ -417,6 +439,8 @@ def workload_key(workload: dict[str, Any]) -> tuple:
     """The identity of a workload, whatever its name: ("lstm", its sizes...) or ("model", its hash, samples...)."""
     if workload.get("kind") == "model":
         return ("model", str(workload["model_hash"]), *(int(workload[k]) for k in MODEL_KEY_FIELDS[1:]))
+    if workload.get("kind") == "published":  # each GPU ran the batch that fit: the batch is not part of it
+        return ("published", str(workload["name"]))
     return (
         "lstm",
         *(

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from advisor import schema
+from advisor import collection, schema
 from advisor.errors import AdvisorError, Problem, ProfileError
 
 MAX_FILE_BYTES = 1_000_000
@@ -259,6 +259,34 @@ def load_profile(path: str | os.PathLike, follow_links: bool = True) -> tuple[Pr
     return profile_from_bytes(read_file_bytes(path, follow_links), str(path), expected_id=path.stem)
 
 
+def load_file(path: str | os.PathLike, follow_links: bool = True) -> tuple[list[Profile], list[Problem]]:
+    """Load a profile file, or a published collection (``collection_version``) as the profiles it holds.
+
+    A collection's own problems (an unknown system, a bad row) reject it whole; a profile it expands to that
+    fails validation is named by its id, and the others still load.
+    """
+    path = Path(path)
+    data = parse_yaml(read_file_bytes(path, follow_links), str(path))
+    if not collection.is_collection(data):
+        profile, warnings = profile_from_data(data, str(path), expected_id=path.stem)
+        return [profile], warnings
+    problems = collection.validate(data, str(path))
+    if problems:
+        raise ProfileError(problems)
+    profiles, warnings, bad = [], [], []
+    for item in collection.expand(data):
+        try:
+            profile, found = profile_from_data(item, f"{path}#{item['id']}")
+        except ProfileError as error:
+            bad.extend(error.problems)
+            continue
+        profiles.append(profile)
+        warnings.extend(found)
+    if bad and not profiles:
+        raise ProfileError(bad)
+    return profiles, warnings + bad
+
+
 @dataclass(frozen=True)
 class FileEntry:
     """A profile file found in a folder (or named on the command line), with its cache key."""
@@ -323,7 +351,7 @@ def folder_signature(folder: str | os.PathLike) -> tuple:
     return tuple((f.path.name, *f.key) for f in files) + tuple((p.file, p.message) for p in problems)
 
 
-_Outcome = tuple[Profile | None, list[Problem], list[Problem]]  # the profile, its problems, its warnings
+_Outcome = tuple[list[Profile], list[Problem], list[Problem]]  # the file's profiles, its problems, its warnings
 
 
 class ProfileCache:
@@ -345,10 +373,10 @@ class ProfileCache:
             return cached[1]
         self.reads += 1
         try:
-            profile, warnings = load_profile(entry.path, follow_links=not entry.in_folder)
-            result: _Outcome = (profile, [], warnings)
+            profiles, warnings = load_file(entry.path, follow_links=not entry.in_folder)
+            result: _Outcome = (profiles, [], warnings)
         except ProfileError as error:
-            result = (None, error.problems, [])
+            result = ([], error.problems, [])
         self._outcomes[name] = (entry.key, result)
         return result
 
@@ -369,18 +397,17 @@ def load_profiles(paths: list[str | os.PathLike] | str | os.PathLike, cache: Pro
         if len(paths) == 1:
             cache.forget_missing({str(entry.path) for entry in files})
     seen: dict[str, str] = {}
-    for entry, (profile, bad, warnings) in zip(files, outcomes, strict=True):
+    for entry, (profiles, bad, warnings) in zip(files, outcomes, strict=True):
         result.problems.extend(bad)
         result.warnings.extend(warnings)
-        if profile is None:
-            continue
-        if profile.id in seen:
-            result.problems.append(
-                Problem(str(entry.path), "id", f"{profile.id!r} is already used by {seen[profile.id]}")
-            )
-            continue
-        seen[profile.id] = str(entry.path)
-        result.profiles.append(profile)
+        for profile in profiles:
+            if profile.id in seen:
+                result.problems.append(
+                    Problem(str(entry.path), "id", f"{profile.id!r} is already used by {seen[profile.id]}")
+                )
+                continue
+            seen[profile.id] = str(entry.path)
+            result.profiles.append(profile)
     return result
 
 
