@@ -94,6 +94,7 @@ _FRAME_COLUMNS = (
     "single_device_seconds",
     "workload_spec",  # the workload as the profile describes it (the performance model reads a model's layers)
     "matmul_peak_gflops",  # the matmul peak measure recorded for one device in the result's dtype
+    "batch_size",  # a result's own batch per device, when it ran another than its workload's (published results)
 )
 
 
@@ -152,6 +153,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "workload_spec": data["workload"],
                     "matmul_peak_gflops": _float_or_nan((result.get("throughput") or {}).get("matmul_peak_gflops"))
                     / count,
+                    "batch_size": _float_or_nan(result.get("batch_size")),
                 }
             )
     return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))

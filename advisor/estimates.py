@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import perfmodel
+from advisor import calibration, perfmodel
 from advisor.analysis import select_workload, short_device
 from advisor.catalog import Catalog
 from advisor.schema import WORKLOAD_KEY_FIELDS
@@ -292,3 +292,40 @@ def machine_records(found: list) -> list[dict[str, Any]]:
         for e in found
         if e.seconds is not None
     ]
+
+
+def work_of_row(row: Any, devices: int = 1) -> perfmodel.Work:
+    """The work of one result: a published result's own batch, on one of ``devices`` GPUs."""
+    spec = row["workload_spec"]
+    if spec.get("kind") == "published":
+        batch = row.get("batch_size")
+        return perfmodel.published_work(spec, None if batch is None or math.isnan(batch) else int(batch), devices)
+    return work_of(spec)
+
+
+def workload_id(key: tuple) -> str:
+    """A workload's identity as text (the calibration's name for it)."""
+    return "|".join(str(part) for part in key)
+
+
+def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibration.Sample, ...]:
+    """Every single-GPU measured or quoted result on a catalog GPU with the precision's peak, as calibration
+    samples (the --quick and catalog estimates left out)."""
+    rows = frame[(frame["source"] != "estimated") & (frame["device_kind"] == "gpu") & (frame["device_count"] == 1)]
+    rows = rows.assign(catalog_id=match_catalog(rows, catalog))
+    rows = rows[rows["catalog_id"].notna() & rows["precision"].isin(list(calibration.GROUPS))]
+    gpus = catalog.by_id()
+    devices = {gpu_id: perfmodel.device_from_gpu(gpus[gpu_id]) for gpu_id in rows["catalog_id"].unique()}
+    samples = []
+    for row in rows.to_dict("records"):
+        device = devices[row["catalog_id"]]
+        if device.peak(row["precision"]) is None:
+            continue
+        samples.append(
+            calibration.Sample(
+                label=str(row["name"]), gpu=row["catalog_id"], workload=workload_id(row["workload"]),
+                precision=row["precision"], seconds=float(row["seconds"]), work=work_of_row(row), device=device,
+                approximate=bool(row["approximate"]),
+            )
+        )  # fmt: skip
+    return tuple(sorted(samples, key=lambda s: (s.workload, s.gpu, s.precision, s.label, s.seconds)))

@@ -71,6 +71,7 @@ class Work:
 
     name: str
     phases: tuple[Phase, ...]
+    startup: bool = True  # a measured total includes the first epoch's start-up; a published throughput does not
 
     @property
     def flops(self) -> float:
@@ -102,6 +103,39 @@ def model_work(workload: dict) -> Work:
             )
         )
     return Work(name=str(workload.get("name", "model")), phases=tuple(phases))
+
+
+def published_work(workload: dict, batch_size: int | None = None, devices: int = 1) -> Work:
+    """A published benchmark's work (a profile's ``workload`` of kind published) on one of ``devices`` GPUs.
+
+    Per iteration of ``batch_size`` samples (the result's own batch when it ran another), each phase does its
+    FLOPs for the batch (a recurrent phase in ``sequential_steps`` dependent steps) and moves its activations
+    three times (written forward, read forward and backward); the matmul phase re-reads the weights three times.
+    """
+    batch = batch_size or workload["batch_size"]
+    iterations = workload["train_samples"] * workload["epochs"] / devices / batch
+    weights = 4.0 * (workload.get("parameters") or 0)
+    phases = []
+    for number, phase in enumerate(workload["phases"]):
+        sequential = int(phase.get("sequential_steps") or 1) if phase["kind"] == "recurrent" else 1
+        per_step = batch / sequential
+        earlier = workload["phases"][:number]
+        reads_weights = phase["kind"] == "matmul" and not any(p["kind"] == "matmul" for p in earlier)
+        phases.append(
+            Phase(
+                name=f"{phase['kind']} {number + 1}",
+                steps=iterations * sequential,
+                flops=float(phase.get("flops_per_sample") or 0.0) * per_step,
+                weight_bytes=3 * weights if reads_weights else 0.0,
+                resident_bytes=weights if reads_weights else 0.0,
+                other_bytes=3 * 4.0 * float(phase.get("activations_per_sample") or 0.0) * per_step,
+            )
+        )
+    # What an iteration costs besides its work (kernel launches, the optimizer's step, the data loader): its
+    # length is fitted per workload (the per-step term), which makes a small batch slower per sample.
+    phases.append(Phase(name="per-iteration overhead", steps=iterations, flops=0.0, weight_bytes=0.0,
+                        resident_bytes=0.0))  # fmt: skip
+    return Work(name=str(workload["name"]), phases=tuple(phases), startup=False)
 
 
 def lstm_work(units: int, timesteps: int, features: int, train_samples: int, batch_size: int, epochs: int) -> Work:
@@ -144,6 +178,8 @@ class Device:
     bandwidth_gbs: float | None
     l2_mb: float | None
     catalog_id: str | None = None  # the catalog GPU, or a measured machine's hardware signature
+    segment: str = ""  # the catalog's segment (consumer, workstation, datacenter)
+    power_w: float | None = None  # board power: what sustains the clocks under load
 
     def peak(self, precision: str) -> float | None:
         return next((tflops for name, tflops, _ in self.peaks if name == precision), None)
@@ -153,10 +189,10 @@ class Device:
 
 
 def device_from_gpu(gpu: Gpu) -> Device:
-    """A catalog GPU as the model sees it. float32 uses TF32 where the catalog gives it (TensorFlow's default on
-    Ampere and newer), else the CUDA cores' float32 peak."""
+    """A catalog GPU as the model sees it. float32 uses TF32 where the catalog gives it above the CUDA cores' peak
+    (TensorFlow's and NGC PyTorch's default on Ampere and newer), else the CUDA cores' float32 peak."""
     fp32, tf32 = gpu.value("fp32_tflops"), gpu.value("tf32_tflops")
-    if tf32 is not None and (fp32 is None or tf32 > fp32):
+    if tf32 is not None and (fp32 is None or tf32 > 1.05 * fp32):  # GeForce Ampere: TF32 no faster, rounded
         float32, label = tf32, "TF32 tensor"
     else:
         float32, label = fp32, "float32"
@@ -173,6 +209,8 @@ def device_from_gpu(gpu: Gpu) -> Device:
         bandwidth_gbs=gpu.value("memory_bandwidth_gbs"),
         l2_mb=gpu.value("l2_cache_mb"),
         catalog_id=gpu.id,
+        segment=gpu.segment,
+        power_w=gpu.value("board_power_w"),
     )
 
 
