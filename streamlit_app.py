@@ -113,12 +113,11 @@ def workload_picker(frame: pd.DataFrame, preferred: tuple | None) -> tuple:
     counts = frame["workload"].value_counts()
     if len(names) == 1:
         return names.index[0]
-    keys = sorted(names.index, key=lambda k: (k != preferred, -counts[k]))
-    kinds = {"lstm": "LSTM", "model": "model"}
+    kinds = {"lstm": "LSTM, ", "model": "your model, ", "published": ""}  # a published name says it already
     return st.sidebar.selectbox(
         "Workload",
-        keys,
-        format_func=lambda k: f"{names[k]} ({kinds.get(k[0], k[0])}, {counts[k]} results)",
+        analysis.workload_order(frame, preferred),
+        format_func=lambda k: f"{names[k]} ({kinds.get(k[0], '')}{counts[k]} results)",
         key="workload",
     )
 
@@ -395,18 +394,18 @@ def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog
     if found is None:
         return
     with st.expander("How the estimates are made"):
-        params = found.model.params
         st.markdown(
             "An estimate predicts the total training time from the GPU's specifications: each step of the run is "
-            "bound by **arithmetic** (its FLOPs over the precision's peak), by **memory** traffic (the weights are "
-            "re-read every timestep unless they fit in the L2 cache) or by a fixed **per-step** cost, plus a "
-            "start-up. The constants are fitted to the measured and quoted results of this workload."
+            "bound by **arithmetic** (its FLOPs over the precision's peak), by **memory** traffic (its bytes over "
+            "the bandwidth) or by a fixed **per-step** cost, plus a start-up. How much of its peak and bandwidth "
+            "each GPU, architecture and workload reaches is fitted on every GPU result the model can describe: the "
+            "published benchmarks, the post's and your own runs. Each range is the error measured by "
+            "cross-validation for the estimate's situation (a GPU with results or not, a workload with results "
+            "on several GPUs, one, or none)."
         )
-        st.text(
-            f"eta_arith {params.eta_arith:.3f}, eta_mem {params.eta_mem:.3f}, "
-            f"per step {params.step_seconds * 1e6:.1f} us, start-up {params.startup_seconds:.2f} s\n"
-            + found.model.basis()
-        )
+        st.text(report.constants_text(found.fit.constants()) + "\n" + found.basis())
+        if found.widths.summary:
+            st.dataframe(pd.DataFrame(list(found.widths.summary)), hide_index=True)
         if found.not_estimated:
             st.text("\n".join(f"Not estimated: {e.device.name} {e.precision}: {e.reason}" for e in found.not_estimated))
 
@@ -432,7 +431,8 @@ frame, profile_data, problems, bad_files, warnings = load_folder(
     str(PROFILES_DIR), store.folder_signature(PROFILES_DIR)
 )
 catalog, catalog_problem = load_gpu_catalog(
-    str(CATALOG_FILE), CATALOG_FILE.stat().st_mtime if CATALOG_FILE.exists() else 0
+    str(CATALOG_FILE),
+    sum(f.stat().st_mtime for f in (CATALOG_FILE, CATALOG_FILE.parent / "crossval.yaml") if f.exists()),
 )
 st.sidebar.header("Your situation")
 upload = st.sidebar.file_uploader(

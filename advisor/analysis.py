@@ -181,14 +181,21 @@ class WorkloadChoice:
     workloads: int
 
 
+def workload_order(frame: pd.DataFrame, preferred: tuple | None = None) -> list[tuple]:
+    """The workloads of the frame in the order to offer them: ``preferred`` (an uploaded profile's), then the
+    post's, then the user's own (measured) before the published benchmarks, each by its number of results."""
+    counts = frame["workload"].value_counts()
+    default = workload_key(DEFAULT_WORKLOAD)
+    return sorted(counts.index, key=lambda k: (k != preferred, k != default, k[0] == "published", -counts[k], k))
+
+
 def select_workload(frame: pd.DataFrame, key: tuple | None = None) -> WorkloadChoice:
-    """Keep one workload's results: ``key``, else the one with most results (the post's on a tie)."""
+    """Keep one workload's results: ``key``, else the first of :func:`workload_order` (the post's when present)."""
     if frame.empty:
         return WorkloadChoice(frame, 0, 0)
     counts = frame["workload"].value_counts()
     if key is None:
-        default = workload_key(DEFAULT_WORKLOAD)
-        key = max(counts.index, key=lambda k: (counts[k], k == default))
+        key = workload_order(frame)[0]
     chosen = frame[frame["workload"] == key]
     return WorkloadChoice(chosen, len(frame) - len(chosen), len(counts))
 
@@ -224,15 +231,29 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
 
 
-def compare(frame: pd.DataFrame, baseline: str | None = None, precision: str = "any") -> Comparison:
-    """Every result of one workload against a baseline result (default: the slowest float32 result)."""
+def find_workload(frame: pd.DataFrame, name: str) -> tuple:
+    """The workload whose name is ``name`` (any case), or the only one whose name contains it."""
+    names = frame.groupby("workload")["workload_name"].first()
+    exact = [k for k, n in names.items() if n.lower() == name.lower()]
+    found = exact or [k for k, n in names.items() if name.lower() in n.lower()]
+    if len(found) == 1:
+        return found[0]
+    known = "; ".join(sorted(names[k] for k in (found or names.index)))
+    raise AdvisorError(f"{'several' if found else 'no'} workload(s) named like {name!r} (known: {known})")
+
+
+def compare(
+    frame: pd.DataFrame, baseline: str | None = None, precision: str = "any", workload: tuple | None = None
+) -> Comparison:
+    """Every result of one workload (default: :func:`workload_order`'s first) against a baseline result (default:
+    the slowest float32 result)."""
     if frame.empty:
         raise AdvisorError("no profiles to compare")
     if baseline is not None:
         base = _pick_result(frame, baseline, None, "baseline")
         choice = select_workload(frame, base["workload"])
     else:
-        choice = select_workload(frame)
+        choice = select_workload(frame, workload)
         candidates = choice.frame[choice.frame["precision"] == "float32"]
         base = (candidates if not candidates.empty else choice.frame).sort_values("seconds").iloc[-1]
     table = _with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])

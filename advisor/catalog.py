@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from advisor import fields as F
-from advisor import store
+from advisor import store, widths
 from advisor.errors import AdvisorError, Problem, ProfileError
 from advisor.fields import Field
+from advisor.widths import Widths
 
 CATALOG_VERSION = 1
 DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "profiles" / "catalog" / "catalog.yaml"
@@ -187,6 +188,7 @@ class Catalog:
     sources: dict[str, Any]
     origin: str
     notes: tuple[str, ...] = field(default=())
+    widths: Widths = field(default_factory=Widths)  # the cross-validated ranges kept beside the catalog
 
     def by_id(self) -> dict[str, Gpu]:
         return {gpu.id: gpu for gpu in self.gpus}
@@ -197,10 +199,8 @@ class Catalog:
         gpu = self.match(name)
         if gpu is not None:
             return gpu
-        everything = [n for gpu in self.gpus for n in (gpu.id, gpu.name)]
-        close = difflib.get_close_matches(name, everything, n=4, cutoff=0.3) or difflib.get_close_matches(
-            normalise_name(name), [normalise_name(n) for n in everything], n=4, cutoff=0.3
-        )
+        shown = {normalise_name(n): gpu.name for gpu in self.gpus for n in (gpu.id, gpu.name)}
+        close = list(dict.fromkeys(shown[n] for n in difflib.get_close_matches(normalise_name(name), shown, 4, 0.3)))
         hint = f"; closest: {', '.join(close)}" if close else ""
         raise AdvisorError(f"no GPU named {name!r} in the catalog{hint} (python -m advisor catalog lists them)")
 
@@ -290,6 +290,7 @@ def load_catalog(path: str | Path = DEFAULT_CATALOG) -> Catalog:
         sources=data["sources"],
         origin=origin,
         notes=tuple([data["notes"]] if isinstance(data.get("notes"), str) else data.get("notes") or ()),
+        widths=widths.load(Path(path).parent / widths.FILE_NAME),
     )
 
 

@@ -9,6 +9,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from advisor import __version__
@@ -71,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    commands.add_parser("list", parents=[common], help="the profiles, one line each")
+    commands.add_parser("list", parents=[common], help="the profiles, one line each").add_argument(
+        "--published", action="store_true", help="also each profile of a published collection (one line each)"
+    )
 
     validate = commands.add_parser(
         "validate", parents=[common], help="check profile files (default: the profiles folder)"
@@ -89,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", parents=[common, estimates], help="every result against a baseline")
     compare.add_argument("--baseline", metavar="ID", help="baseline profile (default: the slowest float32 result)")
     compare.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
+    compare.add_argument(
+        "--workload", metavar="NAME", help="the workload to compare (default: the post's), e.g. 'ResNet-50'"
+    )
 
     recommend = commands.add_parser(
         "recommend", parents=[common, estimates], help="the best upgrade from your hardware"
@@ -137,10 +143,27 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
     estimate.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
     estimate.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    estimate.add_argument(
+        "--workload", metavar="NAME", help="a workload of the profiles instead of the LSTM, e.g. 'BERT-large'"
+    )
     from advisor.workload import add_model_arguments, add_workload_size_arguments  # no TensorFlow
 
     add_workload_size_arguments(estimate)
     add_model_arguments(estimate)
+
+    cross = commands.add_parser(
+        "crossval",
+        parents=[common],
+        help="cross-validate the performance model on the GPU results (how far its estimates are off)",
+        description="Hold out GPUs, workloads and single results in turn, predict them from the rest, and report the "
+        "median and 90th-percentile errors per experiment, the range width of each situation and the coverage. "
+        "--write keeps the widths beside the catalog, where every estimate takes its range from.",
+    )
+    cross.add_argument("--write", action="store_true", help="write the widths to the catalog folder's crossval.yaml")
+    cross.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    cross.add_argument(
+        "--experiments", metavar="NAMES", help="comma-separated subset: " + ", ".join(_experiments())
+    )
 
     examples = commands.add_parser(
         "examples",
@@ -248,13 +271,22 @@ def cmd_list(args: argparse.Namespace) -> int:
             ]
         )
         return 0
+    by_profile = dict(tuple(frame.groupby("profile", sort=False)))
+    collections: dict[str, list] = {}
     for profile in profile_set.profiles:
-        rows = frame[frame["profile"] == profile.id]
+        if "#" in profile.origin and not args.published:  # a published collection: one line for all of it
+            collections.setdefault(profile.origin.split("#")[0], []).append(profile)
+            continue
+        rows = by_profile[profile.id]
         timings = ", ".join(f"{r['precision']} {fmt_seconds_with_source(r)}" for r in rows.to_dict("records"))
         print(
             f"{profile.id}: {profile.data['device']['name']} [{profile.data['device']['kind']}], "
             f"{fmt_usd(rows['price_usd'].iloc[0])}, {profile.data['provenance']['method']}; {timings}"
         )
+    for origin, members in collections.items():
+        workloads = len({p.data["workload"]["name"] for p in members})
+        print(f"{Path(origin).name}: {len(members):,} published profiles of {workloads} workloads, quoted "
+              "(list --published shows them)")  # fmt: skip
     return 0
 
 
@@ -289,21 +321,29 @@ def _catalog(args: argparse.Namespace):
     return load_catalog(args.catalog or DEFAULT_CATALOG)
 
 
-def _frame_with_estimates(args: argparse.Namespace, profile_id: str | None):
+def _frame_with_estimates(args: argparse.Namespace, profile_id: str | None, key: tuple | None = None):
     frame = _frame(args)
     if not args.estimates:
         return frame
     from advisor import estimates
 
-    return estimates.add_to(frame, _catalog(args), profile_id)
+    return estimates.add_to(frame, _catalog(args), profile_id, key)
+
+
+def _workload_option(args: argparse.Namespace, frame) -> tuple | None:
+    """The workload --workload names (None: the default one)."""
+    from advisor.analysis import find_workload
+
+    return find_workload(frame, args.workload) if getattr(args, "workload", None) else None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from advisor.analysis import compare, comparison_records
     from advisor.report import comparison_text
 
-    frame = _frame_with_estimates(args, args.baseline)
-    comparison = compare(frame, baseline=args.baseline, precision=args.precision)
+    key = _workload_option(args, _frame(args)) if args.workload else None
+    frame = _frame_with_estimates(args, args.baseline, key)
+    comparison = compare(frame, baseline=args.baseline, precision=args.precision, workload=key)
     if args.json:
         _print_json(comparison_records(comparison))
     else:
@@ -357,10 +397,14 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
     loaded = load_profiles(args.profiles)  # no profiles is fine: then the priors alone, said in the basis
-    sizes = workload_from_args(args)
-    spec = _model_workload(args.model, args, sizes) if args.model else sizes.as_dict()
-    key = workload_key(spec)
     frame = results_frame(loaded.profiles)
+    sizes = workload_from_args(args)
+    if args.workload:  # a workload of the profiles (a published benchmark): its description, at its stated batch
+        key = _workload_option(args, frame)
+        spec = frame.loc[frame["workload"] == key, "workload_spec"].iloc[0]
+    else:
+        spec = _model_workload(args.model, args, sizes) if args.model else sizes.as_dict()
+        key = workload_key(spec)
     found = estimates.estimate_catalog(frame, catalog, key, gpu_ids=gpu_ids, keep_covered=True, spec=spec)
     rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
     machines = estimates.estimate_machines(frame, key, spec) if args.model and not args.gpu else []
@@ -378,6 +422,39 @@ def _model_workload(path: str, args: argparse.Namespace, sizes) -> dict:
     backends.load("tensorflow").start("cpu", 1)
     model = model_file.load(path, args.loss, args.optimizer)
     return model_file.workload(model, sizes.train_samples, sizes.batch_size, sizes.epochs)
+
+
+def _experiments() -> tuple[str, ...]:
+    from advisor.crossval import EXPERIMENTS
+
+    return EXPERIMENTS
+
+
+def cmd_crossval(args: argparse.Namespace) -> int:
+    from advisor import crossval, estimates, widths
+    from advisor.report import crossval_text
+
+    chosen = tuple(n.strip() for n in args.experiments.split(",")) if args.experiments else _experiments()
+    unknown = [n for n in chosen if n not in _experiments()]
+    if unknown:
+        raise AdvisorError(f"crossval: unknown experiment {unknown[0]!r} (use {', '.join(_experiments())})")
+    catalog = _catalog(args)
+    frame = _frame(args)
+    samples = estimates.calibration_samples(frame, catalog)
+    found = crossval.report(samples, chosen)
+    unmatched = estimates.unmatched_gpus(frame, catalog)
+    if args.write:
+        written = widths.write(widths.from_report(found), Path(catalog.origin).parent / widths.FILE_NAME)
+        print(f"wrote {written}", file=sys.stderr)
+    if args.json:
+        _print_json({"summary": found.summary, "checks": found.checks(), "coverage": found.coverage,
+                     "half_widths": {k: math.exp(v) for k, v in found.half_widths.items()}, "samples": found.samples,
+                     "not_in_catalog": unmatched})  # fmt: skip
+    else:
+        print(crossval_text(found))
+        if unmatched:
+            print(f"Not in the catalog (compared, not calibrated on): {', '.join(unmatched)}")
+    return 0
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
@@ -455,6 +532,7 @@ _COMMANDS = {
     "catalog": cmd_catalog,
     "estimate": cmd_estimate,
     "examples": cmd_examples,
+    "crossval": cmd_crossval,
     "schema": cmd_schema,
 }
 

@@ -3,6 +3,7 @@
 Four experiments, each a situation an estimate can be in:
 
 - ``new-gpu``: leave one GPU out (all its results), predict them from the rest (its architecture's, or none);
+- ``new-architecture``: leave one architecture out (every GPU of it), predict them from the others';
 - ``new-workload``: leave one workload out except its results on one reference GPU (what ``measure`` here and
   ``estimate`` there rest on), predict it on every other GPU;
 - ``few-gpus``: the same with three reference GPUs;
@@ -31,7 +32,7 @@ QUANTILE = 0.9  # an estimate's range holds this share of the cross-validated er
 MIN_ERRORS = 20  # fewer errors than this in a situation: its width is combined from the neighbouring ones
 FOLDS = 10
 FEW_REFERENCES = 3
-EXPERIMENTS = ("new-gpu", "new-workload", "few-gpus", "no-gpu-result", "other-results")
+EXPERIMENTS = ("new-gpu", "new-architecture", "new-workload", "few-gpus", "no-gpu-result", "other-results")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,16 @@ def leave_gpu_out(samples: tuple[Sample, ...]) -> list[Held]:
     for gpu in sorted({s.gpu for s in samples}):
         fit = calibration.fit(tuple(s for s in samples if s.gpu != gpu))
         found += _predict_held("new-gpu", gpu, fit, (s for s in samples if s.gpu == gpu))
+    return found
+
+
+def leave_architecture_out(samples: tuple[Sample, ...]) -> list[Held]:
+    """A new architecture: every result of its GPUs predicted from the other architectures'."""
+    found = []
+    for architecture in sorted({s.architecture for s in samples}):
+        fit = calibration.fit(tuple(s for s in samples if s.architecture != architecture))
+        found += _predict_held("new-architecture", architecture, fit,
+                               (s for s in samples if s.architecture == architecture))  # fmt: skip
     return found
 
 
@@ -107,6 +118,7 @@ def run(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS)
     """The chosen experiments' held-out predictions."""
     runners: dict[str, Callable[[], list[Held]]] = {
         "new-gpu": lambda: leave_gpu_out(samples),
+        "new-architecture": lambda: leave_architecture_out(samples),
         "new-workload": lambda: leave_workload_out(samples, 1),
         "few-gpus": lambda: leave_workload_out(samples, FEW_REFERENCES),
         "no-gpu-result": lambda: leave_workload_out(samples, 0),
@@ -171,3 +183,43 @@ def coverage(helds: list[Held]) -> float:
             inside += abs(held.error) <= width
             total += 1
     return inside / total if total else math.nan
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``advisor crossval`` prints and writes."""
+
+    summary: list[dict]
+    half_widths: dict[str, float]
+    coverage: float
+    samples: int
+    signature: str
+    targets: tuple[tuple[str, str, float, float], ...]  # (experiment, precision, median, p90) the issue set
+
+    def checks(self) -> list[dict]:
+        """Each target against its measured value."""
+        found = {(row["experiment"], row["precision"]): row for row in self.summary}
+        checks = []
+        for experiment, precision, median, p90 in self.targets:
+            row = found.get((experiment, precision))
+            if row is not None:
+                checks.append({"experiment": experiment, "precision": precision, "median": row["median"],
+                               "median_target": median, "p90": row["p90"], "p90_target": p90,
+                               "met": row["median"] <= median and row["p90"] <= p90})  # fmt: skip
+        return checks
+
+
+# The targets the estimates are held to (median, 90th percentile, as factors).
+TARGETS = (
+    ("new-gpu", "float32", 1.15, 1.4),
+    ("new-gpu", "mixed", 1.15, 1.4),
+    ("new-workload", "all", 1.25, 1.6),
+)
+COVERAGE_TARGET = (0.85, 0.97)
+
+
+def report(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS) -> Report:
+    """Run the experiments and summarise them: errors, the widths per situation, coverage."""
+    helds = run(samples, experiments)
+    return Report(summary(helds), half_widths(helds), coverage(helds), len(samples), calibration.signature(samples),
+                  TARGETS)  # fmt: skip

@@ -15,19 +15,23 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import calibration, perfmodel
+from advisor import calibration, crossval, perfmodel
 from advisor.analysis import select_workload, short_device
 from advisor.catalog import Catalog
 from advisor.schema import WORKLOAD_KEY_FIELDS
+from advisor.widths import Widths
 
 # The catalog field behind each precision's peak (float32: the CUDA cores' peak; TF32 is used when given).
 PEAK_FIELDS = {"float32": "fp32_tflops", "mixed_float16": "fp16_tensor_tflops", "mixed_bfloat16": "bf16_tflops"}
 
 
 def work_of(spec: dict[str, Any]) -> perfmodel.Work:
-    """The performance model's view of a workload: the LSTM job, or a Keras model's layers."""
+    """The performance model's view of a workload: the LSTM job, a Keras model's layers, a published benchmark's
+    phases (at the batch its profile states)."""
     if spec.get("kind") == "model":
         return perfmodel.model_work(spec)
+    if spec.get("kind") == "published":
+        return perfmodel.published_work(spec)
     return perfmodel.lstm_work(
         spec["units"], spec["timesteps"], spec["features"], spec["train_samples"], spec["batch_size"], spec["epochs"]
     )
@@ -111,11 +115,47 @@ def scope_of(key: tuple) -> str:
 
 @dataclass
 class CatalogEstimates:
-    """The estimate rows of one workload, the model behind them, and what could not be estimated."""
+    """The estimate rows of one workload, the calibration behind them, and what could not be estimated."""
 
     rows: pd.DataFrame
-    model: perfmodel.Model
+    fit: calibration.Fit
+    widths: Widths
     not_estimated: list[perfmodel.Estimate]
+
+    def basis(self) -> str:
+        """What every estimate of the table rests on (each row's basis adds its own situation)."""
+        return calibration_basis(self.fit, self.widths)
+
+
+def calibration_basis(fit: calibration.Fit, widths: Widths) -> str:
+    workloads = len({s.workload for s in fit.samples})
+    gpus = len({s.gpu for s in fit.samples})
+    if not fit.samples:
+        return "no GPU results to calibrate on: the priors alone (not cross-validated)"
+    text = f"calibrated on {len(fit.samples)} single-GPU results of {workloads} workloads on {gpus} GPUs"
+    if not widths.half_widths:
+        return text + "; not cross-validated (python -m advisor crossval --write)"
+    stale = "" if widths.signature == calibration.signature(fit.samples) else (
+        f", cross-validated on the {widths.samples} results of {widths.date}")  # fmt: skip
+    return text + stale
+
+
+def situation_text(fit: calibration.Fit, device: perfmodel.Device, situation: calibration.Situation,
+                   workload: str, precision: str) -> str:  # fmt: skip
+    """The situation of an estimate in words."""
+    gpu = {
+        "gpu": "this GPU has results of other workloads",
+        "architecture": f"no result on this GPU, some on {device.architecture}",
+        "new": f"no result on {device.architecture}",
+    }[situation.gpu]
+    count = len(fit.workload_gpus.get((workload, calibration.GROUPS[precision]), set()))
+    work = {
+        "results": f"this workload has results on {count} GPUs",
+        "few": f"this workload has results on {count} GPUs",
+        "reference": "this workload has a result on one GPU (scaled from it)",
+        "description": "no GPU result of this workload: its description at face value",
+    }[situation.workload]
+    return f"{gpu}; {work}"
 
 
 def estimate_catalog(
@@ -126,16 +166,21 @@ def estimate_catalog(
     gpu_ids: list[str] | None = None,
     keep_covered: bool = False,
     spec: dict[str, Any] | None = None,
+    widths: Widths | None = None,
 ) -> CatalogEstimates:
     """Estimate the workload on every catalog GPU (or ``gpu_ids``) and precision, as results-frame rows.
 
-    Rows are left out where a measured or quoted result of the same GPU and precision exists (unless
-    ``keep_covered``, for checking the model against them).
+    The calibration rests on every single-GPU result on a catalog GPU, of every workload; each estimate's range is
+    the cross-validated error of its situation (``widths``: by default the catalog's, kept by ``crossval --write``
+    beside it). Rows are
+    left out where a measured or quoted result of the same GPU and precision exists (unless ``keep_covered``, for
+    checking the model against them).
     """
     work = work_of(spec) if spec is not None else work_for(frame, key)
-    points = calibration_points(frame, catalog, key, "gpu", scope_of(key))
-    model = perfmodel.calibrate(points)
-    model_for = models_by_precision(points, scope_of(key))
+    widths = widths if widths is not None else catalog.widths
+    fit = calibration.fit(calibration_samples(frame, catalog))
+    workload = workload_id(key)
+    common = calibration_basis(fit, widths)
     covered: set[tuple[str, str]] = set()
     if not keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != "estimated")]
@@ -148,15 +193,31 @@ def estimate_catalog(
         for precision in precisions:
             if (gpu.id, precision) in covered:
                 continue
-            estimate = model_for(precision).estimate(work, device, precision)
+            estimate = _estimate(fit, widths, work, device, precision, workload, common)
             if estimate.seconds is None:
-                spec = gpu.specs[PEAK_FIELDS[precision]]
-                why = f" ({spec.note})" if spec.note else ""
+                peak = gpu.specs[PEAK_FIELDS[precision]]
+                why = f" ({peak.note})" if peak.note else ""
                 missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
                 continue
             records.append(_row(gpu, estimate, key, workload_name))
     rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(ESTIMATE_COLUMNS))
-    return CatalogEstimates(rows, model, missing)
+    return CatalogEstimates(rows, fit, widths, missing)
+
+
+def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
+              workload: str, common: str) -> perfmodel.Estimate:  # fmt: skip
+    """One GPU's estimate with its range: the cross-validated error of its situation."""
+    predicted = fit.estimate(work, device, precision, workload)
+    if predicted is None:
+        reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
+        return perfmodel.Estimate(device, precision, None, None, None, None, common, reason)
+    seconds, bound = predicted
+    situation = fit.situation(device, workload, precision)
+    width, how = crossval.width_for(widths.half_widths, situation, widths.fallback)
+    basis = (f"{common}; {situation_text(fit, device, situation, workload, precision)}: range = the 90th-percentile "
+             f"error of that situation, {math.exp(width):.2f}x ({how})")  # fmt: skip
+    return perfmodel.Estimate(device, precision, seconds, seconds / math.exp(width), seconds * math.exp(width), bound,
+                              basis)  # fmt: skip
 
 
 def estimate_machines(frame: pd.DataFrame, key: tuple, spec: dict[str, Any], leave_out: tuple = ()) -> list:
@@ -244,13 +305,13 @@ def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([frame, rows[[c for c in frame.columns if c in rows.columns]]], ignore_index=True)
 
 
-def add_to(frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None) -> pd.DataFrame:
+def add_to(frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None, key: tuple | None = None) -> pd.DataFrame:
     """The frame plus the catalog estimates of the workload the analysis will use: that of ``profile_id`` (the
-    current hardware or the baseline), else the one with the most results."""
+    current hardware or the baseline), else ``key``, else the first of ``workload_order``."""
     if frame.empty:
         return frame
     rows = frame[frame["profile"] == profile_id]
-    key = rows["workload"].iloc[0] if len(rows) else select_workload(frame).frame["workload"].iloc[0]
+    key = rows["workload"].iloc[0] if len(rows) else key or select_workload(frame).frame["workload"].iloc[0]
     return append_rows(frame, estimate_catalog(frame, catalog, key).rows)
 
 
@@ -329,3 +390,9 @@ def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibrat
             )
         )  # fmt: skip
     return tuple(sorted(samples, key=lambda s: (s.workload, s.gpu, s.precision, s.label, s.seconds)))
+
+
+def unmatched_gpus(frame: pd.DataFrame, catalog: Catalog) -> list[str]:
+    """The GPU names of measured or quoted results that no catalog GPU matches (compared, but not calibrated on)."""
+    gpus = frame[(frame["device_kind"] == "gpu") & (frame["source"] != "estimated")]
+    return sorted(name for name in gpus["device_name"].dropna().unique() if catalog.match(str(name)) is None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -258,26 +259,29 @@ ESTIMATE_TABLE: list[Column] = [
     ("likely range", lambda r: f"{fmt_seconds(r['low'])} - {fmt_seconds(r['high'])}"),
     ("bound", lambda r: r["bound"]),
     ("price", lambda r: fmt_usd(r["price_usd"])),
+    ("why this range", lambda r: r["basis"].split("; ", 1)[1].split(": range")[0] if "; " in r["basis"] else ""),
 ]
+
+
+def constants_text(constants: dict[str, float]) -> str:
+    """The calibration's global constants in one line (the README explains each)."""
+    c = constants
+    return (f"Constants: eta {c['eta_float32']:.3f} (float32) / {c['eta_mixed']:.3f} (mixed) of the peak, mu "
+            f"{c['mu']:.2f} of the bandwidth, time ~ peak^-{c['gamma_float32']:.2f} / ^-{c['gamma_mixed']:.2f}, "
+            f"bandwidth^-{c['delta']:.2f}, power^-{c['rho']:.2f}; per step {c['step_seconds'] * 1e6:.1f} us, start-up "
+            f"{c['startup_seconds']:.2f} s.")  # fmt: skip
 
 
 def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list | None = None) -> str:
     """Catalog estimates as a table, with the model's constants and what could not be estimated; then the measured
     machines' estimates (``estimate --model``)."""
-    model = found.model
-    params = model.params
-    basis = rows["basis"].iloc[0] if len(rows) else model.basis()
-    lines = [
-        "Estimated training time (not measured): " + basis.split("; wider:")[0] + ".",
-        f"Constants: eta_arith {params.eta_arith:.3f}, eta_mem {params.eta_mem:.3f}, "
-        f"per step {params.step_seconds * 1e6:.1f} us, start-up {params.startup_seconds:.2f} s.",
-        "",
-    ]
+    lines = [f"Estimated training time (not measured): {found.basis()}.", constants_text(found.fit.constants()), ""]
     if rows.empty:
         lines.append("(no GPU of the selection can be estimated)")
     else:
         table = rows.sort_values(["seconds", "device", "precision"])
-        lines.append(text_table_of(table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound"}))
+        lines.append(text_table_of(table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound",
+                                                                                   "why this range"}))  # fmt: skip
     for missing_estimate in found.not_estimated:
         lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
                      f"{missing_estimate.reason}")  # fmt: skip
@@ -361,3 +365,28 @@ MEASURE_COLUMNS: list[Column] = [
 def measure_table(profile: dict[str, Any]) -> str:
     """The summary of a measured profile: one line per precision."""
     return text_table_of(profile["results"], MEASURE_COLUMNS, left={"precision"})
+
+
+CROSSVAL_TABLE: list[Column] = [
+    ("experiment", lambda r: r["experiment"]),
+    ("precision", lambda r: r["precision"]),
+    ("results", lambda r: f"{r['results']:,}"),
+    ("median error", lambda r: f"{r['median']:.3f}x"),
+    ("90th percentile", lambda r: f"{r['p90']:.3f}x"),
+]
+
+
+def crossval_text(found: Any) -> str:
+    """``advisor crossval``: the experiments' errors, the targets, the width of each situation, the coverage."""
+    lines = [f"Cross-validation on {found.samples:,} single-GPU results (each predicted by a fit that did not see it).",
+             "", text_table_of(found.summary, CROSSVAL_TABLE, left={"experiment", "precision"}), "", "Targets:"]  # fmt: skip
+    for check in found.checks():
+        verdict = "met" if check["met"] else "missed"
+        lines.append(
+            f"  {check['experiment']} ({check['precision']}): median {check['median']:.3f}x (target "
+            f"{check['median_target']}x), 90th percentile {check['p90']:.3f}x (target {check['p90_target']}x): {verdict}"
+        )
+    lines += ["", "Range of an estimate, per situation (GPU/workload: the 90th-percentile error):"]
+    lines += [f"  {key}: x/{math.exp(width):.2f} .. x{math.exp(width):.2f}" for key, width in found.half_widths.items()]
+    lines.append(f"Coverage (each held-out group's range from the other groups' errors): {found.coverage:.1%}")
+    return "\n".join(lines)

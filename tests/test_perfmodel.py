@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -53,12 +52,13 @@ def test_the_model_is_calibrated_on_the_posts_gpu_results(shipped_frame, shipped
 def test_the_model_reproduces_its_calibration_results_within_its_stated_error(shipped_frame, shipped_catalog):
     found = estimates.estimate_catalog(shipped_frame, shipped_catalog, POST, keep_covered=True)
     rows = found.rows.set_index(["catalog_id", "precision"])
-    for point in found.model.points:
-        row = rows.loc[(point.device.catalog_id, point.precision)]
-        observed = point.seconds  # a calibration result (data), not a timing of this test
-        assert row["low"] <= observed <= row["high"], (point.label, point.precision, observed, row)
-        # and the leave-one-out error is inside the stated half-width
-        assert math.exp(found.model.half_width) >= found.model.loo_factor()
+    post = [s for s in found.fit.samples if s.workload == estimates.workload_id(POST)]
+    assert {(s.gpu, s.precision) for s in post} == {("gtx-1070-ti", "float32"), ("titan-rtx", "float32"),
+                                                    ("titan-rtx", "mixed_float16")}  # fmt: skip
+    for sample in post:
+        row = rows.loc[(sample.gpu, sample.precision)]
+        observed = sample.seconds  # a calibration result (data), not a timing of this test
+        assert row["low"] <= observed <= row["high"], (sample.label, sample.precision, observed, row)
 
 
 def test_a_gpu_without_the_precisions_hardware_gets_no_estimate(shipped_frame, shipped_catalog):
@@ -85,10 +85,11 @@ def test_new_profiles_recalibrate_the_model_without_code_changes(shipped_copy: P
     write_yaml(shipped_copy / "my-4090.yaml", profile)
     after = analysis.results_frame(store.load_profiles(shipped_copy).profiles)
     new = estimates.estimate_catalog(after, shipped_catalog, POST)
-    assert len(new.model.points) == len(old.model.points) + 1
-    assert new.model.params != old.model.params
+    assert len(new.fit.samples) == len(old.fit.samples) + 1
+    assert new.fit.constants() != old.fit.constants()
     assert not ((new.rows["catalog_id"] == "rtx-4090") & (new.rows["precision"] == "float32")).any()
-    assert "no result on Ada" not in new.rows.set_index("catalog_id").loc["rtx-4080"].iloc[0]["basis"]
+    # the post's job now has results on three GPUs in float32
+    assert "results on 3 GPUs" in new.rows.set_index("catalog_id").loc["rtx-4080"].iloc[0]["basis"]
 
 
 devices = st.builds(
@@ -112,12 +113,18 @@ def test_more_throughput_or_bandwidth_never_predicts_a_slower_run(device, consta
     assert perfmodel.predict(WORK, wider, "float32", constants)[0] <= base * (1 + 1e-12)
 
 
-def test_ranges_widen_beyond_the_calibration(shipped_frame, shipped_catalog):
+def test_ranges_follow_the_cross_validated_situation(shipped_frame, shipped_catalog):
     rows = estimates.estimate_catalog(shipped_frame, shipped_catalog, POST).rows.set_index(["catalog_id", "precision"])
-    near = rows.loc[("rtx-2080-ti", "float32")]  # Turing, like the Titan RTX
-    far = rows.loc[("h100-sxm", "float32")]  # Hopper, 30x the Titan RTX's float32 peak
-    assert far["high"] / far["low"] > near["high"] / near["low"] >= 1.25**2
-    assert "no result on Hopper" in far["basis"]
+    known = rows.loc[("h100-sxm", "float32")]  # Hopper, with published results of other workloads
+    sibling = rows.loc[("h200-sxm", "float32")]  # no result of its own, its architecture's
+    new = rows.loc[("rtx-5090", "float32")]  # Blackwell: no result on its architecture
+    widths = [r["high"] / r["low"] for r in (known, sibling, new)]
+    assert widths == sorted(widths) and widths[0] < widths[2]
+    assert "this GPU has results of other workloads" in known["basis"]
+    assert "no result on this GPU, some on Hopper" in sibling["basis"]
+    assert "no result on Blackwell" in new["basis"]
+    for row in (known, sibling, new):
+        assert "cross-validated" in row["basis"]
 
 
 def test_without_results_the_priors_alone_say_so(shipped_catalog):
@@ -138,7 +145,7 @@ def test_estimate_command(capsys):
         assert row["source"] == "estimated"
     assert main(["estimate", "--precision", "float32"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Estimated training time (not measured)") and "leave-one-out error" in out
+    assert out.startswith("Estimated training time (not measured)") and "calibrated on" in out
     assert "Not estimated: NVIDIA B200 float32" in out
     assert main(["estimate", "--gpu", "RTX 4095"]) == 1
     err = capsys.readouterr().err

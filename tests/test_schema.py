@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import schema, store
+from advisor import collection, schema, store
 from advisor.cli import main
 from helpers import ROOT, SHIPPED, valid_profile
 
@@ -37,8 +37,10 @@ def test_every_shipped_profile_validates_against_the_json_schema():
     assert files
     for path in files:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        errors = [e.message for e in checker.iter_errors(data)]
-        assert errors == [], f"{path.name}: {errors}"
+        profiles = collection.expand(data) if collection.is_collection(data) else [data]  # a published collection
+        for profile in profiles:
+            errors = [e.message for e in checker.iter_errors(profile)]
+            assert errors == [], f"{path.name} {profile['id']}: {errors}"
 
 
 def test_a_valid_profile_and_its_optional_nulls_pass():
