@@ -305,7 +305,9 @@ def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([frame, rows[[c for c in frame.columns if c in rows.columns]]], ignore_index=True)
 
 
-def add_to(frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None, key: tuple | None = None) -> pd.DataFrame:
+def add_to(
+    frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None, key: tuple | None = None
+) -> pd.DataFrame:
     """The frame plus the catalog estimates of the workload the analysis will use: that of ``profile_id`` (the
     current hardware or the baseline), else ``key``, else the first of ``workload_order``."""
     if frame.empty:

@@ -378,13 +378,15 @@ CROSSVAL_TABLE: list[Column] = [
 
 def crossval_text(found: Any) -> str:
     """``advisor crossval``: the experiments' errors, the targets, the width of each situation, the coverage."""
+    table = text_table_of(found.summary, CROSSVAL_TABLE, left={"experiment", "precision"})
     lines = [f"Cross-validation on {found.samples:,} single-GPU results (each predicted by a fit that did not see it).",
-             "", text_table_of(found.summary, CROSSVAL_TABLE, left={"experiment", "precision"}), "", "Targets:"]  # fmt: skip
+             "", table, "", "Targets:"]  # fmt: skip
     for check in found.checks():
         verdict = "met" if check["met"] else "missed"
         lines.append(
             f"  {check['experiment']} ({check['precision']}): median {check['median']:.3f}x (target "
-            f"{check['median_target']}x), 90th percentile {check['p90']:.3f}x (target {check['p90_target']}x): {verdict}"
+            f"{check['median_target']}x), 90th percentile {check['p90']:.3f}x (target {check['p90_target']}x): "
+            + verdict
         )
     lines += ["", "Range of an estimate, per situation (GPU/workload: the 90th-percentile error):"]
     lines += [f"  {key}: x/{math.exp(width):.2f} .. x{math.exp(width):.2f}" for key, width in found.half_widths.items()]

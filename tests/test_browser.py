@@ -141,7 +141,7 @@ def test_the_page_recommends_and_reacts(app_url, browser, tmp_path):
 
     # Choose another current hardware: the recommendation changes.
     before = best_upgrade(page)
-    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").first.click()
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Current hardware").click()
     page.get_by_role("option", name="Titan RTX (the post)").click()
     expect(page.get_by_test_id("stMetricDelta").first).not_to_have_text(before, timeout=30_000)
     expect(page.get_by_test_id("stMetricDelta").first).to_contain_text("2.13x faster, free")
@@ -157,6 +157,18 @@ def test_the_page_recommends_and_reacts(app_url, browser, tmp_path):
     expect(table).to_contain_text("My laptop (uploaded)", timeout=30_000)
     assert page.get_by_test_id("stException").count() == 0
     keep_screenshot(page, "app-after-upload.png")
+    page.close()
+
+
+def test_a_published_workload_can_be_chosen(app_url, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    page.goto(app_url)
+    expect(page.get_by_text("Best upgrade")).to_be_visible(timeout=60_000)
+    page.get_by_test_id("stSidebar").get_by_test_id("stSelectbox").filter(has_text="Workload").click()
+    page.get_by_role("option", name="ResNet-50 (published, PyTorch)").click()
+    expect(page.get_by_test_id("stMetricLabel").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Lambda").first).to_be_visible(timeout=30_000)
+    assert page.get_by_test_id("stException").count() == 0
     page.close()
 
 
