@@ -165,6 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--experiments", metavar="NAMES", help="comma-separated subset: " + ", ".join(_experiments())
     )
 
+    fitted = commands.add_parser(
+        "calibration",
+        parents=[common],
+        help="the performance model's fitted terms (what each GPU kind and workload reaches of its specifications)",
+    )
+    fitted.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+
     examples = commands.add_parser(
         "examples",
         parents=[common],
@@ -457,6 +464,24 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibration(args: argparse.Namespace) -> int:
+    from advisor import calibration, estimates
+    from advisor.report import calibration_text
+
+    frame = _frame(args)
+    fit = calibration.fit(estimates.calibration_samples(frame, _catalog(args)))
+    if args.json:
+        _print_json({"constants": fit.constants(), "terms": {kind: {"/".join(map(str, k)): v for k, v in
+                     fit.terms(kind).items()} for kind in ("eta_peak", "eta_segment", "eta_arch", "eta_gpu", "mu_arch",
+                                                           "mu_gpu", "c", "m", "tau_w")}})  # fmt: skip
+    else:
+        print(f"Calibrated on {len(fit.samples):,} single-GPU results (time factors: below 1 is faster than the "
+              "specifications alone say).")  # fmt: skip
+        names = {estimates.workload_id(k): n for k, n in frame.groupby("workload")["workload_name"].first().items()}
+        print(calibration_text(fit, names))
+    return 0
+
+
 def cmd_examples(args: argparse.Namespace) -> int:
     from advisor.measure import backends
     from advisor.measure.examples import write_examples
@@ -533,6 +558,7 @@ _COMMANDS = {
     "estimate": cmd_estimate,
     "examples": cmd_examples,
     "crossval": cmd_crossval,
+    "calibration": cmd_calibration,
     "schema": cmd_schema,
 }
 

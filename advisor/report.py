@@ -392,3 +392,26 @@ def crossval_text(found: Any) -> str:
     lines += [f"  {key}: x/{math.exp(width):.2f} .. x{math.exp(width):.2f}" for key, width in found.half_widths.items()]
     lines.append(f"Coverage (each held-out group's range from the other groups' errors): {found.coverage:.1%}")
     return "\n".join(lines)
+
+
+def calibration_text(fit: Any, names: dict[str, str]) -> str:
+    """``advisor calibration``: the fitted terms as factors on the time (below 1: faster than the specifications
+    alone say; above 1: slower). ``names``: each workload's name by its calibration id."""
+    lines = [constants_text(fit.constants()), ""]
+    titles = {"eta_peak": "peak kind", "eta_segment": "segment", "eta_arch": "architecture (arithmetic)",
+              "mu_arch": "architecture (memory)"}  # fmt: skip
+    for kind, title in titles.items():
+        cells = [f"{' '.join(map(str, key))} {1 / value:.2f}" for key, value in sorted(fit.terms(kind).items())]
+        lines.append(f"{title}: " + ", ".join(cells))
+    rows = []
+    for workload in sorted({s.workload for s in fit.samples}, key=lambda w: names.get(w, w)):
+        factor = {kind: {key[1]: v for key, v in fit.terms(kind).items() if key[0] == workload} for kind in "cm"}
+        rows.append({"workload": names.get(workload, workload).replace(" (published, PyTorch)", " (published)"),
+                     "arithmetic float32": factor["c"].get("float32"), "arithmetic mixed": factor["c"].get("mixed"),
+                     "memory float32": factor["m"].get("float32"), "memory mixed": factor["m"].get("mixed"),
+                     "per step": fit.terms("tau_w").get((workload,))})  # fmt: skip
+    columns: list[Column] = [("workload", lambda r: r["workload"])] + [
+        (name, lambda r, name=name: "-" if r[name] is None else f"{r[name]:.2f}")
+        for name in ("arithmetic float32", "arithmetic mixed", "memory float32", "memory mixed", "per step")
+    ]
+    return "\n".join([*lines, "", text_table_of(rows, columns, left={"workload"})])
