@@ -75,6 +75,10 @@ SPEC_FIELDS = (
      "TFLOPS"),
     ("bf16_tflops", "bfloat16 tensor peak, dense (what mixed_bfloat16 uses)", "TFLOPS"),
     ("board_power_w", "board power (TDP/TGP as published)", "W"),
+    ("pcie_gbs", "host link: PCIe x16 bandwidth, one direction (what data-parallel training's all-reduce uses "
+     "without NVLink)", "GB/s"),
+    ("nvlink_gbs", "NVLink bandwidth per GPU, one direction (SXM boards; a bridge joins two cards); null where the "
+     "GPU has none", "GB/s"),
 )  # fmt: skip
 GPU = (
     Field("id", "string", "the GPU's slug", required=True, pattern=SLUG, pattern_hint="a slug (a-z, 0-9, '-')"),

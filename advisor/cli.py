@@ -146,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_argument(
         "--workload", metavar="NAME", help="a workload of the profiles instead of the LSTM, e.g. 'BERT-large'"
     )
+    estimate.add_argument(
+        "--devices", type=int, default=1, metavar="N",
+        help="also N GPUs in data parallel (the batch per GPU kept), with the scaling fitted on published results",
+    )  # fmt: skip
     from advisor.workload import add_model_arguments, add_workload_size_arguments  # no TensorFlow
 
     add_workload_size_arguments(estimate)
@@ -412,7 +416,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     else:
         spec = _model_workload(args.model, args, sizes) if args.model else sizes.as_dict()
         key = workload_key(spec)
-    found = estimates.estimate_catalog(frame, catalog, key, gpu_ids=gpu_ids, keep_covered=True, spec=spec)
+    if not 1 <= args.devices <= 1024:
+        raise AdvisorError(f"estimate: --devices must be 1 to 1024, got {args.devices}")
+    found = estimates.estimate_catalog(frame, catalog, key, gpu_ids=gpu_ids, keep_covered=True, spec=spec,
+                                       devices=tuple(sorted({1, args.devices})))  # fmt: skip
     rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
     machines = estimates.estimate_machines(frame, key, spec) if args.model and not args.gpu else []
     if args.json:
@@ -438,7 +445,7 @@ def _experiments() -> tuple[str, ...]:
 
 
 def cmd_crossval(args: argparse.Namespace) -> int:
-    from advisor import crossval, estimates, widths
+    from advisor import crossval, estimates, scaling, widths
     from advisor.report import crossval_text
 
     chosen = tuple(n.strip() for n in args.experiments.split(",")) if args.experiments else _experiments()
@@ -448,7 +455,7 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     frame = _frame(args)
     samples = estimates.calibration_samples(frame, catalog)
-    found = crossval.report(samples, chosen)
+    found = crossval.report(samples, chosen, scaling.observations(frame, catalog))
     unmatched = estimates.unmatched_gpus(frame, catalog)
     if args.write:
         written = widths.write(widths.from_report(found), Path(catalog.origin).parent / widths.FILE_NAME)
@@ -456,7 +463,7 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"summary": found.summary, "checks": found.checks(), "coverage": found.coverage,
                      "half_widths": {k: math.exp(v) for k, v in found.half_widths.items()}, "samples": found.samples,
-                     "not_in_catalog": unmatched})  # fmt: skip
+                     "not_in_catalog": unmatched, "data_parallel": found.scaling})  # fmt: skip
     else:
         print(crossval_text(found))
         if unmatched:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from advisor import calibration
+from advisor import calibration, scaling
 from advisor.calibration import Sample, Situation
 
 QUANTILE = 0.9  # an estimate's range holds this share of the cross-validated errors of its situation
@@ -195,6 +195,7 @@ class Report:
     samples: int
     signature: str
     targets: tuple[tuple[str, str, float, float], ...]  # (experiment, precision, median, p90) the issue set
+    scaling: dict | None = None  # data-parallel efficiency, leave one system out: results, median, p90, fit
 
     def checks(self) -> list[dict]:
         """Each target against its measured value."""
@@ -218,8 +219,25 @@ TARGETS = (
 COVERAGE_TARGET = (0.85, 0.97)
 
 
-def report(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS) -> Report:
-    """Run the experiments and summarise them: errors, the widths per situation, coverage."""
+SCALING_SITUATION = "data-parallel"  # the widths' key of the scaling's error
+
+
+def report(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS,
+           scaling_observations: list[scaling.Observation] | None = None) -> Report:  # fmt: skip
+    """Run the experiments and summarise them: errors, the widths per situation, coverage; with multi-GPU
+    observations, the data-parallel scaling left one system out at a time."""
     helds = run(samples, experiments)
-    return Report(summary(helds), half_widths(helds), coverage(helds), len(samples), calibration.signature(samples),
-                  TARGETS)  # fmt: skip
+    widths = half_widths(helds)
+    scaled = None
+    if scaling_observations:
+        predicted = scaling.leave_one_system_out(scaling_observations)
+        errors = [math.log(p / o.efficiency) for o, p in predicted]
+        fitted = scaling.fit(scaling_observations)
+        scaled = {"results": len(errors), "systems": len({o.system for o in scaling_observations}),
+                  "median": quantile_factor(errors, 0.5), "p90": quantile_factor(errors, 0.9),
+                  "perfect_scaling_p90": quantile_factor((math.log(1 / o.efficiency) for o in scaling_observations),
+                                                         0.9),
+                  "phi": fitted.phi, "sync": fitted.sync}  # fmt: skip
+        widths[SCALING_SITUATION] = math.log(scaled["p90"])
+    return Report(summary(helds), widths, coverage(helds), len(samples), calibration.signature(samples), TARGETS,
+                  scaled)  # fmt: skip

@@ -11,11 +11,12 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
 
-from advisor import calibration, crossval, perfmodel
+from advisor import calibration, crossval, perfmodel, scaling
 from advisor.analysis import select_workload, short_device
 from advisor.catalog import Catalog
 from advisor.schema import WORKLOAD_KEY_FIELDS
@@ -37,14 +38,29 @@ def work_of(spec: dict[str, Any]) -> perfmodel.Work:
     )
 
 
-def work_for(frame: pd.DataFrame, key: tuple) -> perfmodel.Work:
-    """The work of a workload of the frame (by its key)."""
+def spec_for(frame: pd.DataFrame, key: tuple) -> dict[str, Any]:
+    """The description of a workload of the frame (by its key)."""
     rows = frame.loc[frame["workload"] == key, "workload_spec"]
     if len(rows):
-        return work_of(rows.iloc[0])
+        return rows.iloc[0]
     if key[0] == "lstm":  # a workload nobody measured yet: its sizes are in its key
-        return work_of({"kind": "lstm", **dict(zip(WORKLOAD_KEY_FIELDS, key[1:], strict=True))})
+        return {"kind": "lstm", **dict(zip(WORKLOAD_KEY_FIELDS, key[1:], strict=True))}
     raise ValueError(f"no profile describes the workload {key!r}")
+
+
+def work_for(frame: pd.DataFrame, key: tuple) -> perfmodel.Work:
+    """The work of a workload of the frame (by its key)."""
+    return work_of(spec_for(frame, key))
+
+
+def scaling_fit(frame: pd.DataFrame, catalog: Catalog) -> scaling.ScalingFit:
+    """The data-parallel scaling fitted on the frame's published multi-GPU results (cached on them)."""
+    return _scaling_cached(tuple(scaling.observations(frame, catalog)))
+
+
+@lru_cache(maxsize=16)
+def _scaling_cached(found: tuple[scaling.Observation, ...]) -> scaling.ScalingFit:
+    return scaling.fit(found)
 
 
 def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:
@@ -167,6 +183,7 @@ def estimate_catalog(
     keep_covered: bool = False,
     spec: dict[str, Any] | None = None,
     widths: Widths | None = None,
+    devices: tuple[int, ...] = (1,),
 ) -> CatalogEstimates:
     """Estimate the workload on every catalog GPU (or ``gpu_ids``) and precision, as results-frame rows.
 
@@ -174,13 +191,16 @@ def estimate_catalog(
     the cross-validated error of its situation (``widths``: by default the catalog's, kept by ``crossval --write``
     beside it). Rows are
     left out where a measured or quoted result of the same GPU and precision exists (unless ``keep_covered``, for
-    checking the model against them).
+    checking the model against them). ``devices`` above 1 add data-parallel options ("2x RTX 4090"): one GPU's
+    estimate divided by N times the efficiency :mod:`advisor.scaling` predicts (the batch per GPU kept).
     """
-    work = work_of(spec) if spec is not None else work_for(frame, key)
+    spec = spec if spec is not None else spec_for(frame, key)
+    work = work_of(spec)
     widths = widths if widths is not None else catalog.widths
     fit = calibration.fit(calibration_samples(frame, catalog))
     workload = workload_id(key)
     common = calibration_basis(fit, widths)
+    scale = scaling_fit(frame, catalog) if any(n > 1 for n in devices) else scaling.DEFAULT
     covered: set[tuple[str, str]] = set()
     if not keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != "estimated")]
@@ -199,9 +219,45 @@ def estimate_catalog(
                 why = f" ({peak.note})" if peak.note else ""
                 missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
                 continue
-            records.append(_row(gpu, estimate, key, workload_name))
+            if 1 in devices:
+                records.append(_row(gpu, estimate, key, workload_name))
+            for count in (n for n in devices if n > 1):
+                several = _several(gpu, estimate, count, spec, scale, widths)
+                if several is not None:
+                    records.append(_row(gpu, several, key, workload_name, count, estimate.seconds))
     rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(ESTIMATE_COLUMNS))
     return CatalogEstimates(rows, fit, widths, missing)
+
+
+def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
+             widths: Widths) -> perfmodel.Estimate | None:  # fmt: skip
+    """``count`` GPUs in data parallel: one GPU's estimate over count x the predicted efficiency, its range widened
+    by the scaling's cross-validated error (in quadrature)."""
+    link = scaling.link_of(gpu)
+    parameters = workload_parameters(spec)
+    if link is None or not parameters or one.seconds is None:
+        return None
+    iterations = spec["train_samples"] * spec["epochs"] / spec["batch_size"]
+    efficiency = scale.efficiency(count, scaling.GRADIENT_BYTES * parameters, link[1], one.seconds / iterations)
+    seconds = one.seconds / (count * efficiency)
+    one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
+    scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
+    width = math.hypot(one_width, scale_width)
+    basis = (f"{one.basis}; {count} GPUs in data parallel over {link[0]} (the batch per GPU kept): efficiency "
+             f"{efficiency:.0%} predicted by the scaling fitted on published multi-GPU results, whose error "
+             f"({math.exp(scale_width):.2f}x) widens the range")  # fmt: skip
+    return dataclasses.replace(one, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width),
+                               basis=basis)  # fmt: skip
+
+
+def workload_parameters(spec: dict[str, Any]) -> float | None:
+    """The weights a data-parallel all-reduce moves: a model's or a published workload's parameters, or the LSTM's
+    (4 x units x (features + units + 1), and the Dense head)."""
+    if spec.get("parameters"):
+        return float(spec["parameters"])
+    if spec.get("kind", "lstm") == "lstm":
+        return 4.0 * spec["units"] * (spec["features"] + spec["units"] + 1) + spec["units"] + 1
+    return None
 
 
 def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
@@ -260,22 +316,25 @@ def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
 ESTIMATE_COLUMNS = (
     "profile", "name", "device", "device_name", "device_kind", "device_count", "precision", "seconds", "price_usd",
     "price_date", "source", "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
-    "workload_name", "low", "high", "bound", "basis", "catalog_id", "backend", "hardware",
+    "workload_name", "low", "high", "bound", "basis", "catalog_id", "backend", "hardware", "scaling_devices",
+    "scaling_speedup", "single_device_seconds",
 )  # fmt: skip
 
 
-def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str) -> dict[str, Any]:
+def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, count: int = 1,
+         single: float | None = None) -> dict[str, Any]:  # fmt: skip
     price = gpu.price
+    several = f"{count}x " if count > 1 else ""
     return {
-        "profile": f"catalog:{gpu.id}",  # not a slug: never the id of a profile
-        "name": f"{short_device(gpu.name)} (estimated)",
-        "device": gpu.name,
+        "profile": f"catalog:{gpu.id}" + (f":{count}x" if count > 1 else ""),  # not a slug: never a profile's id
+        "name": f"{several}{short_device(gpu.name)} (estimated)",
+        "device": f"{several}{gpu.name}",
         "device_name": gpu.name,
         "device_kind": "gpu",
-        "device_count": 1,
+        "device_count": count,
         "precision": estimate.precision,
         "seconds": float(estimate.seconds),
-        "price_usd": float(price.usd) if price else math.nan,
+        "price_usd": count * float(price.usd) if price else math.nan,
         "price_date": price.date if price else None,
         "source": "estimated",
         "approximate": False,
@@ -291,6 +350,9 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str) -> d
         "catalog_id": gpu.id,
         "backend": "tensorflow",  # the calibration's results: the post's and measure's default backend
         "hardware": f"catalog:{gpu.id}",
+        "scaling_devices": float(count) if count > 1 else math.nan,
+        "scaling_speedup": single / estimate.seconds if count > 1 and single else math.nan,
+        "single_device_seconds": single if count > 1 and single else math.nan,
     }
 
 
@@ -305,16 +367,19 @@ def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([frame, rows[[c for c in frame.columns if c in rows.columns]]], ignore_index=True)
 
 
+OFFERED_DEVICES = (1, 2)  # what compare, recommend and the app offer of each catalog GPU: one, and two in parallel
+
+
 def add_to(
     frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None, key: tuple | None = None
 ) -> pd.DataFrame:
-    """The frame plus the catalog estimates of the workload the analysis will use: that of ``profile_id`` (the
-    current hardware or the baseline), else ``key``, else the first of ``workload_order``."""
+    """The frame plus the catalog estimates (one GPU and two) of the workload the analysis will use: that of
+    ``profile_id`` (the current hardware or the baseline), else ``key``, else the first of ``workload_order``."""
     if frame.empty:
         return frame
     rows = frame[frame["profile"] == profile_id]
     key = rows["workload"].iloc[0] if len(rows) else key or select_workload(frame).frame["workload"].iloc[0]
-    return append_rows(frame, estimate_catalog(frame, catalog, key).rows)
+    return append_rows(frame, estimate_catalog(frame, catalog, key, devices=OFFERED_DEVICES).rows)
 
 
 def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ class Widths:
     date: str = ""
     summary: tuple[dict, ...] = ()
     coverage: float | None = None
+    scaling: dict | None = None  # the data-parallel scaling's cross-validation
 
     @property
     def fallback(self) -> float:
@@ -43,7 +44,7 @@ class Widths:
 def from_report(found: Any) -> Widths:
     """The widths of a :class:`advisor.crossval.Report`."""
     return Widths(dict(found.half_widths), found.signature, found.samples, _dt.date.today().isoformat(),
-                  tuple(found.summary), found.coverage)  # fmt: skip
+                  tuple(found.summary), found.coverage, found.scaling)  # fmt: skip
 
 
 def load(path: str | Path) -> Widths:
@@ -63,6 +64,7 @@ def load(path: str | Path) -> Widths:
         date=str(data.get("date", "")),
         summary=tuple(data.get("summary") or ()),
         coverage=data.get("coverage"),
+        scaling=data.get("data_parallel") if isinstance(data.get("data_parallel"), dict) else None,
     )
 
 
@@ -78,6 +80,7 @@ def document(widths: Widths, command: str) -> dict[str, Any]:
         "coverage": None if widths.coverage is None else round(widths.coverage, 4),
         "half_widths": {k: round(math.exp(v), 4) for k, v in sorted(widths.half_widths.items())},
         "summary": [{k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()} for row in widths.summary],
+        "data_parallel": {k: round(v, 6) if isinstance(v, float) else v for k, v in (widths.scaling or {}).items()},
     }
 
 
