@@ -393,11 +393,12 @@ def crossval_text(found: Any) -> str:
     lines.append(f"Coverage (each held-out group's range from the other groups' errors): {found.coverage:.1%}")
     scaled = found.scaling
     if scaled:
-        lines += ["", f"Data-parallel efficiency, one system left out at a time ({scaled['results']:,} multi-GPU results "
-                      f"of {scaled['systems']} systems): median error {scaled['median']:.3f}x, 90th percentile "
-                      f"{scaled['p90']:.3f}x (assuming perfect scaling: {scaled['perfect_scaling_p90']:.3f}x); fitted: "
-                      f"{scaled['sync']:.1%} of an iteration lost per doubling of the GPUs, {scaled['phi']:.0%} of "
-                      "the all-reduce left exposed (the rest hides behind the backward pass)"]  # fmt: skip
+        lines += ["", "Data-parallel efficiency, one system left out at a time "
+                      f"({scaled['results']:,} multi-GPU results of {scaled['systems']} systems): median error "
+                      f"{scaled['median']:.3f}x, 90th percentile {scaled['p90']:.3f}x (assuming perfect scaling: "
+                      f"{scaled['perfect_scaling_p90']:.3f}x); fitted: {scaled['sync']:.1%} of an iteration lost per "
+                      f"doubling of the GPUs, {scaled['phi']:.0%} of the all-reduce left exposed (the rest hides "
+                      "behind the backward pass)"]  # fmt: skip
     return "\n".join(lines)
 
 
