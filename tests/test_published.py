@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import analysis, calibration, catalog, collection, crossval, estimates, store
+from advisor import analysis, calibration, catalog, collection, crossval, estimates, scaling, store
 from advisor.cli import main
 from helpers import SHIPPED
 
@@ -130,3 +130,34 @@ FIXED = {
     ("new-workload", "float32"): (180, 1.1, 1.27), ("new-workload", "mixed"): (180, 1.08, 1.2),
     ("new-workload", "all"): (360, 1.09, 1.22),
 }  # fmt: skip
+
+
+def test_data_parallel_scaling_is_fitted_on_the_published_multi_gpu_results(frame, shipped_catalog):
+    found = scaling.observations(frame, shipped_catalog)
+    assert len(found) > 1000 and {o.devices for o in found} >= {2, 4, 8}
+    assert {o.link for o in found} == {"NVLink", "PCIe"}
+    fitted = scaling.fit(found)
+    assert 0 <= fitted.phi <= 2 and 0 <= fitted.sync < 0.5
+    assert fitted.efficiency(1, 1e8, 31.5, 0.1) == 1.0
+    assert fitted.efficiency(8, 1e8, 31.5, 0.1) < fitted.efficiency(2, 1e8, 31.5, 0.1) <= 1.0
+    # held out one system at a time, on a subset: the predictions stay near what was published
+    subset = [o for o in found if o.gpu in ("rtx-a6000", "a100-80gb-sxm4", "rtx-3090")]
+    predicted = scaling.leave_one_system_out(subset)
+    errors = sorted(abs(math.log(p / o.efficiency)) for o, p in predicted)
+    assert math.exp(errors[len(errors) // 2]) < 1.15
+
+
+def test_two_gpus_are_offered_with_their_price_and_what_the_second_buys(capsys):
+    assert main(["estimate", "--gpu", "rtx-4090", "--devices", "2", "--json"]) == 0
+    rows = {(r["gpu"], r["precision"]): r for r in json.loads(capsys.readouterr().out)}
+    one, two = rows[("GeForce RTX 4090", "float32")], rows[("2x GeForce RTX 4090", "float32")]
+    assert two["price_usd"] == 2 * one["price_usd"]
+    assert one["seconds_estimate"] / 2 < two["seconds_estimate"] < one["seconds_estimate"]
+    assert "data parallel" in two["basis"] and two["high"] / two["low"] > one["high"] / one["low"]
+    assert main(["recommend", "--current", "post-gtx-1070-ti", "--estimates", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    pairs = [o for o in data["options"] if o["profile"].endswith(":2x")]
+    assert pairs and all(o["source"] == "estimated" for o in pairs)
+    added = {d["profile"]: d for d in data["added_devices"]}
+    assert 1 < added["catalog:rtx-4090:2x"]["scaling_speedup"] <= 2
+    assert main(["estimate", "--devices", "0"]) == 1
