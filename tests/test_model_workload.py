@@ -159,6 +159,15 @@ def bad_model_files(examples: Path, folder: Path) -> dict[str, tuple[Path, str]]
                    capture_output=True, env={**os.environ, "KERAS_BACKEND": "tensorflow"})  # fmt: skip
     unbuilt = keras.Sequential([keras.layers.Dense(1)])
     unbuilt.save(folder / "no-inputs.keras")
+
+    # A zip bomb: a real model plus 80 MB of zeros that pack into about 80 KB.
+    bomb = _rewrite(cnn, folder / "bomb.keras", lambda name, data: data)
+    with zipfile.ZipFile(bomb, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("assets/padding.bin", bytes(80 * 1024**2))
+
+    def three_billion_units(name: str, data: bytes) -> bytes:
+        return data.replace(b'"units": 10', b'"units": 3000000000') if name == "config.json" else data
+
     return {
         "not-zip": (not_zip, "not a Keras 3 model file"),
         "truncated": (truncated, "truncated or damaged"),
@@ -166,6 +175,8 @@ def bad_model_files(examples: Path, folder: Path) -> dict[str, tuple[Path, str]]
         "lambda": (folder / "lambda.keras", "needs unsafe deserialization"),
         "custom": (folder / "custom.keras", "uses a custom object"),
         "no-inputs": (folder / "no-inputs.keras", "has no inputs"),
+        "bomb": (bomb, "refused as a zip bomb"),
+        "wide": (_rewrite(cnn, folder / "wide.keras", three_billion_units), "asks for units=3,000,000,000"),
     }
 
 

@@ -24,6 +24,14 @@ from advisor.errors import AdvisorError
 from advisor.measure import flops
 from advisor.measure.train import Job
 
+# A .keras file is a zip: what its entries may expand to before anything is read. Weights barely compress (a ratio
+# of 1-2), a zip bomb compresses a thousandfold: 1.5 MB that expands to 1.5 GB is refused before it is opened.
+MAX_EXPANDED_BYTES = 4 * 1024**3  # the most a model file may expand to (a 1-billion-parameter float32 model)
+MAX_RATIO = 100  # beyond this expansion ratio, and past RATIO_FLOOR_BYTES, an archive is a bomb
+RATIO_FLOOR_BYTES = 64 * 1024**2
+MAX_LAYER_WIDTH = 2**20  # units, filters, dimensions a layer may ask for: wider is refused before it is built
+WIDTH_KEYS = ("units", "filters", "output_dim", "input_dim", "embed_dim", "key_dim", "num_heads", "intermediate_dim")
+
 SPARSE_LOSSES = ("sparse_categorical_crossentropy",)
 CATEGORICAL_LOSSES = ("categorical_crossentropy", "categorical_focal_crossentropy", "kl_divergence")
 BINARY_LOSSES = ("binary_crossentropy", "binary_focal_crossentropy", "hinge", "squared_hinge")
@@ -51,7 +59,9 @@ def check_file(path: str | Path) -> Path:
             names = set(archive.namelist())
             if "config.json" not in names:
                 raise _fail(path, "not a Keras 3 model file (no config.json inside)")
+            _check_expansion(path, archive)
             metadata = json.loads(archive.read("metadata.json")) if "metadata.json" in names else {}
+            _check_widths(path, json.loads(archive.read("config.json")))
             bad = archive.testzip()
             if bad is not None:
                 raise _fail(path, f"is damaged ({bad} fails its checksum)")
@@ -61,6 +71,37 @@ def check_file(path: str | Path) -> Path:
     if saved and _version(saved) > _version(keras.__version__):
         raise _fail(path, f"was saved by Keras {saved}, newer than this Keras {keras.__version__}: upgrade Keras")
     return path
+
+
+def _check_expansion(path: Path, archive: zipfile.ZipFile) -> None:
+    """Refuse an archive whose entries (as their headers declare: reading stops there) expand beyond the limits."""
+    expanded = sum(info.file_size for info in archive.infolist())
+    if expanded > MAX_EXPANDED_BYTES:
+        raise _fail(path, f"expands to {expanded / 1e9:.1f} GB, beyond the {MAX_EXPANDED_BYTES / 1e9:.1f} GB the "
+                          "advisor opens: refused")  # fmt: skip
+    for info in archive.infolist():
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > RATIO_FLOOR_BYTES and ratio > MAX_RATIO:
+            sizes = f"{info.compress_size / 1e6:.1f} MB to {info.file_size / 1e6:,.0f} MB"
+            raise _fail(path, f"{info.filename} expands {ratio:,.0f}-fold ({sizes}): a model's weights do not "
+                              f"compress beyond {MAX_RATIO}x; refused as a zip bomb")  # fmt: skip
+
+
+def _check_widths(path: Path, config: Any) -> None:
+    """Refuse, before anything is built, a layer that asks for more than MAX_LAYER_WIDTH units (or filters...)."""
+    stack = [config]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key in WIDTH_KEYS and isinstance(value, int) and not isinstance(value, bool) and (
+                        value > MAX_LAYER_WIDTH or value < 0):  # fmt: skip
+                    name = item.get("name", "a layer")
+                    raise _fail(path, f"{name} asks for {key}={value:,}, beyond the {MAX_LAYER_WIDTH:,} the advisor "
+                                      "builds: refused before allocating it")  # fmt: skip
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _version(text: str) -> tuple[int, ...]:
