@@ -27,10 +27,14 @@ CHART_POINTS = 300  # the price-time chart draws the frontier and the fastest re
 TABLE_ROWS = 500  # the options table shows the best in the goal's order; the CSV has every one
 PRECISION_CHOICES = {"Best of both": "any", "float32": "float32", "mixed": "mixed"}
 # Column widths (pixels) that fit the table in a 1,400-pixel window beside the sidebar.
-TABLE_WIDTHS = {"option": 170, "precision": 82, "speedup": 66, "upgrade cost": 84, "$ per 1x": 64, "payback": 70,
-                "saved / week": 84, "cost / run": 66, "rent / run": 66, "time / run": 108, "source": 72}  # fmt: skip
+YOUR_PRICE = "your price"
+TABLE_WIDTHS = {"precision": 62, "speedup": 58, "upgrade cost": 62, "price is": 94, YOUR_PRICE: 60,
+                "$ per 1x": 56, "payback": 68, "cost / run": 54, "rent / run": 54, "time / run": 82,
+                "source": 60}  # fmt: skip  (the option column is as wide as its longest name)
 TABLE_HELP = {
-    "option": "the profile's name; (estimated): a catalog GPU nobody measured",
+    YOUR_PRICE: "type the price you were offered: the recommendation, the charts and the downloads use it (and say so)",
+    "option": "the profile's name, or a catalog GPU nobody measured (source: estimated)",
+    "price is": "what the price is and when it was true: a catalog price's kind and date, the profile's, or yours",
     "source": "measured, quoted, or estimated (with a likely range)",
 }
 # The sidebar's habit inputs: (label, smallest value, step); what each means is costs.HABIT_OPTIONS.
@@ -78,6 +82,11 @@ def load_gpu_catalog(path: str, mtime: float) -> tuple[Catalog | None, str]:
         return None, str(error)
 
 
+def your_prices() -> dict[str, float]:
+    """The prices the user typed in the options table, by option (profile id or catalog row)."""
+    return dict(st.session_state.get("your_prices", {}))
+
+
 def read_upload(upload, taken_ids: set[str]) -> tuple[dict | None, list[str]]:
     """Validate an uploaded profile (never saved). Returns its data or the problems."""
     try:
@@ -99,7 +108,7 @@ class Choices:
     """What the user chose in the sidebar."""
 
     current_id: str
-    budget: float
+    budget: float | None  # None: no limit
     precision: str
     include_estimates: bool
     goal: str
@@ -137,10 +146,9 @@ def sidebar(wframe: pd.DataFrame, catalog: Catalog | None) -> Choices:
         key="current",
         help="The hardware you train on today (its float32 result, or its only result).",
     )
-    prices = [*wframe["price_usd"].dropna(), *(g.price.usd for g in (catalog.gpus if catalog else ()) if g.price)]
     budget = bar.number_input(
-        "Budget (USD)", min_value=0.0, value=float(max(prices, default=0.0)), step=100.0, format="%.0f",
-        key="budget", help="The most you will spend on a purchase (by default: every option). Renting needs none.",
+        "Budget (USD)", min_value=0.0, value=None, step=100.0, format="%.0f", placeholder="no limit",
+        key="budget", help="The most you will spend on a purchase (empty: no limit). Renting needs none.",
     )  # fmt: skip
     precision = bar.radio(
         "Precision",
@@ -217,6 +225,10 @@ def headline(rec: analysis.Recommendation) -> None:
         if best["source"] == "estimated":
             st.caption(safe(f"Estimated, not measured: {best['basis'] or best['source_detail']}"))
     st.caption("Renting: " + safe(rec.rent_advice))
+    h = rec.habits
+    st.caption(safe(f"With: {h.runs_per_week:g} runs a week, an hour of waiting worth ${h.hour_value:,.0f}, "
+                    f"${h.kwh_price:.2f} per kWh, hardware kept {h.lifetime_years:g} years (change them in the "
+                    "sidebar; an hour worth $0 counts the energy alone)."))  # fmt: skip
     current = rec.current
     st.caption(
         safe(
@@ -250,21 +262,34 @@ def cost_chart_section(rec: analysis.Recommendation) -> None:
 
 
 def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
-    """Every option, the deciding columns first; the CSV download keeps the numbers."""
+    """Every option, the deciding columns first, and a "your price" column to type the price you were offered;
+    the CSV download keeps the numbers."""
     st.subheader("Every option" if len(rec.options) <= TABLE_ROWS else f"The {TABLE_ROWS} best options")
-    table = report.options_display(rec.options.head(TABLE_ROWS))  # in the goal's order: the best first
-    st.dataframe(
+    shown = rec.options.head(TABLE_ROWS)  # in the goal's order: the best first
+    table = report.options_display(shown)
+    prices = your_prices()
+    ids = list(shown["profile"])
+    table.insert(4, YOUR_PRICE, [prices.get(pid) for pid in ids])
+    edited = st.data_editor(
         table,
         hide_index=True,
         width="stretch",
+        disabled=[c for c in table.columns if c != YOUR_PRICE],
         column_config={
-            name: st.column_config.TextColumn(
-                width=TABLE_WIDTHS.get(name, 72), help=metrics.definition(key) if key else TABLE_HELP.get(name)
-            )
-            for name, key, _ in report.DISPLAY_COLUMNS
-        },
-        key="options_table",
+            **{name: st.column_config.TextColumn(width=TABLE_WIDTHS.get(name) or report.option_width(table["option"]),
+                                                help=metrics.definition(key) if key else TABLE_HELP.get(name))
+               for name, key, _ in report.DISPLAY_COLUMNS},
+            YOUR_PRICE: st.column_config.NumberColumn(width=TABLE_WIDTHS[YOUR_PRICE], min_value=0, format="$%d",
+                                                      help=TABLE_HELP[YOUR_PRICE]),
+        },  # fmt: skip
+        key=f"options_table_{st.session_state.get('price_edits', 0)}",
     )
+    typed = {pid: float(v) for pid, v in zip(ids, edited[YOUR_PRICE], strict=True) if v is not None and v == v}
+    changed = {**{k: v for k, v in prices.items() if k not in ids}, **typed}
+    if changed != prices:  # a price typed or cleared: recommend again with it
+        st.session_state["your_prices"] = changed
+        st.session_state["price_edits"] = st.session_state.get("price_edits", 0) + 1
+        st.rerun()
     more = f" {len(rec.options) - TABLE_ROWS:,} more are in the CSV." if len(rec.options) > TABLE_ROWS else ""
     st.caption("Estimated rows show their likely range beside the time; payback * means the energy saving is "
                f"unknown and left out.{more}")  # fmt: skip
@@ -461,8 +486,9 @@ wframe = analysis.select_workload(frame, workload).frame
 choices = sidebar(wframe, catalog)
 found = None
 if choices.include_estimates and catalog is not None:
-    found = estimates.estimate_catalog(frame, catalog, workload)  # a model is calibrated on every result
+    found = estimates.estimate_catalog(frame, catalog, workload, devices=estimates.OFFERED_DEVICES)
     wframe = estimates.append_rows(wframe, found.rows)
+wframe = analysis.apply_prices(wframe, your_prices(), catalog)
 rec = analysis.recommend(
     wframe, choices.current_id, budget=choices.budget, precision=choices.precision,
     current_precision=analysis.current_precision(wframe, choices.current_id), habits=choices.habits,

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from advisor import costs
-from advisor.catalog import Catalog, normalise_name
+from advisor.catalog import STALE_YEARS, Catalog, normalise_name
 from advisor.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
@@ -35,6 +35,7 @@ ROW_KEYS = (
     "backend",
     "seconds",
     "price_usd",
+    "price_kind",
     "speedup",
     "dollars_per_speedup",
     "runs_per_hour",
@@ -74,6 +75,8 @@ _FRAME_COLUMNS = (
     "seconds",
     "price_usd",
     "price_date",
+    "price_kind",  # what the price is, in words: a catalog price's kind and date, the profile's, or "your price"
+    "price_stale",  # a launch price over two years old: shown, never recommended to buy at
     "source",
     "approximate",
     "estimate_error_seconds",
@@ -132,6 +135,8 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "seconds": seconds,
                     "price_usd": _float_or_nan(data["price"].get("usd")),
                     "price_date": data["price"].get("date"),
+                    "price_kind": _profile_price_kind(data["price"]),
+                    "price_stale": False,
                     "source": source,
                     "approximate": bool(result.get("approximate")),
                     "estimate_error_seconds": error,
@@ -157,6 +162,36 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
+
+
+def _profile_price_kind(price: dict[str, Any]) -> str | None:
+    if price.get("usd") is None:
+        return None
+    date = price.get("date")
+    return f"the profile's price, {str(date)[:7]}" if date else "the profile's price, undated"
+
+
+def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog | None) -> pd.DataFrame:
+    """The frame with the user's own prices: each key a profile id, or a GPU (catalog id or name) whose rows all
+    take it (N of it for N devices). Marked "your price"; a key that names nothing is a one-line error."""
+    if not prices:
+        return frame
+    out = frame.copy()
+    for key, usd in prices.items():
+        if not math.isfinite(usd) or usd < 0:
+            raise AdvisorError(f"--price {key}: must be a number of dollars, 0 or more; got {usd}")
+        rows = out["profile"] == key
+        if not rows.any():
+            if catalog is None:
+                raise AdvisorError(f"--price {key}: no profile with that id (and no catalog to find a GPU in)")
+            gpu = catalog.find(key)
+            names = out["device_name"].map(lambda n: (m := catalog.match(str(n))) is not None and m.id == gpu.id)
+            rows = (out["catalog_id"] == gpu.id) | (names & (out["device_kind"] == "gpu"))
+        out.loc[rows, "price_usd"] = usd * out.loc[rows, "device_count"].astype(float)
+        out.loc[rows, "price_kind"] = "your price"
+        out.loc[rows, "price_date"] = None
+        out.loc[rows, "price_stale"] = False
+    return out
 
 
 def _float_or_nan(value: Any) -> float:
@@ -375,7 +410,12 @@ def recommend(
             + (f" ({rentable} of them can be rented: goal 'cost' weighs renting)" if rentable else "")
         )
     faster = options[options["faster"]]
-    buyable = faster[faster["upgrade_cost_usd"].notna()]
+    stale = faster[faster["price_stale"].fillna(False).astype(bool) & ~faster["free_upgrade"]]
+    if len(stale):
+        notes.append(f"{len(stale)} faster option(s) have only a launch price over {STALE_YEARS} years old (likely not "
+                     "sold new) and are not recommended to buy: give the price you were offered (--price GPU=USD, or "
+                     "the app's 'your price' column)")  # fmt: skip
+    buyable = faster[faster["upgrade_cost_usd"].notna() & ~faster.index.isin(stale.index)]
     if budget is not None:
         over = buyable[buyable["upgrade_cost_usd"] > budget]
         buyable = buyable[buyable["upgrade_cost_usd"] <= budget]
@@ -459,6 +499,8 @@ def _reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str) -> s
             "the lowest cost per run of the faster options."
         )
     cost = fmt_usd(best["upgrade_cost_usd"])
+    if isinstance(best.get("price_kind"), str):
+        cost += f" ({best['price_kind']})"
     device = short_device(best["device"])
     sentence = (
         f"{_article(device)} {device} ({best['precision']}) would make your runs {speed} faster"
@@ -496,7 +538,7 @@ def added_devices(frame: pd.DataFrame) -> pd.DataFrame:
 
 def short_device(name: str) -> str:
     """'NVIDIA GeForce GTX 1070 Ti' -> 'GTX 1070 Ti': the name people say."""
-    words = [w for w in str(name).split() if w.lower() not in ("nvidia", "geforce")]
+    words = [w for w in str(name).split() if w.lower() not in ("nvidia", "geforce", "tesla")]
     return " ".join(words) or str(name)
 
 
@@ -517,6 +559,8 @@ def _payback_words(option: pd.Series, habits: Habits) -> str:
         return f"at ${habits.hour_value:,.0f} an hour it never pays for itself"
     counted = " (counting the time saved alone: the power is unknown)" if alone and habits.hour_value else ""
     value = f" at ${habits.hour_value:,.0f} an hour" if habits.hour_value else " in energy saved"
+    if option.get("payback_beyond_lifetime"):
+        return f"it does not pay for itself within the {habits.lifetime_years:g} years you keep hardware{value}{counted}"
     return f"it pays for itself {fmt_weeks(weeks)}{value}{counted}"
 
 

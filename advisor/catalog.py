@@ -124,6 +124,9 @@ class Spec:
     derived: bool = False
 
 
+STALE_YEARS = 2  # a launch price older than this is not a price one can buy at today
+
+
 @dataclass(frozen=True)
 class Price:
     usd: float
@@ -131,6 +134,17 @@ class Price:
     date: str
     source: str
     note: str = ""
+
+    def stale(self, as_of: str) -> bool:
+        """A launch price more than STALE_YEARS before ``as_of``: the GPU is likely not sold new at it."""
+        return "launch" in self.kind.lower() and int(as_of[:4]) - int(self.date[:4]) - (
+            as_of[5:7] < self.date[5:7]) >= STALE_YEARS  # fmt: skip
+
+    def label(self, as_of: str) -> str:
+        """What the price is, in words: 'launch MSRP 2022-10', or 'launch price (2017), likely not sold new'."""
+        if self.stale(as_of):
+            return f"launch price ({self.date[:4]}), likely not sold new"
+        return f"{self.kind} {self.date[:7]}"
 
 
 @dataclass(frozen=True)
@@ -168,8 +182,14 @@ class Gpu:
 
     @property
     def price(self) -> Price | None:
-        """The purchase price the advisor uses: the catalog lists it first."""
+        """The purchase price the catalog lists first."""
         return self.purchase[0] if self.purchase else None
+
+    def current_price(self, as_of: str) -> Price | None:
+        """The price the advisor uses on ``as_of``: the first that is not a stale launch price, else the first (then
+        stale: shown, never recommended to buy at)."""
+        fresh = [p for p in self.purchase if not p.stale(as_of)]
+        return fresh[0] if fresh else self.price
 
     @property
     def best_rental(self) -> Rental | None:

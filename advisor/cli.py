@@ -40,6 +40,14 @@ def _budget(text: str) -> float:
     return value
 
 
+def _price(text: str) -> tuple[str, float]:
+    """--price GPU=USD: one line of error otherwise."""
+    name, sep, usd = text.rpartition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"must be GPU=USD (e.g. rtx-4090=1500), got {text!r}")
+    return name.strip(), _budget(usd)
+
+
 def _add_common(parser: argparse.ArgumentParser, defaults: bool) -> None:
     """--profiles and --json, accepted before or after the command.
 
@@ -88,6 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="include the performance model's estimates for the catalog's GPUs (marked estimated, with a range)",
     )
     estimates.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    estimates.add_argument(
+        "--price", action="append", default=[], metavar="GPU=USD", type=_price,
+        help="the price you were offered for a GPU (catalog id or name) or a profile (its id); repeatable",
+    )  # fmt: skip
 
     compare = commands.add_parser("compare", parents=[common, estimates], help="every result against a baseline")
     compare.add_argument("--baseline", metavar="ID", help="baseline profile (default: the slowest float32 result)")
@@ -333,12 +345,16 @@ def _catalog(args: argparse.Namespace):
 
 
 def _frame_with_estimates(args: argparse.Namespace, profile_id: str | None, key: tuple | None = None):
+    from advisor.analysis import apply_prices
+
     frame = _frame(args)
+    prices = dict(args.price)
     if not args.estimates:
-        return frame
+        return apply_prices(frame, prices, _catalog(args) if prices else None)
     from advisor import estimates
 
-    return estimates.add_to(frame, _catalog(args), profile_id, key)
+    catalog = _catalog(args)
+    return apply_prices(estimates.add_to(frame, catalog, profile_id, key), prices, catalog)
 
 
 def _workload_option(args: argparse.Namespace, frame) -> tuple | None:

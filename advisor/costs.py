@@ -39,7 +39,7 @@ class Habits:
     """How the user trains and what their time and power cost (the defaults are the CLI's and the app's)."""
 
     runs_per_week: float = 10.0
-    hour_value: float = 0.0  # USD an hour of waiting is worth
+    hour_value: float = 20.0  # USD an hour of waiting is worth: a modest value, so that a payback has an answer
     kwh_price: float = 0.15  # USD per kWh
     lifetime_years: float = 3.0  # how long bought hardware is used
     resale_usd: float = 0.0  # what the current hardware would sell for
@@ -113,7 +113,9 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
     outlay = out["upgrade_cost_usd"] - habits.resale_usd
     payback = (outlay / weekly_gain).where(weekly_gain > 0)
     payback = payback.where(outlay > 0, 0.0).where(out["upgrade_cost_usd"].notna())
-    out["payback_weeks"] = payback.where(~out["free_upgrade"], 0.0)
+    faster = out["faster"] if "faster" in out else out["seconds"] < current["seconds"]
+    out["payback_weeks"] = payback.where(~out["free_upgrade"], 0.0).where(faster)  # a slower one never pays back
+    out["payback_beyond_lifetime"] = out["payback_weeks"] > WEEKS_PER_YEAR * habits.lifetime_years
     out["payback_counts"] = np.where(
         energy_known,
         "time and energy",

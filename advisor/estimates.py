@@ -220,11 +220,11 @@ def estimate_catalog(
                 missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
                 continue
             if 1 in devices:
-                records.append(_row(gpu, estimate, key, workload_name))
+                records.append(_row(gpu, estimate, key, workload_name, catalog.as_of))
             for count in (n for n in devices if n > 1):
                 several = _several(gpu, estimate, count, spec, scale, widths)
                 if several is not None:
-                    records.append(_row(gpu, several, key, workload_name, count, estimate.seconds))
+                    records.append(_row(gpu, several, key, workload_name, catalog.as_of, count, estimate.seconds))
     rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(ESTIMATE_COLUMNS))
     return CatalogEstimates(rows, fit, widths, missing)
 
@@ -315,15 +315,15 @@ def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
 
 ESTIMATE_COLUMNS = (
     "profile", "name", "device", "device_name", "device_kind", "device_count", "precision", "seconds", "price_usd",
-    "price_date", "source", "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
+    "price_date", "price_kind", "price_stale", "source", "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
     "workload_name", "low", "high", "bound", "basis", "catalog_id", "backend", "hardware", "scaling_devices",
     "scaling_speedup", "single_device_seconds",
 )  # fmt: skip
 
 
-def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, count: int = 1,
+def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_of: str, count: int = 1,
          single: float | None = None) -> dict[str, Any]:  # fmt: skip
-    price = gpu.price
+    price = gpu.current_price(as_of)
     several = f"{count}x " if count > 1 else ""
     return {
         "profile": f"catalog:{gpu.id}" + (f":{count}x" if count > 1 else ""),  # not a slug: never a profile's id
@@ -336,6 +336,8 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, coun
         "seconds": float(estimate.seconds),
         "price_usd": count * float(price.usd) if price else math.nan,
         "price_date": price.date if price else None,
+        "price_kind": price.label(as_of) if price else None,
+        "price_stale": bool(price and price.stale(as_of)),
         "source": "estimated",
         "approximate": False,
         "estimate_error_seconds": math.nan,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,8 @@ def fmt_payback(row: Any) -> str:
         if not row["faster"] or missing(row["upgrade_cost_usd"]):
             return "-"
         return "unknown" if str(row["payback_counts"]).startswith("nothing") else "never"
+    if row.get("payback_beyond_lifetime"):
+        return "beyond lifetime"
     text = "now" if weeks == 0 else f"{weeks:,.1f} wk"
     return text + ("*" if weeks and row["payback_counts"] != "time and energy" else "")
 
@@ -312,13 +315,14 @@ def fmt_range_seconds(row: Any) -> str:
 
 # (header, metric key for the help text, render): the deciding columns first.
 DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
-    ("option", "", lambda r: str(r["name"])),
+    ("option", "", lambda r: str(r["name"]).removesuffix(" (estimated)")),  # the source column says it
     ("precision", "", lambda r: PRECISION_SHORT.get(r["precision"], r["precision"])),
     ("speedup", "speedup_vs_current", lambda r: fmt_times(r["speedup_vs_current"])),
     ("upgrade cost", "upgrade_cost_usd", lambda r: "free" if r["free_upgrade"] else fmt_usd(r["upgrade_cost_usd"])),
+    ("price is", "", lambda r: "-" if r["free_upgrade"] or not isinstance(r.get("price_kind"), str)
+     else short_price_kind(str(r["price_kind"]))),
     ("$ per 1x", "dollars_per_speedup_vs_current",
      lambda r: fmt_usd(r["dollars_per_speedup_vs_current"]) if r["faster"] else "-"),
-    ("saved / week", "hours_saved_per_week", lambda r: f"{r['hours_saved_per_week']:,.2f} h"),
     ("payback", "payback_weeks", fmt_payback),
     ("cost / run", "usd_per_run_owned", lambda r: fmt_usd_small(r["usd_per_run_owned"])),
     ("rent / run", "cloud_usd_per_run",
@@ -326,6 +330,25 @@ DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("time / run", "seconds", fmt_range_seconds),
     ("source", "", lambda r: r["source"]),
 ]  # fmt: skip
+
+
+def short_price_kind(label: str) -> str:
+    """A price's kind and date in a few words, for a narrow column: 'MSRP 2022-10', 'Lambda 2024-07', '2017 launch
+    (old)', 'yours' (the full words are in the CSV, the JSON and the Markdown)."""
+    stale = re.match(r"launch price \((\d{4})\), likely not sold new", label)
+    if stale:
+        return f"{stale.group(1)} launch (old)"
+    found = re.match(r"(.*?)\s*(\d{4}-\d{2})$", label)
+    kind, date = (found.group(1), found.group(2)) if found else (label, "")
+    short = {"launch MSRP": "MSRP", "system price per GPU (Lambda)": "Lambda", "your price": "yours",
+             "the profile's price,": "profile", "the profile's price, undated": "profile, undated"}  # fmt: skip
+    return f"{short.get(kind, kind)} {date}".strip()
+
+
+def option_width(names: Sequence[str]) -> int:
+    """Pixels for the app's option column: its longest name whole (at most 7.5 px a character at the table's
+    14 px font, plus the cell's padding), between 140 and 360."""
+    return int(min(360, max(140, 7.5 * max((len(n) for n in names), default=0) + 28)))
 
 
 def options_display(options: pd.DataFrame) -> pd.DataFrame:

@@ -59,10 +59,17 @@ def test_defaults_start_from_the_slowest_hardware_and_include_estimates(monkeypa
     assert "estimated at" in reason and "likely between" in reason
     assert any("Estimated, not measured" in c.value for c in at.caption)
     table = options_table(at)
-    assert list(table.columns[:9]) == ["option", "precision", "speedup", "upgrade cost", "$ per 1x", "saved / week",
-                                       "payback", "cost / run", "rent / run"]  # fmt: skip
+    assert list(table.columns[:10]) == ["option", "precision", "speedup", "upgrade cost", "price is", "$ per 1x",
+                                        "saved / week", "payback", "cost / run", "rent / run"]  # fmt: skip
     estimated = table[table["source"] == "estimated"]
-    assert len(estimated) > 40 and estimated["option"].str.endswith("(estimated)").all()
+    assert len(estimated) > 40 and not estimated["option"].str.contains("estimated").any()  # the source says it
+    # every price says what it is and when: a launch MSRP with its month, a system price, a stale launch price
+    assert estimated["price is"].str.contains(r"launch MSRP 20\d\d-\d\d").any()
+    assert estimated["price is"].str.contains("likely not sold new").any()
+    # the default inputs give a concrete answer: a payback in weeks, the inputs stated
+    assert any(m.label == "Pays for itself" and "weeks" in m.value for m in at.metric)
+    assert any("an hour of waiting worth $20" in plain(c.value) for c in at.caption)
+    assert at.sidebar.number_input(key="budget").value is None  # no limit until the user sets one
     assert estimated["time / run"].str.contains(r"\(.*-.*\)").all()  # the likely range beside every estimate
     assert not table.isin(["None", "nan", "NaN"]).any().any()
     assert any("prices collected 2026-11-30" in c.value for c in at.caption)
@@ -106,6 +113,7 @@ def test_changing_current_hardware_budget_and_precision(monkeypatch):
 def test_habits_change_the_headline_the_table_and_the_cost_chart(monkeypatch):
     at = without_estimates(start(monkeypatch))
     at.sidebar.radio(key="precision").set_value("float32").run()
+    at.sidebar.number_input(key="hour_value").set_value(0.0).run()
     reason = next(i.value for i in at.info)
     assert "say what an hour of waiting is worth" in reason
     before_table, before_charts = options_table(at), chart_specs(at)
@@ -195,5 +203,5 @@ def test_a_profile_of_your_own_model_gets_the_catalogs_estimates(monkeypatch, sh
     assert at.sidebar.selectbox(key="current").value == "my-model"
     table = options_table(at)
     assert (table["source"] == "estimated").sum() > 40  # every catalog GPU, estimated for this model
-    assert "RTX 4090 (estimated)" in set(table["option"])
+    assert {"RTX 4090", "2x RTX 4090"} <= set(table["option"])
     assert "(estimated)" in plain(best(at)[0])

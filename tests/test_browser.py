@@ -11,8 +11,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from advisor import report
 from helpers import ROOT, SHIPPED, post_workload_profile, write_yaml
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -125,6 +127,23 @@ def test_the_first_screen_answers_should_i(app_url, browser):
         " return [s.scrollWidth, s.clientWidth]; }"
     )
     assert widths[0] <= widths[1], f"the table scrolls sideways: {widths}"
+    # No option name is cut: each, measured in the page's own font, fits the option column with its padding.
+    # (the grid draws only the rows in view: every name comes from the table's CSV download)
+    with page.expect_download() as download:
+        page.get_by_text("Download the table (CSV)").click()
+    names = [str(n).removesuffix(" (estimated)") for n in pd.read_csv(download.value.path())["name"].head(500)]
+    assert len(names) > 20
+    measured = page.evaluate(
+        "names => { const c = document.createElement('canvas').getContext('2d');"
+        " c.font = '14px ' + getComputedStyle(document.querySelector('[data-testid=stDataFrame]')).fontFamily;"
+        " return names.map(n => c.measureText(n).width); }",
+        names,
+    )
+    column = report.option_width(names)
+    cut = [(n, w) for n, w in zip(names, measured, strict=True) if w + 16 > column]
+    assert not cut, f"option names wider than their {column}-px column: {cut}"
+    # With the default inputs the first screen gives a payback in weeks.
+    expect(page.get_by_test_id("stMetric").filter(has_text="Pays for itself")).to_contain_text("weeks")
     page.get_by_test_id("stMetric").first.scroll_into_view_if_needed()
     keep_screenshot(page, "app.png")
     assert page.get_by_test_id("stException").count() == 0
