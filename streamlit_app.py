@@ -281,7 +281,7 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
                for name, key, _ in report.DISPLAY_COLUMNS},
             YOUR_PRICE: st.column_config.NumberColumn(width=TABLE_WIDTHS[YOUR_PRICE], min_value=0, format="$%d",
                                                       help=TABLE_HELP[YOUR_PRICE]),
-        },  # fmt: skip
+        },
         key=f"options_table_{st.session_state.get('price_edits', 0)}",
     )
     typed = {pid: float(v) for pid, v in zip(ids, edited[YOUR_PRICE], strict=True) if v is not None and v == v}

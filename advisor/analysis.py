@@ -184,9 +184,10 @@ def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog
         if not rows.any():
             if catalog is None:
                 raise AdvisorError(f"--price {key}: no profile with that id (and no catalog to find a GPU in)")
-            gpu = catalog.find(key)
-            names = out["device_name"].map(lambda n: (m := catalog.match(str(n))) is not None and m.id == gpu.id)
-            rows = (out["catalog_id"] == gpu.id) | (names & (out["device_kind"] == "gpu"))
+            gpu_id = catalog.find(key).id
+            names = out["device_name"].unique()
+            matched = {n: (m := catalog.match(str(n))) is not None and m.id == gpu_id for n in names}
+            rows = (out["catalog_id"] == gpu_id) | (out["device_name"].map(matched) & (out["device_kind"] == "gpu"))
         out.loc[rows, "price_usd"] = usd * out.loc[rows, "device_count"].astype(float)
         out.loc[rows, "price_kind"] = "your price"
         out.loc[rows, "price_date"] = None
@@ -560,7 +561,8 @@ def _payback_words(option: pd.Series, habits: Habits) -> str:
     counted = " (counting the time saved alone: the power is unknown)" if alone and habits.hour_value else ""
     value = f" at ${habits.hour_value:,.0f} an hour" if habits.hour_value else " in energy saved"
     if option.get("payback_beyond_lifetime"):
-        return f"it does not pay for itself within the {habits.lifetime_years:g} years you keep hardware{value}{counted}"
+        years = f"{habits.lifetime_years:g} years"
+        return f"it does not pay for itself within the {years} you keep hardware{value}{counted}"
     return f"it pays for itself {fmt_weeks(weeks)}{value}{counted}"
 
 

@@ -315,7 +315,8 @@ def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
 
 ESTIMATE_COLUMNS = (
     "profile", "name", "device", "device_name", "device_kind", "device_count", "precision", "seconds", "price_usd",
-    "price_date", "price_kind", "price_stale", "source", "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
+    "price_date", "price_kind", "price_stale", "source",
+    "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
     "workload_name", "low", "high", "bound", "basis", "catalog_id", "backend", "hardware", "scaling_devices",
     "scaling_speedup", "single_device_seconds",
 )  # fmt: skip

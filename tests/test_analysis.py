@@ -55,7 +55,8 @@ def test_float32_recommendation_from_the_cpu_is_the_1070_ti(post_frame):
     rec = analysis.recommend(post_frame, "post-cpu-only", precision="float32")
     assert rec.best["profile"] == "post-gtx-1070-ti"
     assert rec.best["dollars_per_speedup_vs_current"] == pytest.approx(33.75, abs=0.01)
-    assert "16.3x faster for $550 (the profile's price, undated) ($33.75 per 1x)" in rec.reason and "6.4 hours a week" in rec.reason
+    assert "16.3x faster for $550 (the profile's price, undated) ($33.75 per 1x)" in rec.reason
+    assert "6.4 hours a week" in rec.reason
 
 
 def test_upgrade_figures_follow_the_definitions(post_frame):
