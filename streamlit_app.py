@@ -44,6 +44,8 @@ HABIT_INPUTS = {
     "kwh_price": ("Electricity (USD per kWh)", 0.0, 0.01),
     "lifetime_years": ("Years you keep bought hardware", 0.5, 0.5),
     "resale_usd": ("Your current hardware would sell for (USD)", 0.0, 50.0),
+    "session_minutes": ("A rented session's start-up (minutes)", 0.0, 1.0),
+    "runs_per_session": ("Runs in one rented session", 1.0, 1.0),
 }
 GOAL_LABELS = {"value": "Best value ($ per speedup)", "speed": "Fastest within budget", "cost": "Lowest cost per run"}
 safe = report.markdown_safe

@@ -573,8 +573,11 @@ def _rent_advice(best: pd.Series | None, rental: pd.Series | None, habits: Habit
     runs = habits.runs_per_week
     device = short_device(rental["device"])
     hourly = f"${rental['rental_usd_per_hour']:,.2f}/h"
-    rented = f"Renting {_article(device).lower()} {device} ({rental['rental_provider']}, {hourly})"
-    per_run = f"costs {fmt_usd_small(rental['cloud_usd_per_run'])} a run"
+    billing = costs.billing_words(rental.get("rental_billing_seconds"), rental.get("rental_minimum_seconds"))
+    rented = f"Renting {_article(device).lower()} {device} ({rental['rental_provider']}, {hourly}, billed {billing})"
+    session = (f"{habits.runs_per_session:g} run(s) a session after {habits.session_minutes:g} minutes' start-up"
+               if habits.session_minutes or habits.runs_per_session != 1 else "")  # fmt: skip
+    per_run = f"costs {fmt_usd_small(rental['cloud_usd_per_run'])} a run" + (f" ({session})" if session else "")
     if best is None or best["free_upgrade"] or missing(best.get("usd_per_run_owned")):
         return f"{rented} {per_run} ({fmt_speedup(rental['speedup_vs_current'])} faster)."
     owned = best["usd_per_run_owned"]

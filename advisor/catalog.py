@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,11 +103,21 @@ SOURCE = (
     Field("date", "date", "when it was published or read"),
     Field("reliability", "string", "how far to trust it"),
 )
+PROVIDER = (
+    Field("billing_seconds", "integer", "the billing increment: a session is billed in whole increments",
+          required=True, minimum=1, maximum=86400, unit="s"),
+    Field("minimum_seconds", "integer", "the least a session is billed", required=True, minimum=0, maximum=86400,
+          unit="s"),
+    Field("source", "string", "a key of `sources` (or a URL)", required=True),
+    Field("note", "string", "what the source says"),
+)
 CATALOG = (
     Field("catalog_version", "integer", f"the catalog format's version ({CATALOG_VERSION})", required=True,
           minimum=1, maximum=CATALOG_VERSION),
     Field("as_of", "date", "when the catalog's prices were collected", required=True),
     Field("description", "string", "what the catalog is"),
+    Field("providers", "mapping", "how each cloud bills a rented GPU, by provider: {billing_seconds, "
+          "minimum_seconds, source}; a provider not listed is taken as billed by the hour"),
     Field("sources", "mapping", "every source, by key: {what, url or repo/path/commit, reliability}",
           required=True),
     Field("gpus", "sections", "the GPUs", required=True, fields=GPU),
@@ -136,15 +147,28 @@ class Price:
     note: str = ""
 
     def stale(self, as_of: str) -> bool:
-        """A launch price more than STALE_YEARS before ``as_of``: the GPU is likely not sold new at it."""
-        return "launch" in self.kind.lower() and int(as_of[:4]) - int(self.date[:4]) - (
-            as_of[5:7] < self.date[5:7]) >= STALE_YEARS  # fmt: skip
+        """A launch price more than STALE_YEARS before ``as_of``: the GPU is likely not sold new at it. (Other kinds
+        keep their date beside them, and the user judges.)"""
+        years = int(as_of[:4]) - int(self.date[:4]) - (as_of[5:7] < self.date[5:7])
+        return "launch" in self.kind.lower() and years >= STALE_YEARS
 
     def label(self, as_of: str) -> str:
-        """What the price is, in words: 'launch MSRP 2022-10', or 'launch price (2017), likely not sold new'."""
+        """What the price is, in words: 'launch MSRP 2025-01', or 'launch price (2017), likely not sold new'."""
         if self.stale(as_of):
             return f"launch price ({self.date[:4]}), likely not sold new"
         return f"{self.kind} {self.date[:7]}"
+
+
+@dataclass(frozen=True)
+class Billing:
+    """How a provider bills a session: in whole increments, at least a minimum."""
+
+    billing_seconds: int = 3600
+    minimum_seconds: int = 0
+    source: str = "not in the catalog: billed by the hour assumed"
+
+    def billed_seconds(self, seconds: float) -> float:
+        return max(float(self.minimum_seconds), math.ceil(seconds / self.billing_seconds) * self.billing_seconds)
 
 
 @dataclass(frozen=True)
@@ -212,10 +236,15 @@ class Catalog:
     sources: dict[str, Any]
     origin: str
     notes: tuple[str, ...] = field(default=())
+    billing: dict[str, Billing] = field(default_factory=dict)  # per provider
     widths: Widths = field(default_factory=Widths)  # the cross-validated ranges kept beside the catalog
 
     def by_id(self) -> dict[str, Gpu]:
         return {gpu.id: gpu for gpu in self.gpus}
+
+    def billing_of(self, provider: str | None) -> Billing:
+        """How a provider bills (by the hour when the catalog does not say)."""
+        return self.billing.get(str(provider), Billing())
 
     def find(self, name: str) -> Gpu:
         """The GPU with this id or name (any spelling that normalises the same); else a one-line error naming
@@ -266,6 +295,12 @@ def validate(data: Any, file: str) -> tuple[list[Problem], list[Problem]]:
             F.check_section(c, source, SOURCE, f"sources.{key}")
         else:
             c.problem(f"sources.{key}", f"must be a mapping, got {F.describe(source)}")
+    providers = data.get("providers") if isinstance(data.get("providers"), dict) else {}
+    for name, provider in providers.items():
+        if isinstance(provider, dict):
+            F.check_section(c, provider, PROVIDER, f"providers.{name}")
+        else:
+            c.problem(f"providers.{name}", f"must be a mapping, got {F.describe(provider)}")
     gpus = data.get("gpus") if isinstance(data.get("gpus"), list) else []
     seen: dict[str, str] = {}
     for index, gpu in enumerate(gpus):
@@ -315,6 +350,8 @@ def load_catalog(path: str | Path = DEFAULT_CATALOG) -> Catalog:
         origin=origin,
         notes=tuple([data["notes"]] if isinstance(data.get("notes"), str) else data.get("notes") or ()),
         widths=widths.load(Path(path).parent / widths.FILE_NAME),
+        billing={name: Billing(int(p["billing_seconds"]), int(p["minimum_seconds"]), str(p["source"]))
+                 for name, p in (data.get("providers") or {}).items()},
     )
 
 

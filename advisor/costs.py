@@ -31,6 +31,8 @@ HABIT_OPTIONS = {
     "kwh_price": ("USD", "electricity price per kWh"),
     "lifetime_years": ("YEARS", "how long you keep bought hardware, for the cost per run"),
     "resale_usd": ("USD", "what your current hardware would sell for"),
+    "session_minutes": ("MIN", "a rented session's start-up before the first run: boot, container, data copy"),
+    "runs_per_session": ("N", "training runs in one rented session"),
 }
 
 
@@ -43,6 +45,8 @@ class Habits:
     kwh_price: float = 0.15  # USD per kWh
     lifetime_years: float = 3.0  # how long bought hardware is used
     resale_usd: float = 0.0  # what the current hardware would sell for
+    session_minutes: float = 5.0  # a rented session's start-up: boot, pull the container, copy the data
+    runs_per_session: float = 1.0  # runs in one rented session (billed together)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -51,6 +55,8 @@ class Habits:
                 raise AdvisorError(f"--{f.name.replace('_', '-')} must be a number, 0 or more; got {value!r}")
         if self.lifetime_years == 0:
             raise AdvisorError("--lifetime-years must be more than 0")
+        if self.runs_per_session < 1:
+            raise AdvisorError("--runs-per-session must be 1 or more")
 
 
 # --------------------------------------------------------------------------- power and rentals
@@ -85,7 +91,27 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     )
     out["rental_provider"] = [r.provider if r else None for r in rentals]
     out["rental_date"] = [r.date if r else None for r in rentals]
+    billing = [catalog.billing_of(r.provider) if r and catalog is not None else None for r in rentals]
+    out["rental_billing_seconds"] = [b.billing_seconds if b else math.nan for b in billing]
+    out["rental_minimum_seconds"] = [b.minimum_seconds if b else math.nan for b in billing]
     return out
+
+
+def billing_words(billing_seconds: float | None, minimum_seconds: float | None) -> str:
+    """'per second', 'per minute, at least 60 s', 'per hour' (the default where the catalog does not say)."""
+    if billing_seconds is None or billing_seconds != billing_seconds:
+        return "per hour (assumed)"
+    unit = {1: "per second", 60: "per minute", 3600: "per hour"}.get(int(billing_seconds), f"per {billing_seconds:g} s")
+    minimum = minimum_seconds if minimum_seconds and minimum_seconds == minimum_seconds else 0
+    return unit + (f", at least {minimum:g} s" if minimum else "")
+
+
+def billed_usd_per_run(usd_per_hour, seconds, billing_seconds, minimum_seconds, habits: Habits):
+    """What renting costs a run as billed: a session of ``runs_per_session`` runs after its start-up, billed in whole
+    increments of ``billing_seconds`` and at least ``minimum_seconds``, shared by its runs."""
+    session = habits.session_minutes * 60.0 + habits.runs_per_session * seconds
+    billed = np.maximum(minimum_seconds, np.ceil(session / billing_seconds) * billing_seconds)
+    return usd_per_hour * billed / 3600.0 / habits.runs_per_session
 
 
 def _board_power(gpu) -> float:
@@ -125,7 +151,11 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
     owned_price = out["price_usd"].where(~out["free_upgrade"], 0.0)
     amortised = owned_price / lifetime_runs if lifetime_runs > 0 else owned_price * math.inf
     out["usd_per_run_owned"] = amortised + out["energy_usd_per_run"]
-    out["cloud_usd_per_run"] = out["rental_usd_per_hour"] * out["seconds"] / 3600.0
+    if "rental_billing_seconds" not in out:  # rows without a catalog: billed by the hour, no minimum
+        out["rental_billing_seconds"], out["rental_minimum_seconds"] = 3600.0, 0.0
+    out["cloud_usd_per_run"] = billed_usd_per_run(out["rental_usd_per_hour"], out["seconds"],
+                                                  out["rental_billing_seconds"].fillna(3600.0),
+                                                  out["rental_minimum_seconds"].fillna(0.0), habits)  # fmt: skip
     margin = out["cloud_usd_per_run"] - out["energy_usd_per_run"].fillna(0.0)
     out["break_even_runs"] = (out["price_usd"] / margin).where(margin > 0).apply(_ceil)
     owned, cloud = out["usd_per_run_owned"], out["cloud_usd_per_run"]

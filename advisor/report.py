@@ -119,7 +119,8 @@ def habits_line(rec: Recommendation) -> str:
     return (
         f"Goal: {rec.goal}; {h.runs_per_week:g} runs a week, an hour worth ${h.hour_value:,.2f}, "
         f"${h.kwh_price:g} per kWh, bought hardware kept {h.lifetime_years:g} years, current hardware resold for "
-        f"{fmt_usd(h.resale_usd)}."
+        f"{fmt_usd(h.resale_usd)}; a rented session starts in {h.session_minutes:g} minutes and holds "
+        f"{h.runs_per_session:g} run(s)."
     )
 
 

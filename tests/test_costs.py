@@ -75,12 +75,16 @@ def test_rental_break_even_by_hand():
         }
     )  # fmt: skip
     current = pd.Series({"seconds": 3600.0, "power_watts": math.nan})
-    out = costs.add_cost_figures(options, current, Habits(runs_per_week=5, kwh_price=0.2)).iloc[0]
+    habits = Habits(runs_per_week=5, kwh_price=0.2, session_minutes=0)
+    per_second = options.assign(rental_billing_seconds=1.0, rental_minimum_seconds=0.0)
+    out = costs.add_cost_figures(per_second, current, habits).iloc[0]
     assert out["energy_usd_per_run"] == pytest.approx(500 * 360 / 3_600_000 * 0.2)  # $0.01
     assert out["cloud_usd_per_run"] == pytest.approx(2.0 * 360 / 3600)  # $0.20
     assert out["break_even_runs"] == math.ceil(1000 / (0.20 - 0.01))  # 5,264 runs
-    never = options.assign(rental_usd_per_hour=0.01)
-    assert math.isnan(costs.add_cost_figures(never, current, Habits()).iloc[0]["break_even_runs"])
+    # a provider the catalog does not know bills by the hour: the 6-minute run costs a whole hour
+    assert costs.add_cost_figures(options, current, habits).iloc[0]["cloud_usd_per_run"] == pytest.approx(2.0)
+    never = per_second.assign(rental_usd_per_hour=0.01)
+    assert math.isnan(costs.add_cost_figures(never, current, Habits(session_minutes=0)).iloc[0]["break_even_runs"])
 
 
 def test_the_ladder_shows_where_returns_fall_off(shipped):
@@ -119,7 +123,7 @@ def test_a_rental_wins_the_cost_goal_and_the_headline_says_renting_is_cheaper(sh
     both = pd.concat([frame, analysis.results_frame([profile])], ignore_index=True)
     rec = analysis.recommend(both, "post-cpu-only", goal="cost", catalog=gpus)
     assert rec.best["profile"] == "rented-4090" and rec.best["cheapest_way"] == "rent"
-    assert rec.best["cloud_usd_per_run"] == pytest.approx(0.60 * 8 / 3600)
+    assert rec.best["cloud_usd_per_run"] == pytest.approx(0.60 * (5 * 60 + 8) / 3600)  # per second, 5 min start-up
     assert rec.reason.startswith("Renting an RTX 4090 (RunPod, $0.60/h)")
     assert rec.best_rental["profile"] == "rented-4090"
 
@@ -186,7 +190,7 @@ def test_recommend_json_has_every_figure(capsys):
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["inputs"] == {"runs_per_week": 10, "hour_value": 50, "kwh_price": 0.15, "lifetime_years": 3,
-                              "resale_usd": 0}  # fmt: skip
+                              "resale_usd": 0, "session_minutes": 5, "runs_per_session": 1}  # fmt: skip
     keys = {"energy_usd_per_run", "hours_saved_per_week", "payback_weeks", "usd_per_run_owned", "cloud_usd_per_run",
             "break_even_runs", "power_watts", "power_source"}  # fmt: skip
     assert all(keys <= set(o) for o in data["options"])
@@ -209,3 +213,60 @@ def test_bad_inputs_are_one_line_errors(capsys, flag, value):
 def test_zero_lifetime_is_refused():
     with pytest.raises(AdvisorError, match="--lifetime-years must be more than 0"):
         Habits(lifetime_years=0)
+
+
+def test_rentals_are_billed_as_providers_bill_them():
+    from advisor.catalog import load_catalog
+
+    shipped = load_catalog()
+    lambda_billing, runpod = shipped.billing_of("Lambda"), shipped.billing_of("RunPod")
+    assert (lambda_billing.billing_seconds, lambda_billing.minimum_seconds) == (60, 60)
+    assert runpod.billing_seconds == 1
+    assert shipped.billing_of("Nobody").billing_seconds == 3600  # not in the catalog: by the hour
+    habits = Habits()  # a session starts in 5 minutes and holds one run
+    # a 4-second run on Lambda at $3.60/h: 304 s of session, billed as 6 whole minutes
+    assert costs.billed_usd_per_run(3.6, 4.0, 60, 60, habits) == pytest.approx(3.6 * 360 / 3600)
+    assert costs.billed_usd_per_run(3.6, 4.0, 1, 0, habits) == pytest.approx(3.6 * 304 / 3600)
+    # ten runs a session share the start-up
+    ten = Habits(runs_per_session=10)
+    assert costs.billed_usd_per_run(3.6, 4.0, 1, 0, ten) == pytest.approx(3.6 * (300 + 40) / 3600 / 10)
+    with pytest.raises(AdvisorError, match="runs-per-session must be 1 or more"):
+        Habits(runs_per_session=0.5)
+
+
+def test_rent_advice_says_how_renting_is_billed(capsys):
+    assert main(["recommend", "--current", "post-gtx-1070-ti", "--estimates", "--precision", "float32"]) == 0
+    out = capsys.readouterr().out
+    renting = next(line for line in out.splitlines() if line.startswith("Renting:"))
+    assert "billed per second" in renting and "5 minutes' start-up" in renting
+    assert "a rented session starts in 5 minutes and holds 1 run(s)" in out
+
+
+def test_a_stale_launch_price_is_shown_but_not_recommended_unless_you_give_one(capsys):
+    argv = ["recommend", "--current", "post-cpu-only", "--estimates", "--json", "--precision", "float32",
+            "--goal", "speed", "--budget", "800"]  # fmt: skip
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    by_profile = {o["profile"]: o for o in data["options"]}
+    assert by_profile["catalog:rtx-4070"]["price_kind"] == "launch price (2023), likely not sold new"
+    assert by_profile["catalog:gtx-1080-ti"]["price_kind"] == "system price per GPU (Lambda) 2022-07"  # a later price
+    assert data["best"]["profile"] not in ("catalog:rtx-4070", "catalog:rtx-4070:2x")
+    assert any("not recommended to buy" in note for note in data["notes"])
+    assert main([*argv, "--price", "rtx-4070=260"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    offered = {o["profile"]: o for o in data["options"]}
+    assert offered["catalog:rtx-4070"]["price_kind"] == "your price"
+    assert offered["catalog:rtx-4070:2x"]["price_usd"] == 520  # two of them at your price
+    assert data["best"]["profile"].startswith("catalog:rtx-4070")
+    assert "your price" in data["reason"]
+    assert main([*argv, "--price", "rtx-4095=100"]) == 1
+    assert "no GPU named 'rtx-4095'" in capsys.readouterr().err
+
+
+def test_a_slower_option_has_no_payback_and_a_long_one_says_so(capsys):
+    assert main(["recommend", "--current", "post-titan-rtx", "--json", "--hour-value", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    slower = [o for o in data["options"] if o["speedup_vs_current"] < 1]
+    assert slower and all(o["payback_weeks"] is None for o in slower)
+    assert main(["recommend", "--current", "post-gtx-1070-ti", "--precision", "float32", "--hour-value", "0"]) == 0
+    assert "does not pay for itself within the 3 years you keep hardware" in capsys.readouterr().out
