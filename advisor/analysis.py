@@ -36,6 +36,8 @@ ROW_KEYS = (
     "seconds",
     "price_usd",
     "price_kind",
+    "memory_gb",
+    "fits",
     "speedup",
     "dollars_per_speedup",
     "runs_per_hour",
@@ -98,6 +100,9 @@ _FRAME_COLUMNS = (
     "workload_spec",  # the workload as the profile describes it (the performance model reads a model's layers)
     "matmul_peak_gflops",  # the matmul peak measure recorded for one device in the result's dtype
     "batch_size",  # a result's own batch per device, when it ran another than its workload's (published results)
+    "memory_gb",  # catalog estimates: the predicted peak training memory per GPU (advisor.memory)
+    "fits",  # catalog estimates: whether that fits the GPU's memory (a profile's result ran, so it fit)
+    "largest_batch",  # catalog estimates: the largest batch per GPU that would fit
 )
 
 
@@ -159,6 +164,9 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "matmul_peak_gflops": _float_or_nan((result.get("throughput") or {}).get("matmul_peak_gflops"))
                     / count,
                     "batch_size": _float_or_nan(result.get("batch_size")),
+                    "memory_gb": _float_or_nan((result.get("memory") or {}).get("peak_gb")),
+                    "fits": True,
+                    "largest_batch": math.nan,
                 }
             )
     return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
@@ -416,6 +424,15 @@ def recommend(
         notes.append(f"{len(stale)} faster option(s) have only a launch price over {STALE_YEARS} years old (likely not "
                      "sold new) and are not recommended to buy: give the price you were offered (--price GPU=USD, or "
                      "the app's 'your price' column)")  # fmt: skip
+    too_small = faster[faster["fits"].eq(False)]
+    if len(too_small):
+        example = too_small.sort_values("largest_batch").iloc[-1]
+        device = short_device(example["device"])
+        notes.append(f"{len(too_small)} faster option(s) cannot hold this workload at its batch "
+                     f"({_batch_of(chosen)}) in memory and are not recommended (e.g. {device}: "
+                     f"{example['memory_gb']:.1f} GB needed, largest batch that fits {example['largest_batch']:.0f}; "
+                     "another batch is another workload)")  # fmt: skip
+    faster = faster[~faster.index.isin(too_small.index)]
     buyable = faster[faster["upgrade_cost_usd"].notna() & ~faster.index.isin(stale.index)]
     if budget is not None:
         over = buyable[buyable["upgrade_cost_usd"] > budget]
@@ -549,6 +566,11 @@ def _article(name: str) -> str:
     initialism = first.isupper() or any(ch.isdigit() for ch in first)
     vowel_sound = first[:1].upper() in "AEIOU" or (initialism and first[:1].upper() in "AEFHILMNORSX")
     return "An" if vowel_sound else "A"
+
+
+def _batch_of(row: pd.Series) -> str:
+    spec = row.get("workload_spec")
+    return f"batch {spec['batch_size']}" if isinstance(spec, dict) and "batch_size" in spec else "its batch"
 
 
 def _payback_words(option: pd.Series, habits: Habits) -> str:

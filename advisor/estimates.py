@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import calibration, crossval, perfmodel, scaling
+from advisor import calibration, crossval, memory, perfmodel, scaling
 from advisor.analysis import select_workload, short_device
 from advisor.catalog import Catalog
 from advisor.schema import WORKLOAD_KEY_FIELDS
@@ -219,14 +219,27 @@ def estimate_catalog(
                 why = f" ({peak.note})" if peak.note else ""
                 missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
                 continue
+            room = _memory(spec, precision, gpu)
             if 1 in devices:
-                records.append(_row(gpu, estimate, key, workload_name, catalog.as_of))
+                records.append(_row(gpu, estimate, key, workload_name, catalog.as_of) | room)
             for count in (n for n in devices if n > 1):
                 several = _several(gpu, estimate, count, spec, scale, widths)
                 if several is not None:
-                    records.append(_row(gpu, several, key, workload_name, catalog.as_of, count, estimate.seconds))
+                    records.append(_row(gpu, several, key, workload_name, catalog.as_of, count, estimate.seconds)
+                                   | room)  # fmt: skip
     rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(ESTIMATE_COLUMNS))
     return CatalogEstimates(rows, fit, widths, missing)
+
+
+def _memory(spec: dict[str, Any], precision: str, gpu) -> dict[str, Any]:
+    """The predicted memory per GPU at the workload's batch, whether it fits the GPU, and the largest batch that
+    would (unknown: NaN, and taken as fitting)."""
+    footprint = memory.predict(spec, precision, "gpu")
+    capacity = gpu.value("memory_gb")
+    if footprint is None or capacity is None:
+        return {"memory_gb": math.nan, "fits": True, "largest_batch": math.nan}
+    return {"memory_gb": footprint.total_gb, "fits": footprint.total_gb <= capacity * memory.USABLE,
+            "largest_batch": float(memory.largest_batch(spec, precision, capacity))}  # fmt: skip
 
 
 def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
@@ -234,7 +247,7 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
     """``count`` GPUs in data parallel: one GPU's estimate over count x the predicted efficiency, its range widened
     by the scaling's cross-validated error (in quadrature)."""
     link = scaling.link_of(gpu)
-    parameters = workload_parameters(spec)
+    parameters = memory.parameters(spec)
     if link is None or not parameters or one.seconds is None:
         return None
     iterations = spec["train_samples"] * spec["epochs"] / spec["batch_size"]
@@ -250,14 +263,6 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
                                basis=basis)  # fmt: skip
 
 
-def workload_parameters(spec: dict[str, Any]) -> float | None:
-    """The weights a data-parallel all-reduce moves: a model's or a published workload's parameters, or the LSTM's
-    (4 x units x (features + units + 1), and the Dense head)."""
-    if spec.get("parameters"):
-        return float(spec["parameters"])
-    if spec.get("kind", "lstm") == "lstm":
-        return 4.0 * spec["units"] * (spec["features"] + spec["units"] + 1) + spec["units"] + 1
-    return None
 
 
 def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
@@ -318,7 +323,7 @@ ESTIMATE_COLUMNS = (
     "price_date", "price_kind", "price_stale", "source",
     "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
     "workload_name", "low", "high", "bound", "basis", "catalog_id", "backend", "hardware", "scaling_devices",
-    "scaling_speedup", "single_device_seconds",
+    "scaling_speedup", "single_device_seconds", "memory_gb", "fits", "largest_batch",
 )  # fmt: skip
 
 
@@ -398,6 +403,9 @@ def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
             "price_usd": None if math.isnan(row["price_usd"]) else row["price_usd"],
             "bound": row["bound"],
             "basis": row["basis"],
+            "memory_gb": None if math.isnan(row["memory_gb"]) else round(float(row["memory_gb"]), 3),
+            "fits": bool(row["fits"]),
+            "largest_batch": None if math.isnan(row["largest_batch"]) else int(row["largest_batch"]),
             "source": "estimated",
         }
         for _, row in rows.sort_values(["seconds", "device", "precision"]).iterrows()

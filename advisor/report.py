@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from advisor.analysis import Comparison, Recommendation
@@ -263,6 +264,8 @@ ESTIMATE_TABLE: list[Column] = [
     ("likely range", lambda r: f"{fmt_seconds(r['low'])} - {fmt_seconds(r['high'])}"),
     ("bound", lambda r: r["bound"]),
     ("price", lambda r: fmt_usd(r["price_usd"])),
+    ("memory", lambda r: "-" if missing(r.get("memory_gb")) else f"{r['memory_gb']:.1f} GB"
+     + ("" if r.get("fits") else f" (too big: batch {r['largest_batch']:.0f} fits)")),
     ("why this range", lambda r: r["basis"].split("; ", 1)[1].split(": range")[0] if "; " in r["basis"] else ""),
 ]
 
@@ -329,7 +332,7 @@ DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("rent / run", "cloud_usd_per_run",
      lambda r: fmt_usd_small(r["cloud_usd_per_run"]) if not missing(r["cloud_usd_per_run"]) else "-"),
     ("time / run", "seconds", fmt_range_seconds),
-    ("source", "", lambda r: r["source"]),
+    ("source", "", lambda r: "does not fit" if r.get("fits") is False or r.get("fits") is np.False_ else r["source"]),
 ]  # fmt: skip
 
 

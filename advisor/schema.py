@@ -196,6 +196,11 @@ POWER = (
     Field("samples", "integer", "readings the average rests on", minimum=1),
     Field("method", "string", "how it was read (nvidia-smi power.draw, RAPL)", required=True),
 )
+MEMORY = (
+    Field("peak_gb", "number", "the peak memory the training used (a GPU's framework counter; a CPU: peak resident "
+          "memory above the run's start)", required=True, minimum=0, unit="GB"),
+    Field("method", "string", "how it was read", required=True),
+)
 SCALING = (
     Field(
         "devices", "integer", "devices the result trained on (tf.distribute.MirroredStrategy)", required=True, minimum=2
@@ -228,6 +233,7 @@ RESULT = (
     Field("final_accuracy", "number", "training accuracy after the last epoch", minimum=0, maximum=1),
     Field("throughput", "section", "achieved and peak arithmetic throughput", fields=THROUGHPUT),
     Field("power", "section", "the power measure read during the run (where it could)", fields=POWER),
+    Field("memory", "section", "the peak memory measure read during the run (where it could)", fields=MEMORY),
     Field("scaling", "section", "several devices: the speedup over one device", fields=SCALING),
     Field("checks", "mapping", "what the run's self-checks saw (compute dtype, variable device)"),
     Field("warnings", "strings", "what the run's self-checks noticed"),

@@ -57,6 +57,8 @@ def result_record(
         record["throughput"] = throughput
     if run.power:
         record["power"] = run.power
+    if run.memory:
+        record["memory"] = run.memory
     if single_device is not None:
         speedup = single_device.total_seconds / run.total_seconds
         record["scaling"] = {

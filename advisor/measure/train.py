@@ -13,6 +13,7 @@ from typing import Any
 from advisor import hardware, timing
 from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo
+from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
 from advisor.workload import Workload, make_dataset
 
@@ -54,6 +55,7 @@ class TrainingRun:
     other_cpu_load: float | None
     power: dict[str, Any] | None = None
     estimate: timing.Estimate | None = None
+    memory: dict[str, Any] | None = None
 
     @property
     def total_seconds(self) -> float:
@@ -166,7 +168,8 @@ def train_once(
         with backend.placement(device):
             inputs = backend.fit_arguments(x, y, job.batch_size, job.steps_per_epoch, seed)
             timer = _epoch_timer(job.epochs, label, quick, progress, guard)
-            with hardware.CpuUsageMonitor() as monitor, hardware.PowerMonitor(device.kind, device.count) as power:
+            peak = PeakMemory(backend.name, device.kind, device.framework_device)
+            with hardware.CpuUsageMonitor() as monitor, hardware.PowerMonitor(device.kind, device.count) as power, peak:
                 model.fit(**inputs, epochs=job.epochs, verbose=0, callbacks=[timer])
     except AdvisorError:
         raise
@@ -197,6 +200,7 @@ def train_once(
         warnings=warnings,
         other_cpu_load=monitor.other_load(),
         power=power.reading(),
+        memory=peak.reading(),
     )
     if len(timer.times) < job.epochs:
         run.estimate = timing.estimate_total(timer.times, job.epochs)

@@ -1,0 +1,89 @@
+"""The peak memory a training run used, read where the device reports it (best effort, never fatal).
+
+- a GPU: the framework's own counter, reset before the run: TensorFlow ``get_memory_info(...)["peak"]``, JAX
+  ``memory_stats()["peak_bytes_in_use"]``, PyTorch ``torch.cuda.max_memory_allocated``;
+- a CPU: the process's peak resident memory (Linux ``VmHWM``, reset through ``/proc/self/clear_refs``) above its
+  resident memory when the run started.
+
+The framework is the backend's, already imported by the run; this module imports nothing heavy itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+GB = 1e9
+
+
+def _status_kb(field: str) -> float | None:
+    """A field of /proc/self/status in kB (VmRSS, VmHWM), or None where there is no /proc."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return float(line.split()[1])
+    return None
+
+
+class PeakMemory:
+    """``with PeakMemory(backend, device) as peak: ...``; then ``peak.reading()``: {peak_gb, method} or None."""
+
+    def __init__(self, backend_name: str, device_kind: str, framework_device: str) -> None:
+        self.backend, self.kind, self.device = backend_name, device_kind, framework_device
+        self.start_kb: float | None = None
+        self.result: dict[str, Any] | None = None
+
+    def __enter__(self) -> PeakMemory:
+        with contextlib.suppress(Exception):  # a counter that cannot be reset is read as it is (its peak is higher)
+            self._reset()
+        self.start_kb = _status_kb("VmRSS")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(Exception):
+            self.result = self._read()
+
+    def reading(self) -> dict[str, Any] | None:
+        return self.result
+
+    def _reset(self) -> None:
+        if self.kind == "cpu":
+            Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current resident memory
+        elif self.backend == "tensorflow":
+            import tensorflow as tf
+
+            tf.config.experimental.reset_memory_stats(self._tf_device())
+        elif self.backend == "torch":
+            import torch
+
+            torch.cuda.reset_peak_memory_stats()
+
+    def _read(self) -> dict[str, Any] | None:
+        if self.kind == "cpu":
+            peak, start = _status_kb("VmHWM"), self.start_kb
+            if peak is None or start is None:
+                return None
+            return {"peak_gb": round(max(peak - start, 0.0) * 1024 / GB, 4),
+                    "method": "peak resident memory above the run's start (Linux VmHWM - VmRSS)"}  # fmt: skip
+        if self.backend == "tensorflow":
+            import tensorflow as tf
+
+            peak = tf.config.experimental.get_memory_info(self._tf_device())["peak"]
+            method = "tf.config.experimental.get_memory_info peak"
+        elif self.backend == "jax":
+            import jax
+
+            peak = jax.devices()[0].memory_stats()["peak_bytes_in_use"]
+            method = "jax memory_stats peak_bytes_in_use (not reset between runs)"
+        elif self.backend == "torch":
+            import torch
+
+            peak = torch.cuda.max_memory_allocated()
+            method = "torch.cuda.max_memory_allocated"
+        else:
+            return None
+        return {"peak_gb": round(float(peak) / GB, 4), "method": method}
+
+    def _tf_device(self) -> str:
+        return self.device.lstrip("/").replace("device:", "") or "GPU:0"

@@ -1,0 +1,95 @@
+"""A workload's peak training memory on a device, and the largest batch that fits.
+
+    memory = weights + gradients + optimizer state          (4 bytes a parameter each; Adam keeps two states)
+             + activations kept for the backward pass       (values per sample x batch x bytes x ACTIVATION_FACTOR)
+             + the framework's own                           (OVERHEAD_GB: CUDA context, workspaces; a CPU's runtime)
+
+in float32 or mixed precision (activations in 2 bytes; the float32 weights stay, plus a 16-bit copy). The
+activations per sample come from the workload's description (a model's layers, a published workload's phases, the
+LSTM's gates and states per timestep). ACTIVATION_FACTOR and the CPU overhead are fitted on runs measured here
+(``python benchmarks/bench_memory.py``); the GPU overhead is the CUDA context and library workspaces, checked
+against the published per-GPU batch sizes (every one of them fit its GPU). Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+GB = 1e9
+# Optimizer states per parameter (each the size of the weights). SGD counts its momentum buffer (the published
+# benchmarks' SGD uses momentum; Keras's SGD without momentum keeps none: then this overstates by one copy).
+OPTIMIZER_STATES = {"adam": 2, "adamw": 2, "nadam": 2, "adamax": 2, "lamb": 2, "adafactor": 1, "lion": 1,
+                    "rmsprop": 1, "adagrad": 1, "adadelta": 2, "ftrl": 2, "sgd": 1}  # fmt: skip
+DEFAULT_STATES = 2  # an optimizer not in the table: as Adam
+ACTIVATION_FACTOR = 2.0  # activations kept per described activation (inputs saved for the backward pass, masks)
+OVERHEAD_GB = {"gpu": 0.8, "cpu": 0.25}  # the framework's own memory besides the model's
+USABLE = 0.95  # the share of a GPU's memory a training run can use (drivers and display keep the rest)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """A prediction: the parts in GB and their total."""
+
+    static_gb: float  # weights, gradients, optimizer state
+    activation_gb: float
+    overhead_gb: float
+
+    @property
+    def total_gb(self) -> float:
+        return self.static_gb + self.activation_gb + self.overhead_gb
+
+
+def parameters(spec: dict[str, Any]) -> float | None:
+    """The workload's weights: a model's or a published workload's parameters, or the LSTM's
+    (4 x units x (features + units + 1) and the Dense head)."""
+    if spec.get("parameters"):
+        return float(spec["parameters"])
+    if spec.get("kind", "lstm") == "lstm":
+        return 4.0 * spec["units"] * (spec["features"] + spec["units"] + 1) + spec["units"] + 1
+    return None
+
+
+def activations_per_sample(spec: dict[str, Any]) -> float | None:
+    """Values a sample's forward pass writes: a model's layers', a published workload's phases', the LSTM's four
+    gates, cell and hidden state per timestep (and its input)."""
+    kind = spec.get("kind", "lstm")
+    if kind == "model":
+        return float(sum(layer.get("activations_per_sample") or 0.0 for layer in spec["layers"]))
+    if kind == "published":
+        return float(sum(phase.get("activations_per_sample") or 0.0 for phase in spec["phases"]))
+    if kind == "lstm":
+        return float(spec["timesteps"] * (6 * spec["units"] + spec["features"]))
+    return None
+
+
+def predict(
+    spec: dict[str, Any],
+    precision: str,
+    device_kind: str = "gpu",
+    batch: int | None = None,
+    activation_factor: float = ACTIVATION_FACTOR,
+    overhead_gb: float | None = None,
+) -> Footprint | None:
+    """The peak training memory of the workload (at its batch per device, or ``batch``); None when its parameters
+    or activations are unknown."""
+    weights, activations = parameters(spec), activations_per_sample(spec)
+    if weights is None or activations is None:
+        return None
+    mixed = precision != "float32"
+    states = OPTIMIZER_STATES.get(str(spec.get("optimizer", "")).lower(), DEFAULT_STATES)
+    static = weights * (4 * (2 + states) + (2 if mixed else 0))
+    batch = batch or int(spec["batch_size"])
+    kept = activations * batch * (2 if mixed else 4) * activation_factor
+    overhead = OVERHEAD_GB[device_kind] if overhead_gb is None else overhead_gb
+    return Footprint(static / GB, kept / GB, overhead)
+
+
+def largest_batch(spec: dict[str, Any], precision: str, memory_gb: float) -> int:
+    """The largest batch whose footprint fits ``memory_gb`` (x USABLE); 0 when not even one sample does."""
+    one = predict(spec, precision, batch=1)
+    if one is None:
+        return 0
+    room = memory_gb * USABLE - one.static_gb - one.overhead_gb
+    return max(0, math.floor(room / one.activation_gb)) if one.activation_gb > 0 else 10**9

@@ -1,0 +1,108 @@
+"""Peak training memory: the prediction (advisor/memory.py) against runs measured here and the published batches.
+
+1. Measures the post's LSTM and the three example models at several batch sizes, float32 and mixed, on this
+   machine (`measure --dry-run --json`: the peak resident memory above the run's start on a CPU), fits the
+   activation factor and the CPU overhead on them by least squares, and reports each prediction's error, the
+   fitted values and each run's error when it is left out of the fit.
+2. Checks the published per-GPU batch sizes (each did fit its GPU): the share predicted to fit, and how full.
+
+Usage: python benchmarks/bench_memory.py [--skip-measure]   (about 10 minutes on 2 cores)
+"""
+
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from advisor import analysis, memory, store  # noqa: E402
+from advisor.catalog import load_catalog  # noqa: E402
+
+CACHE = ROOT / "benchmarks" / "memory_runs.json"  # the measured runs, kept so the fit can be re-run without them
+
+
+def advisor(*argv: str) -> str:
+    return subprocess.run([sys.executable, "-m", "advisor", *argv], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+
+
+def measure() -> list[dict]:
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        advisor("examples", "--out", tmp)
+        cases = [([], batch) for batch in (25, 100, 400)]
+        cases += [(["--model", str(Path(tmp) / f"{name}.keras")], batch)
+                  for name in ("small-cnn", "gru-text", "transformer-block") for batch in (16, 64, 256)]  # fmt: skip
+        for extra, batch in cases:
+            out = advisor("measure", *extra, "--samples", str(max(2 * batch, 200)), "--batch-size", str(batch),
+                          "--epochs", "2", "--dry-run", "--json")  # fmt: skip
+            profile = json.loads(out)["profile"]
+            for result in profile["results"]:
+                if "memory" in result:
+                    runs.append({"workload": profile["workload"], "precision": result["precision"],
+                                 "peak_gb": result["memory"]["peak_gb"]})  # fmt: skip
+            print(f"measured {profile['workload']['name']} batch {batch}", flush=True)
+    CACHE.write_text(json.dumps(runs, indent=1))
+    return runs
+
+
+def fit(runs: list[dict]) -> tuple[float, float]:
+    """Activation factor and CPU overhead by least squares on the measured peaks (static part known)."""
+    rows, target = [], []
+    for run in runs:
+        base = memory.predict(run["workload"], run["precision"], "cpu", activation_factor=1.0, overhead_gb=0.0)
+        rows.append([base.activation_gb, 1.0])
+        target.append(run["peak_gb"] - base.static_gb)
+    (factor, overhead), *_ = np.linalg.lstsq(np.array(rows), np.array(target), rcond=None)
+    return float(factor), float(overhead)
+
+
+runs = json.loads(CACHE.read_text()) if "--skip-measure" in sys.argv and CACHE.exists() else measure()
+factor, overhead = fit(runs)
+print(f"\nfitted on {len(runs)} measured runs: activation factor {factor:.2f}, CPU overhead {overhead:.3f} GB "
+      f"(in advisor/memory.py: {memory.ACTIVATION_FACTOR}, {memory.OVERHEAD_GB['cpu']})")  # fmt: skip
+print(f"{'workload':<26} {'precision':<15} {'batch':>5} {'measured':>9} {'predicted':>9} {'error':>7} {'left out':>8}")
+errors, held = [], []
+for index, run in enumerate(runs):
+    predicted = memory.predict(run["workload"], run["precision"], "cpu").total_gb
+    rest_factor, rest_overhead = fit(runs[:index] + runs[index + 1 :])
+    left_out = memory.predict(run["workload"], run["precision"], "cpu", activation_factor=rest_factor,
+                              overhead_gb=rest_overhead).total_gb  # fmt: skip
+    error, held_error = predicted / run["peak_gb"], left_out / run["peak_gb"]
+    errors.append(abs(math.log(error)))
+    held.append(abs(math.log(held_error)))
+    print(f"{run['workload']['name'][:26]:<26} {run['precision']:<15} {run['workload']['batch_size']:>5} "
+          f"{run['peak_gb']:>8.3f}G {predicted:>8.3f}G {error:>6.2f}x {held_error:>7.2f}x")  # fmt: skip
+print(f"error (shipped constants): median {math.exp(statistics.median(errors)):.2f}x, worst "
+      f"{math.exp(max(errors)):.2f}x; left out of the fit: median {math.exp(statistics.median(held)):.2f}x, worst "
+      f"{math.exp(max(held)):.2f}x")
+
+catalog = load_catalog()
+frame = analysis.results_frame(store.load_profiles(ROOT / "profiles").profiles)
+published = frame[(frame["source"] == "quoted") & frame["workload_spec"].map(lambda s: s.get("kind") == "published")]
+ratios, outside = [], []
+for row in published.to_dict("records"):
+    gpu = catalog.match(str(row["device_name"]))
+    if gpu is None or gpu.value("memory_gb") is None:
+        continue
+    batch = int(row["batch_size"]) if row["batch_size"] == row["batch_size"] else None
+    footprint = memory.predict(row["workload_spec"], row["precision"], "gpu", batch=batch)
+    ratio = footprint.total_gb / (gpu.value("memory_gb") * memory.USABLE)
+    ratios.append(ratio)
+    if ratio > 1:
+        outside.append((row["workload_name"], ratio))
+print(f"\npublished batches (each fit its GPU): {len(ratios)} results, predicted to fit: "
+      f"{sum(r <= 1 for r in ratios) / len(ratios):.1%}; predicted use of the GPU's memory: median "
+      f"{statistics.median(ratios):.0%}, 90th percentile {np.quantile(ratios, 0.9):.0%}, worst {max(ratios):.0%}")
+by_workload = {}
+for name, ratio in outside:
+    by_workload.setdefault(name, []).append(ratio)
+for name, found in sorted(by_workload.items()):
+    print(f"  predicted not to fit: {name}: {len(found)} results, up to {max(found):.2f}x the memory")
