@@ -13,6 +13,7 @@ Pure functions over pandas; no I/O, no TensorFlow. Definitions (also in the READ
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -248,8 +249,11 @@ def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, ro
     """A profile's result of the given precision; without one, its float32 then its slowest."""
     rows = frame[frame["profile"] == profile_id]
     if rows.empty:
-        known = ", ".join(sorted(frame["profile"].unique())) or "none"
-        raise AdvisorError(f"no profile with id {profile_id!r} for --{role} (known: {known})")
+        ids = sorted(str(i) for i in frame["profile"].unique() if not str(i).startswith("catalog:"))
+        close = difflib.get_close_matches(profile_id, ids, n=5, cutoff=0.5)
+        known = f"closest: {', '.join(close)}" if close else f"known: {', '.join(ids[:10]) or 'none'}"
+        more = f"; {len(ids):,} profiles in all (python -m advisor list)" if len(ids) > 10 else ""
+        raise AdvisorError(f"no profile with id {profile_id!r} for --{role} ({known}{more})")
     if precision is not None:
         match = rows[rows["precision"] == precision]
         if match.empty:

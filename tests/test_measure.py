@@ -53,6 +53,8 @@ def test_measure_writes_a_valid_profile_with_both_precisions(capsys, tmp_path: P
         assert result["total_seconds"] == pytest.approx(sum(result["epoch_seconds"]), rel=1e-3)
         assert result["throughput"]["matmul_peak_gflops"] > 0
         assert 0 <= result["final_accuracy"] <= 1
+        # the peak memory the run used: on a CPU, the peak resident memory above the run's start (Linux)
+        assert result["memory"]["peak_gb"] >= 0 and "VmHWM" in result["memory"]["method"]
     assert by_precision["mixed_bfloat16"]["checks"]["lstm_compute_dtype"] == "bfloat16"
     assert by_precision["mixed_bfloat16"]["checks"]["output_dtype"] == "float32"
     assert by_precision["float32"]["checks"]["lstm_compute_dtype"] == "float32"

@@ -161,3 +161,36 @@ def test_two_gpus_are_offered_with_their_price_and_what_the_second_buys(capsys):
     added = {d["profile"]: d for d in data["added_devices"]}
     assert 1 < added["catalog:rtx-4090:2x"]["scaling_speedup"] <= 2
     assert main(["estimate", "--devices", "0"]) == 1
+
+
+def test_the_memory_model_counts_weights_optimizer_and_activations():
+    from advisor import memory
+
+    lstm = {"kind": "lstm", "units": 1000, "timesteps": 100, "features": 1, "batch_size": 100, "optimizer": "adam"}
+    weights = memory.parameters(lstm)
+    assert weights == 4 * 1000 * 1002 + 1001
+    one = memory.predict(lstm, "float32", "gpu", batch=1)
+    assert one.static_gb == pytest.approx(weights * 16 / 1e9)  # weights, gradients and Adam's two states
+    big = memory.predict(lstm, "float32", "gpu", batch=1000)
+    assert big.activation_gb == pytest.approx(1000 * one.activation_gb)
+    mixed = memory.predict(lstm, "mixed_float16", "gpu", batch=1000)
+    assert mixed.activation_gb == pytest.approx(big.activation_gb / 2)  # 16-bit activations
+    sgd = memory.predict({**lstm, "optimizer": "sgd"}, "float32", "gpu", batch=1)
+    assert sgd.static_gb < one.static_gb
+    fits = memory.largest_batch(lstm, "float32", 24.0)
+    assert memory.predict(lstm, "float32", "gpu", batch=fits).total_gb <= 24.0 * memory.USABLE
+    assert memory.predict(lstm, "float32", "gpu", batch=fits + 1).total_gb > 24.0 * memory.USABLE
+
+
+def test_an_option_that_cannot_hold_the_workload_is_never_recommended(capsys):
+    argv = ["recommend", "--current", "lambda-pytorch-rtx-3090-2025-12-bert-large-squad", "--estimates", "--json",
+            "--goal", "cost"]  # fmt: skip
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    small = {o["profile"]: o for o in data["options"] if o["profile"].startswith("catalog:")}
+    assert small["catalog:rtx-4060-ti"]["fits"] is False
+    assert data["best"]["fits"] is not False
+    assert any("cannot hold this workload" in note and "largest batch that fits" in note for note in data["notes"])
+    assert main(["estimate", "--workload", "BERT-large", "--gpu", "rtx-4060-ti", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert all(r["fits"] is False and r["memory_gb"] > 8 and r["largest_batch"] >= 0 for r in rows)
