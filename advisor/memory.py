@@ -6,9 +6,9 @@
 
 in float32 or mixed precision (activations in 2 bytes; the float32 weights stay, plus a 16-bit copy). The
 activations per sample come from the workload's description (a model's layers, a published workload's phases, the
-LSTM's gates and states per timestep). ACTIVATION_FACTOR and the CPU overhead are fitted on runs measured here
-(``python benchmarks/bench_memory.py``); the GPU overhead is the CUDA context and library workspaces, checked
-against the published per-GPU batch sizes (every one of them fit its GPU). Pure; no I/O.
+LSTM's gates and states per timestep). ACTIVATION_FACTOR is fitted per device kind: on a GPU against the
+published per-GPU batch sizes (each fit its GPU), on a CPU with the CPU overhead on runs measured here
+(``python benchmarks/bench_memory.py``). Pure; no I/O.
 """
 
 from __future__ import annotations
@@ -23,8 +23,12 @@ GB = 1e9
 OPTIMIZER_STATES = {"adam": 2, "adamw": 2, "nadam": 2, "adamax": 2, "lamb": 2, "adafactor": 1, "lion": 1,
                     "rmsprop": 1, "adagrad": 1, "adadelta": 2, "ftrl": 2, "sgd": 1}  # fmt: skip
 DEFAULT_STATES = 2  # an optimizer not in the table: as Adam
-ACTIVATION_FACTOR = 2.0  # activations kept per described activation (inputs saved for the backward pass, masks)
-OVERHEAD_GB = {"gpu": 0.8, "cpu": 0.25}  # the framework's own memory besides the model's
+# Activations kept per described activation (the inputs saved for the backward pass, masks; in-place layers keep
+# none), and the framework's own memory, per device kind. GPU: the largest factor at which 95 % of the published
+# per-GPU batches fit (0.66; the CUDA context and workspaces taken as 0.8 GB, not measured here); CPU: fitted on
+# the runs measured here (benchmarks/bench_memory.py, 2026-12-01).
+ACTIVATION_FACTOR = {"gpu": 0.66, "cpu": 1.45}
+OVERHEAD_GB = {"gpu": 0.8, "cpu": 0.135}
 USABLE = 0.95  # the share of a GPU's memory a training run can use (drivers and display keep the rest)
 
 
@@ -69,7 +73,7 @@ def predict(
     precision: str,
     device_kind: str = "gpu",
     batch: int | None = None,
-    activation_factor: float = ACTIVATION_FACTOR,
+    activation_factor: float | None = None,
     overhead_gb: float | None = None,
 ) -> Footprint | None:
     """The peak training memory of the workload (at its batch per device, or ``batch``); None when its parameters
@@ -81,7 +85,8 @@ def predict(
     states = OPTIMIZER_STATES.get(str(spec.get("optimizer", "")).lower(), DEFAULT_STATES)
     static = weights * (4 * (2 + states) + (2 if mixed else 0))
     batch = batch or int(spec["batch_size"])
-    kept = activations * batch * (2 if mixed else 4) * activation_factor
+    factor = ACTIVATION_FACTOR[device_kind] if activation_factor is None else activation_factor
+    kept = activations * batch * (2 if mixed else 4) * factor
     overhead = OVERHEAD_GB[device_kind] if overhead_gb is None else overhead_gb
     return Footprint(static / GB, kept / GB, overhead)
 

@@ -4,7 +4,9 @@
    machine (`measure --dry-run --json`: the peak resident memory above the run's start on a CPU), fits the
    activation factor and the CPU overhead on them by least squares, and reports each prediction's error, the
    fitted values and each run's error when it is left out of the fit.
-2. Checks the published per-GPU batch sizes (each did fit its GPU): the share predicted to fit, and how full.
+2. Checks the published per-GPU batch sizes (each did fit its GPU): fits the GPU activation factor as the largest
+   at which 95 % of them fit, holds each workload out of that fit in turn, and reports the share predicted to fit
+   and how full the prediction says each GPU was.
 
 Usage: python benchmarks/bench_memory.py [--skip-measure]   (about 10 minutes on 2 cores)
 """
@@ -60,6 +62,7 @@ def fit(runs: list[dict]) -> tuple[float, float]:
     rows, target = [], []
     for run in runs:
         base = memory.predict(run["workload"], run["precision"], "cpu", activation_factor=1.0, overhead_gb=0.0)
+        assert base is not None
         rows.append([base.activation_gb, 1.0])
         target.append(run["peak_gb"] - base.static_gb)
     (factor, overhead), *_ = np.linalg.lstsq(np.array(rows), np.array(target), rcond=None)
@@ -71,8 +74,8 @@ measured = json.loads(CACHE.read_text()) if "--skip-measure" in sys.argv and CAC
 runs = [run for run in measured if run["peak_gb"] >= NOISE_GB]
 print(f"{len(measured) - len(runs)} of {len(measured)} runs under {NOISE_GB} GB left out (noise)")
 factor, overhead = fit(runs)
-print(f"\nfitted on {len(runs)} measured runs: activation factor {factor:.2f}, CPU overhead {overhead:.3f} GB "
-      f"(in advisor/memory.py: {memory.ACTIVATION_FACTOR}, {memory.OVERHEAD_GB['cpu']})")  # fmt: skip
+print(f"\nfitted on {len(runs)} measured runs: CPU activation factor {factor:.2f}, CPU overhead {overhead:.3f} GB "
+      f"(in advisor/memory.py: {memory.ACTIVATION_FACTOR['cpu']}, {memory.OVERHEAD_GB['cpu']})")  # fmt: skip
 print(f"{'workload':<26} {'precision':<15} {'batch':>5} {'measured':>9} {'predicted':>9} {'error':>7} {'left out':>8}")
 errors, held = [], []
 for index, run in enumerate(runs):
@@ -92,22 +95,43 @@ print(f"error (shipped constants): median {math.exp(statistics.median(errors)):.
 catalog = load_catalog()
 frame = analysis.results_frame(store.load_profiles(ROOT / "profiles").profiles)
 published = frame[(frame["source"] == "quoted") & frame["workload_spec"].map(lambda s: s.get("kind") == "published")]
-ratios, outside = [], []
+cases = []
 for row in published.to_dict("records"):
     gpu = catalog.match(str(row["device_name"]))
-    if gpu is None or gpu.value("memory_gb") is None:
-        continue
-    batch = int(row["batch_size"]) if row["batch_size"] == row["batch_size"] else None
-    footprint = memory.predict(row["workload_spec"], row["precision"], "gpu", batch=batch)
-    ratio = footprint.total_gb / (gpu.value("memory_gb") * memory.USABLE)
-    ratios.append(ratio)
-    if ratio > 1:
-        outside.append((row["workload_name"], ratio))
-print(f"\npublished batches (each fit its GPU): {len(ratios)} results, predicted to fit: "
-      f"{sum(r <= 1 for r in ratios) / len(ratios):.1%}; predicted use of the GPU's memory: median "
-      f"{statistics.median(ratios):.0%}, 90th percentile {np.quantile(ratios, 0.9):.0%}, worst {max(ratios):.0%}")
-by_workload = {}
-for name, ratio in outside:
-    by_workload.setdefault(name, []).append(ratio)
-for name, found in sorted(by_workload.items()):
-    print(f"  predicted not to fit: {name}: {len(found)} results, up to {max(found):.2f}x the memory")
+    if gpu is not None and gpu.value("memory_gb") is not None:
+        batch = int(row["batch_size"]) if row["batch_size"] == row["batch_size"] else None
+        cases.append((row["workload_name"], row["workload_spec"], row["precision"], batch, gpu.value("memory_gb")))
+
+
+def use(case: tuple, factor: float | None = None) -> float:
+    """The predicted share of the GPU's usable memory the published batch takes."""
+    _, spec, precision, batch, capacity = case
+    return memory.predict(spec, precision, "gpu", batch=batch, activation_factor=factor).total_gb / (
+        capacity * memory.USABLE
+    )
+
+
+def share_fitting(subset: list, factor: float | None = None) -> float:
+    return sum(use(c, factor) <= 1 for c in subset) / len(subset)
+
+
+def largest_factor(subset: list, target: float = 0.95) -> float:
+    low, high = 0.01, 8.0
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if share_fitting(subset, middle) >= target else (low, middle)
+    return low
+
+
+print(f"\npublished batches (each fit its GPU): {len(cases)} results of {len({c[0] for c in cases})} workloads")
+print(f"GPU activation factor, the largest at which 95 % of them fit: {largest_factor(cases):.2f} "
+      f"(in advisor/memory.py: {memory.ACTIVATION_FACTOR['gpu']})")
+ratios = [use(c) for c in cases]
+print(f"with it: {share_fitting(cases):.1%} predicted to fit; predicted use of the GPU's memory: median "
+      f"{statistics.median(ratios):.0%}, 10th percentile {np.quantile(ratios, 0.1):.0%}, worst {max(ratios):.0%}")
+print("each workload held out of the factor's fit:")
+for name in sorted({c[0] for c in cases}):
+    own, rest = [c for c in cases if c[0] == name], [c for c in cases if c[0] != name]
+    factor = largest_factor(rest)
+    print(f"  {name:<40} factor {factor:.2f}: {share_fitting(own, factor):.0%} of its {len(own)} results fit, "
+          f"median use {statistics.median(use(c, factor) for c in own):.0%}")
