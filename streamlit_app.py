@@ -8,6 +8,7 @@ shown as text: escaped in Markdown, plain in tables.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 from dataclasses import dataclass
 from functools import partial
@@ -82,6 +83,12 @@ def load_gpu_catalog(path: str, mtime: float) -> tuple[Catalog | None, str]:
         return load_catalog(path), ""
     except AdvisorError as error:
         return None, str(error)
+
+
+@st.cache_resource(max_entries=16)  # read-only: the estimates of a workload, until the files or the upload change
+def catalog_estimates(key: tuple, workload: tuple, _frame: pd.DataFrame, _catalog: Catalog):
+    """The catalog's estimates of the workload (one GPU and two), calibrated on every result of the frame."""
+    return estimates.estimate_catalog(_frame, _catalog, workload, devices=estimates.OFFERED_DEVICES)
 
 
 def your_prices() -> dict[str, float]:
@@ -454,9 +461,8 @@ st.caption(
     "or your own Keras model, measured with `python -m advisor measure` or quoted from a source) and estimates "
     "for today's GPUs."
 )
-frame, profile_data, problems, bad_files, warnings = load_folder(
-    str(PROFILES_DIR), store.folder_signature(PROFILES_DIR)
-)
+folder_key = store.folder_signature(PROFILES_DIR)
+frame, profile_data, problems, bad_files, warnings = load_folder(str(PROFILES_DIR), folder_key)
 catalog, catalog_problem = load_gpu_catalog(
     str(CATALOG_FILE),
     sum(f.stat().st_mtime for f in (CATALOG_FILE, CATALOG_FILE.parent / "crossval.yaml") if f.exists()),
@@ -488,7 +494,8 @@ wframe = analysis.select_workload(frame, workload).frame
 choices = sidebar(wframe, catalog)
 found = None
 if choices.include_estimates and catalog is not None:
-    found = estimates.estimate_catalog(frame, catalog, workload, devices=estimates.OFFERED_DEVICES)
+    upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
+    found = catalog_estimates((folder_key, upload_key, id(catalog)), workload, frame, catalog)
     wframe = estimates.append_rows(wframe, found.rows)
 wframe = analysis.apply_prices(wframe, your_prices(), catalog)
 rec = analysis.recommend(
