@@ -12,6 +12,8 @@ import yaml
 from advisor.schema import DEFAULT_WORKLOAD
 
 ROOT = Path(__file__).resolve().parent.parent
+# A machine with an NVIDIA GPU (its driver's device node): tests that expect none skip there, saying so.
+HAS_GPU = Path("/dev/nvidia0").exists() or Path("/dev/nvidiactl").exists()
 SHIPPED = ROOT / "profiles"
 
 

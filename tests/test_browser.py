@@ -24,6 +24,8 @@ if not Path(CHROMIUM).exists():
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a real streamlit server and headless Chromium
+
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from readme_examples import README, differences, examples
+
+pytestmark = pytest.mark.slow  # every README example run, the cross-validation among them
 
 
 def test_the_readme_has_examples_of_the_main_commands():
