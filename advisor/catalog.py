@@ -1,7 +1,7 @@
 """The GPU catalog: specifications, purchase and rental prices of the GPUs people buy or rent, each value
 with its source.
 
-The catalog is YAML (``profiles/catalog/catalog.yaml``), read through the same safe loader as
+The catalog is YAML (``advisor/data/catalog.yaml``, package data), read through the same safe loader as
 profiles and validated against the field tables below with the same kind of messages (file, field,
 what is wrong). A value nobody could source is null: the performance model then says it cannot
 estimate what needs it, never guesses. Pure functions and dataclasses; no TensorFlow.
@@ -14,6 +14,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ from advisor.fields import Field
 from advisor.widths import Widths
 
 CATALOG_VERSION = 1
-DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "profiles" / "catalog" / "catalog.yaml"
+# Package data (importlib.resources): the catalog travels with the package, in a wheel as in a checkout.
+DEFAULT_CATALOG = Path(str(resources.files("advisor").joinpath("data", "catalog.yaml")))
 SEGMENTS = ("consumer", "workstation", "datacenter")
 ON_DEMAND_KINDS = ("on-demand", "serverless", "hosted")  # what "rent" means by default; spot is interruptible
 RENTAL_KINDS = (*ON_DEMAND_KINDS, "spot", "reserved")

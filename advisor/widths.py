@@ -1,4 +1,4 @@
-"""The cross-validated range widths on file (``profiles/catalog/crossval.yaml``): read and written.
+"""The cross-validated range widths on file (``advisor/data/crossval.yaml``, beside the catalog): read and written.
 
 ``python -m advisor crossval --write`` runs :mod:`advisor.crossval` on the calibration and writes, per
 situation, the 90th-percentile error that every estimate in that situation takes as its range, with the

@@ -1,0 +1,53 @@
+"""A non-editable install works: the wheel holds every module and the catalog, and runs from another folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT, SHIPPED
+
+pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment
+
+
+def run(*argv: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_the_wheel_installs_and_runs_from_another_folder(tmp_path: Path):
+    dist = tmp_path / "dist"
+    built = run(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--no-build-isolation", "-w", dist,
+                cwd=tmp_path)  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    wheel = next(dist.glob("advisor-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("advisor/measure/backends/tf_backend.py", "advisor/measure/memory.py", "advisor/data/catalog.yaml",
+                   "advisor/data/crossval.yaml", "advisor/data/catalog.schema.json"):  # fmt: skip
+        assert needed in names, needed
+
+    # A fresh environment that sees the machine's packages (TensorFlow, pandas) but installs advisor from the wheel.
+    env = tmp_path / "env"
+    assert run(sys.executable, "-m", "venv", "--system-site-packages", env, cwd=tmp_path).returncode == 0
+    python, advisor = env / "bin" / "python", env / "bin" / "advisor"
+    installed = run(python, "-m", "pip", "install", "--no-deps", "--quiet", wheel, cwd=tmp_path)
+    assert installed.returncode == 0, installed.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = run(python, "-c", "import advisor; print(advisor.__file__)", cwd=elsewhere)
+    assert str(env) in where.stdout, where.stdout  # the wheel's advisor, not the checkout's
+
+    catalog = run(advisor, "catalog", cwd=elsewhere)
+    assert catalog.returncode == 0, catalog.stderr
+    assert catalog.stdout.startswith("GPU catalog: 41 GPUs")
+    recommend = run(advisor, "recommend", "--current", "post-cpu-only", "--profiles", SHIPPED, cwd=elsewhere)
+    assert recommend.returncode == 0, recommend.stderr
+    assert "Recommendation:" in recommend.stdout
+    tiny = ["--units", "4", "--timesteps", "3", "--samples", "16", "--batch-size", "8", "--matmul-size", "64"]
+    measure = run(advisor, "measure", "--dry-run", "--epochs", "1", *tiny, "--precision", "float32", cwd=elsewhere)
+    assert measure.returncode == 0, measure.stderr
+    assert "no profile written" in measure.stdout
+    assert list(elsewhere.iterdir()) == []  # nothing written where it ran
