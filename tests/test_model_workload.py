@@ -241,6 +241,9 @@ def test_a_model_profile_gets_catalog_estimates_in_the_analysis(capsys, examples
     assert len(estimated) > 40 and (estimated["low"] < estimated["seconds"]).all()
     # Which option wins depends on this machine's timings (its own faster precision, free, or an estimated GPU); that
     # it is the lowest dollars per speedup of the faster options that fit does not.
+    # (a run this tiny may be faster here than any GPU's start-up: then nothing is eligible, and nothing is best).
     ranked = rec.options[rec.options["rank"].notna()]
-    assert rec.best is not None and rec.best["seconds"] < rec.current["seconds"] and rec.best["fits"] is not False
-    assert rec.best["dollars_per_speedup_vs_current"] == ranked["dollars_per_speedup_vs_current"].min()
+    assert (rec.best is None) == ranked.empty
+    if rec.best is not None:
+        assert rec.best["seconds"] < rec.current["seconds"] and rec.best["fits"] is not False
+        assert rec.best["dollars_per_speedup_vs_current"] == ranked["dollars_per_speedup_vs_current"].min()
