@@ -292,17 +292,8 @@ def validate(data: Any, file: str) -> tuple[list[Problem], list[Problem]]:
     c = F.Checker(file)
     F.check_section(c, data, CATALOG)
     sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
-    for key, source in sources.items():
-        if isinstance(source, dict):
-            F.check_section(c, source, SOURCE, f"sources.{key}")
-        else:
-            c.problem(f"sources.{key}", f"must be a mapping, got {F.describe(source)}")
-    providers = data.get("providers") if isinstance(data.get("providers"), dict) else {}
-    for name, provider in providers.items():
-        if isinstance(provider, dict):
-            F.check_section(c, provider, PROVIDER, f"providers.{name}")
-        else:
-            c.problem(f"providers.{name}", f"must be a mapping, got {F.describe(provider)}")
+    F.check_mapping_of(c, sources, SOURCE, "sources")
+    F.check_mapping_of(c, data.get("providers"), PROVIDER, "providers")
     gpus = data.get("gpus") if isinstance(data.get("gpus"), list) else []
     seen: dict[str, str] = {}
     for index, gpu in enumerate(gpus):

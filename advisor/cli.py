@@ -149,8 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="estimate the workload's training time on the catalog's GPUs",
         description="Estimate the workload's total training time on every catalog GPU (or --gpu), for float32 and "
-        "mixed_float16, from the GPUs' specifications, calibrated on the profiles of that workload. Every estimate "
-        "has a low..high range and the bound (arithmetic, memory or per-step) that decides it.",
+        "mixed_float16, from the GPUs' specifications, calibrated on every GPU result the model can describe (the "
+        "published benchmarks, the post's and your runs). Every estimate has a low..high range (the cross-validated "
+        "error of its situation), the bound (arithmetic, memory or per-step) that decides it and its memory.",
     )
     estimate.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
     estimate.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")

@@ -83,12 +83,7 @@ def validate(data: dict[str, Any], file: str) -> list[Problem]:
     c = F.Checker(file)
     F.check_section(c, data, COLLECTION)
     for table, fields in (("workloads", DESCRIPTION), ("systems", SYSTEM)):
-        mapping = data.get(table)
-        for key, item in (mapping.items() if isinstance(mapping, dict) else ()):
-            if isinstance(item, dict):
-                F.check_section(c, item, fields, f"{table}.{key}")
-            else:
-                c.problem(f"{table}.{key}", f"must be a mapping, got {F.describe(item)}")
+        F.check_mapping_of(c, data.get(table), fields, table)
     if not c.problems:
         for index, row in enumerate(data["results"]):
             for table in ("system", "workload"):

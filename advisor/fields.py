@@ -168,6 +168,15 @@ def check_section(c: Checker, mapping: dict, fields: tuple[Field, ...], path: st
     return values
 
 
+def check_mapping_of(c: Checker, mapping: Any, fields: tuple[Field, ...], path: str) -> None:
+    """Check every value of a free-form mapping (by key: sources, providers, systems...) against ``fields``."""
+    for key, item in (mapping.items() if isinstance(mapping, dict) else ()):
+        if isinstance(item, dict):
+            check_section(c, item, fields, f"{path}.{key}")
+        else:
+            c.problem(f"{path}.{key}", f"must be a mapping, got {describe(item)}")
+
+
 def _values(value: Any) -> tuple:
     """A condition's value(s) as a tuple: ``required_unless`` may name several."""
     return value if isinstance(value, tuple) else (value,)
