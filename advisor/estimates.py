@@ -48,11 +48,6 @@ def spec_for(frame: pd.DataFrame, key: tuple) -> dict[str, Any]:
     raise ValueError(f"no profile describes the workload {key!r}")
 
 
-def work_for(frame: pd.DataFrame, key: tuple) -> perfmodel.Work:
-    """The work of a workload of the frame (by its key)."""
-    return work_of(spec_for(frame, key))
-
-
 def scaling_fit(frame: pd.DataFrame, catalog: Catalog) -> scaling.ScalingFit:
     """The data-parallel scaling fitted on the frame's published multi-GPU results (cached on them)."""
     return _scaling_cached(tuple(scaling.observations(frame, catalog)))
@@ -122,11 +117,6 @@ def measured_machines(frame: pd.DataFrame) -> dict[str, perfmodel.Device]:
         name = str(group["device"].iloc[0])
         machines[signature] = perfmodel.device_from_measured(name, "cpu", signature, peaks)
     return machines
-
-
-def scope_of(key: tuple) -> str:
-    """The post's LSTM job is calibrated on its own results; a model on every result the model can describe."""
-    return "workload" if key[0] == "lstm" else "all"
 
 
 @dataclass
