@@ -319,7 +319,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     paths = args.paths or [args.profiles]
     files, _ = profile_files(paths)
-    profile_set = load_profiles(paths)
+    profile_set = load_profiles(paths, use_index=False)  # validate reads every file, never the index
     if args.json:
         _print_json(
             {

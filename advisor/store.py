@@ -17,6 +17,7 @@ import yaml
 
 from advisor import collection, schema
 from advisor.errors import AdvisorError, Problem, ProfileError
+from advisor.index import ProfileIndex, encode
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 20
@@ -355,28 +356,42 @@ _Outcome = tuple[list[Profile], list[Problem], list[Problem]]  # the file's prof
 
 
 class ProfileCache:
-    """Remembers each file's outcome by path, size, modification time and inode.
+    """Remembers each file's outcome by path, size, modification time and inode, in memory and (for a folder) in
+    its persistent index (:mod:`advisor.index`).
 
     Loading a folder again re-reads only the files that changed: adding one profile to 10,000 costs
-    about one profile. Shared by the app's sessions (read-only outcomes).
+    about one profile, and so does a cold start with the index present. Shared by the app's sessions.
     """
 
     def __init__(self) -> None:
         self._outcomes: dict[str, tuple[tuple[int, int, int], _Outcome]] = {}
+        self._indexes: dict[str, ProfileIndex] = {}
         self.reads = 0  # files parsed so far (for tests and benchmarks)
         self.lock = threading.Lock()  # the app's sessions share one cache
 
-    def outcome(self, entry: FileEntry) -> _Outcome:
+    def index_for(self, folder: Path) -> ProfileIndex:
+        name = str(folder)
+        if name not in self._indexes:
+            self._indexes[name] = ProfileIndex(folder)
+        return self._indexes[name]
+
+    def outcome(self, entry: FileEntry, index: ProfileIndex | None = None) -> _Outcome:
         name = str(entry.path)
         cached = self._outcomes.get(name)
         if cached is not None and cached[0] == entry.key:
             return cached[1]
-        self.reads += 1
-        try:
-            profiles, warnings = load_file(entry.path, follow_links=not entry.in_folder)
-            result: _Outcome = (profiles, [], warnings)
-        except ProfileError as error:
-            result = ([], error.problems, [])
+        stored = index.get(entry.path.name, entry.key) if index is not None else None
+        if stored is not None:
+            result = _decode(stored)
+        else:
+            self.reads += 1
+            try:
+                profiles, warnings = load_file(entry.path, follow_links=not entry.in_folder)
+                result = (profiles, [], warnings)
+            except ProfileError as error:
+                result = ([], error.problems, [])
+            if index is not None:
+                index.put(entry.path.name, entry.key, encode(*result))
         self._outcomes[name] = (entry.key, result)
         return result
 
@@ -385,17 +400,38 @@ class ProfileCache:
             del self._outcomes[name]
 
 
-def load_profiles(paths: list[str | os.PathLike] | str | os.PathLike, cache: ProfileCache | None = None) -> ProfileSet:
-    """Load every profile under the given files and folders; bad files become problems, never exceptions."""
+def _decode(stored: dict[str, Any]) -> _Outcome:
+    return (
+        [Profile(p["data"], p["origin"]) for p in stored["profiles"]],
+        [Problem(*p) for p in stored["problems"]],
+        [Problem(*p) for p in stored["warnings"]],
+    )
+
+
+def load_profiles(
+    paths: list[str | os.PathLike] | str | os.PathLike, cache: ProfileCache | None = None, use_index: bool = True
+) -> ProfileSet:
+    """Load every profile under the given files and folders; bad files become problems, never exceptions.
+
+    One folder is read through its persistent index (unless ``use_index`` is off, as ``validate`` does): only the
+    files changed since the index was written are parsed.
+    """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files, problems = profile_files(list(paths))
     result = ProfileSet(problems=problems)
     cache = cache or ProfileCache()
+    folder = Path(paths[0]) if len(paths) == 1 and Path(paths[0]).is_dir() else None
     with cache.lock:
-        outcomes = [cache.outcome(entry) for entry in files]
+        index = cache.index_for(folder) if folder is not None and use_index else None
+        outcomes = [cache.outcome(entry, index if entry.in_folder else None) for entry in files]
         if len(paths) == 1:
             cache.forget_missing({str(entry.path) for entry in files})
+        if index is not None:
+            index.forget_missing({entry.path.name for entry in files})
+            if index.warning:  # said once: the index was rebuilt (or is not used)
+                result.warnings.append(Problem(str(index.path), "", index.warning.split(": ", 1)[1]))
+                index.warning = None
     seen: dict[str, str] = {}
     for entry, (profiles, bad, warnings) in zip(files, outcomes, strict=True):
         result.problems.extend(bad)

@@ -4,11 +4,16 @@ Generates N profiles (measured-style, with 100 epoch times each) in a temporary 
 with Streamlit's AppTest, and times the cold first run (loading, cached afterwards) and re-runs after
 widget changes (budget, precision, current hardware). Side by side with the 3 shipped profiles.
 
+Each size is opened twice, each time in a fresh process: the first run builds the folder's persistent index, the
+second is a restart with the index present.
+
 Usage: python benchmarks/bench_app.py [N ...]   (default 1000 10000; 0: the shipped profiles alone)
 """
 
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +52,18 @@ def time_app(folder: Path) -> tuple[float, list[float]]:
     return cold, reruns
 
 
+if sys.argv[1:2] == ["--one"]:  # one app session in this process: its timings as JSON
+    cold, reruns = time_app(Path(sys.argv[2]))
+    print(json.dumps({"cold": cold, "reruns": reruns}))
+    raise SystemExit(0)
+
+
+def fresh_process(folder: Path) -> tuple[float, list[float]]:
+    out = subprocess.run([sys.executable, __file__, "--one", str(folder)], capture_output=True, text=True, check=True)
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    return found["cold"], found["reruns"]
+
+
 rows = []
 base_cold, base_reruns = time_app(ROOT / "profiles")
 rows.append(("shipped", base_cold, base_reruns))
@@ -55,11 +72,13 @@ for size in sizes:
         started = time.perf_counter()
         generate(Path(tmp), size)
         print(f"generated {size} profiles in {time.perf_counter() - started:.1f} s", flush=True)
-        cold, reruns = time_app(Path(tmp))
-        rows.append((f"{size:,}", cold, reruns))
+        cold, reruns = fresh_process(Path(tmp))
+        rows.append((f"{size:,} (no index)", cold, reruns))
+        cold, reruns = fresh_process(Path(tmp))
+        rows.append((f"{size:,} (restart)", cold, reruns))
 
 base = statistics.median(base_reruns)
-print(f"{'profiles':>12}  {'cold first run':>14}  {'widget re-run median':>20}  {'max':>6}  {'vs 3 profiles':>13}")
+print(f"{'profiles':>20}  {'first run':>10}  {'widget re-run median':>20}  {'max':>6}  {'vs shipped':>10}")
 for label, cold, reruns in rows:
     median = statistics.median(reruns)
-    print(f"{label:>12}  {cold:>12.2f} s  {median:>18.3f} s  {max(reruns):>4.2f} s  {median / base:>12.2f}x")
+    print(f"{label:>20}  {cold:>8.2f} s  {median:>18.3f} s  {max(reruns):>4.2f} s  {median / base:>9.2f}x")

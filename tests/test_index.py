@@ -1,0 +1,110 @@
+"""The persistent index beside a profiles folder: a cold start parses only what changed, and an index that cannot be
+trusted is rebuilt from the files, never believed."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+
+from advisor import index, store
+from advisor.cli import main
+
+
+def snapshot(found: store.ProfileSet) -> dict:
+    return {p.id: p.data for p in found.profiles}
+
+
+def load(folder: Path) -> tuple[store.ProfileSet, int]:
+    """A cold start: a new cache, as a new process has."""
+    cache = store.ProfileCache()
+    found = store.load_profiles(folder, cache)
+    return found, cache.reads
+
+
+def test_a_cold_start_with_the_index_parses_nothing(shipped_copy: Path):
+    first, reads = load(shipped_copy)
+    assert reads == len(list(shipped_copy.glob("*.yaml"))) and (shipped_copy / index.INDEX_NAME).exists()
+    second, reads = load(shipped_copy)
+    assert reads == 0 and snapshot(second) == snapshot(first) and not second.warnings
+
+
+def test_a_profile_edited_behind_its_back_is_read_again(shipped_copy: Path):
+    load(shipped_copy)
+    path = shipped_copy / "post-titan-rtx.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["results"][0]["total_seconds"] = 99.5
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    os.utime(path, ns=(1, 1))  # even with an old modification time: its size and key changed
+    found, reads = load(shipped_copy)
+    assert reads == 1
+    assert snapshot(found)["post-titan-rtx"]["results"][0]["total_seconds"] == 99.5
+    (shipped_copy / "post-gtx-1070-ti.yaml").unlink()
+    found, reads = load(shipped_copy)
+    assert reads == 0 and "post-gtx-1070-ti" not in snapshot(found)
+
+
+def _other_sqlite(path: Path) -> None:
+    connection = sqlite3.connect(path)
+    connection.execute("CREATE TABLE notes (text TEXT)")
+    connection.commit()
+    connection.close()
+
+
+def _older_version(path: Path) -> None:
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE meta SET value='advisor profile index 0' WHERE key='format'")
+    connection.commit()
+    connection.close()
+
+
+CORRUPTIONS = {
+    "truncated": lambda path: path.write_bytes(path.read_bytes()[:200]),
+    "zero bytes": lambda path: path.write_bytes(b""),
+    "random bytes": lambda path: path.write_bytes(os.urandom(4096)),
+    "another SQLite file": lambda path: (path.unlink(), _other_sqlite(path)),
+    "an older index version": _older_version,
+}
+
+
+@pytest.mark.parametrize("damage", list(CORRUPTIONS))
+def test_a_damaged_index_is_rebuilt_and_the_files_win(shipped_copy: Path, capsys, damage):
+    truth, _ = load(shipped_copy)
+    CORRUPTIONS[damage](shipped_copy / index.INDEX_NAME)
+    found, reads = load(shipped_copy)
+    assert snapshot(found) == snapshot(truth)
+    assert reads == len(list(shipped_copy.glob("*.yaml")))  # every file read again
+    assert any("rebuilt from the profile files" in w.message for w in found.warnings) or damage == "zero bytes"
+    again, reads = load(shipped_copy)
+    assert reads == 0 and snapshot(again) == snapshot(truth)  # the rebuilt index serves the next start
+    assert main(["list", "--profiles", str(shipped_copy)]) == 0
+    assert "post-titan-rtx: NVIDIA TITAN RTX" in capsys.readouterr().out
+
+
+def test_a_locked_or_impossible_index_is_left_alone(shipped_copy: Path):
+    truth, _ = load(shipped_copy)
+    holder = sqlite3.connect(shipped_copy / index.INDEX_NAME)
+    holder.execute("BEGIN EXCLUSIVE")
+    found, reads = load(shipped_copy)
+    holder.rollback()
+    holder.close()
+    assert snapshot(found) == snapshot(truth) and reads > 0
+    assert any("locked by another process" in w.message for w in found.warnings)
+    # no index can be written (a folder in its place, as a read-only folder would refuse it): the files alone
+    (shipped_copy / index.INDEX_NAME).unlink()
+    (shipped_copy / index.INDEX_NAME).mkdir()
+    found, _ = load(shipped_copy)
+    assert snapshot(found) == snapshot(truth)
+
+
+def test_validate_reads_every_file_not_the_index(shipped_copy: Path, capsys):
+    load(shipped_copy)
+    lie = json.dumps({"profiles": [], "problems": [["x.yaml", "", "a problem only the index knows"]], "warnings": []})
+    with sqlite3.connect(shipped_copy / index.INDEX_NAME) as connection:  # an index that lies about every file
+        connection.execute("UPDATE files SET outcome=?", (lie,))
+    assert main(["validate", str(shipped_copy)]) == 0
+    assert "a problem only the index knows" not in capsys.readouterr().out + capsys.readouterr().err
