@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor import catalog
 from helpers import SHIPPED, valid_profile
 
 
@@ -22,3 +23,9 @@ def shipped_copy(tmp_path: Path) -> Path:
     target = tmp_path / "profiles"
     shutil.copytree(SHIPPED, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def shipped_catalog() -> catalog.Catalog:
+    """The shipped GPU catalog, loaded once (read-only)."""
+    return catalog.load_catalog()

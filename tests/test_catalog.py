@@ -16,50 +16,45 @@ from advisor.errors import AdvisorError, ProfileError
 RAW = yaml.safe_load(catalog.DEFAULT_CATALOG.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def shipped() -> catalog.Catalog:
-    return catalog.load_catalog()
-
-
-def test_the_catalog_covers_todays_market(shipped):
-    ids = {gpu.id for gpu in shipped.gpus}
+def test_the_catalog_covers_todays_market(shipped_catalog):
+    ids = {gpu.id for gpu in shipped_catalog.gpus}
     assert len(ids) >= 30
     assert {"gtx-1070-ti", "titan-rtx"} <= ids  # the post's GPUs
     assert {"rtx-4090", "rtx-5090", "l4", "a100-80gb-sxm4", "h100-sxm", "h200-sxm"} <= ids
-    assert shipped.as_of == "2026-11-30"
-    assert {gpu.segment for gpu in shipped.gpus} == {"consumer", "workstation", "datacenter"}
+    assert shipped_catalog.as_of == "2026-11-30"
+    assert {gpu.segment for gpu in shipped_catalog.gpus} == {"consumer", "workstation", "datacenter"}
 
 
-def test_every_value_keeps_its_source(shipped):
-    for gpu in shipped.gpus:
+def test_every_value_keeps_its_source(shipped_catalog):
+    for gpu in shipped_catalog.gpus:
         for name, spec in gpu.specs.items():
-            assert spec.source in shipped.sources or spec.source.startswith("http"), (gpu.id, name)
+            assert spec.source in shipped_catalog.sources or spec.source.startswith("http"), (gpu.id, name)
             if spec.value is None:
                 assert spec.note, f"{gpu.id}.{name} is null without saying why"
         for price in gpu.purchase:
-            assert price.date and (price.source in shipped.sources or price.source.startswith("http"))
+            assert price.date and (price.source in shipped_catalog.sources or price.source.startswith("http"))
         for rental in gpu.rentals:
-            assert rental.date and rental.usd_per_hour > 0 and rental.source in shipped.sources
+            assert rental.date and rental.usd_per_hour > 0 and rental.source in shipped_catalog.sources
 
 
-def test_prices_and_rentals(shipped):
-    gpus = shipped.by_id()
+def test_prices_and_rentals(shipped_catalog):
+    gpus = shipped_catalog.by_id()
     assert gpus["rtx-4090"].price.usd == 1599 and gpus["rtx-4090"].price.kind == "launch MSRP"
     assert gpus["rtx-4090"].best_rental.provider == "RunPod" and gpus["rtx-4090"].best_rental.usd_per_hour == 0.6
-    assert all(r.kind != "spot" for gpu in shipped.gpus if (r := gpu.best_rental))  # spot is never the default
+    assert all(r.kind != "spot" for gpu in shipped_catalog.gpus if (r := gpu.best_rental))  # spot is never the default
     assert gpus["h100-sxm"].price.kind.startswith("system price per GPU")
     assert gpus["titan-rtx"].value("fp16_tensor_tflops") == 130.5  # full rate, not the GeForce half rate
     assert gpus["gtx-1070-ti"].value("fp16_tensor_tflops") is None  # no tensor cores: null, not a guess
 
 
-def test_names_match_what_drivers_report(shipped):
-    assert shipped.find("NVIDIA GeForce RTX 4090").id == "rtx-4090"
-    assert shipped.find("NVIDIA TITAN RTX").id == "titan-rtx"
-    assert shipped.find("rtx-3090").id == "rtx-3090"
-    assert shipped.match("Tesla T4").id == "t4"
-    assert shipped.match("Some Other GPU") is None
+def test_names_match_what_drivers_report(shipped_catalog):
+    assert shipped_catalog.find("NVIDIA GeForce RTX 4090").id == "rtx-4090"
+    assert shipped_catalog.find("NVIDIA TITAN RTX").id == "titan-rtx"
+    assert shipped_catalog.find("rtx-3090").id == "rtx-3090"
+    assert shipped_catalog.match("Tesla T4").id == "t4"
+    assert shipped_catalog.match("Some Other GPU") is None
     with pytest.raises(AdvisorError, match=r"no GPU named 'RTX 4095' in the catalog; closest: GeForce RTX 4090"):
-        shipped.find("RTX 4095")
+        shipped_catalog.find("RTX 4095")
 
 
 def test_the_shipped_json_schema_is_derived_and_the_catalog_passes_it():

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor import analysis, catalog, costs, metrics, store
+from advisor import analysis, costs, metrics, store
 from advisor.cli import main
 from advisor.costs import Habits
 from advisor.errors import AdvisorError
@@ -20,8 +20,8 @@ CPU, GTX, TITAN = 2449.41867685318, 150.32436347007751, 34.02235388755798
 
 
 @pytest.fixture(scope="module")
-def shipped():
-    return analysis.results_frame(store.load_profiles(SHIPPED).profiles), catalog.load_catalog()
+def shipped(shipped_catalog):
+    return analysis.results_frame(store.load_profiles(SHIPPED).profiles), shipped_catalog
 
 
 def option(rec, profile, precision="float32"):
@@ -215,14 +215,11 @@ def test_zero_lifetime_is_refused():
         Habits(lifetime_years=0)
 
 
-def test_rentals_are_billed_as_providers_bill_them():
-    from advisor.catalog import load_catalog
-
-    shipped = load_catalog()
-    lambda_billing, runpod = shipped.billing_of("Lambda"), shipped.billing_of("RunPod")
+def test_rentals_are_billed_as_providers_bill_them(shipped_catalog):
+    lambda_billing, runpod = shipped_catalog.billing_of("Lambda"), shipped_catalog.billing_of("RunPod")
     assert (lambda_billing.billing_seconds, lambda_billing.minimum_seconds) == (60, 60)
     assert runpod.billing_seconds == 1
-    assert shipped.billing_of("Nobody").billing_seconds == 3600  # not in the catalog: by the hour
+    assert shipped_catalog.billing_of("Nobody").billing_seconds == 3600  # not in the catalog: by the hour
     habits = Habits()  # a session starts in 5 minutes and holds one run
     # a 4-second run on Lambda at $3.60/h: 304 s of session, billed as 6 whole minutes
     assert costs.billed_usd_per_run(3.6, 4.0, 60, 60, habits) == pytest.approx(3.6 * 360 / 3600)

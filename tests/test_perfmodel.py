@@ -10,18 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor import analysis, catalog, estimates, perfmodel, report, store
+from advisor import analysis, estimates, perfmodel, report, store
 from advisor.cli import main
 from advisor.schema import DEFAULT_WORKLOAD, workload_key
 from helpers import SHIPPED, post_workload_profile, write_yaml
 
 POST = workload_key(DEFAULT_WORKLOAD)
 WORK = perfmodel.lstm_work(1000, 100, 1, 937, 100, 100)
-
-
-@pytest.fixture(scope="module")
-def shipped_catalog() -> catalog.Catalog:
-    return catalog.load_catalog()
 
 
 @pytest.fixture(scope="module")

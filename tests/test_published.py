@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import analysis, calibration, catalog, collection, crossval, estimates, scaling, store
+from advisor import analysis, calibration, collection, crossval, estimates, scaling, store
 from advisor.cli import main
 from helpers import SHIPPED
 
@@ -25,11 +25,6 @@ def loaded() -> store.ProfileSet:
 @pytest.fixture(scope="module")
 def frame(loaded):
     return analysis.results_frame(loaded.profiles)
-
-
-@pytest.fixture(scope="module")
-def shipped_catalog() -> catalog.Catalog:
-    return catalog.load_catalog()
 
 
 def test_every_published_row_is_a_quoted_result_of_a_profile(loaded):
