@@ -77,7 +77,7 @@ DEFAULT = ScalingFit(phi=0.5, sync=0.02, observations=0)  # without observations
 def observations(frame: pd.DataFrame, catalog: Catalog) -> list[Observation]:
     """The published multi-GPU results with a one-GPU counterpart of the same GPU, workload, precision and batch."""
     rows = frame[(frame["source"] == "quoted") & (frame["device_kind"] == "gpu")]
-    rows = rows[[spec.get("kind") == "published" for spec in rows["workload_spec"]]]
+    rows = rows[rows["workload_spec"].map(lambda spec: spec.get("kind") == "published").astype(bool)]
     gpus = {name: catalog.match(str(name)) for name in rows["device_name"].unique()}
     batch = [b if b == b else spec["batch_size"] for b, spec in zip(rows["batch_size"], rows["workload_spec"],
                                                                     strict=True)]  # fmt: skip

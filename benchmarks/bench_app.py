@@ -22,7 +22,8 @@ from pathlib import Path
 from _profiles import ROOT, generate
 from streamlit.testing.v1 import AppTest
 
-sizes = [int(arg) for arg in sys.argv[1:] if int(arg) > 0] if sys.argv[1:] else [1000, 10000]
+ONE = sys.argv[1:2] == ["--one"]  # a child process: one app session, its timings printed as JSON
+sizes = [] if ONE else [int(arg) for arg in sys.argv[1:] if int(arg) > 0] if sys.argv[1:] else [1000, 10000]
 
 
 def time_app(folder: Path) -> tuple[float, list[float]]:
@@ -52,7 +53,7 @@ def time_app(folder: Path) -> tuple[float, list[float]]:
     return cold, reruns
 
 
-if sys.argv[1:2] == ["--one"]:  # one app session in this process: its timings as JSON
+if ONE:
     cold, reruns = time_app(Path(sys.argv[2]))
     print(json.dumps({"cold": cold, "reruns": reruns}))
     raise SystemExit(0)

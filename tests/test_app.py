@@ -206,3 +206,12 @@ def test_a_profile_of_your_own_model_gets_the_catalogs_estimates(monkeypatch, sh
     assert (table["source"] == "estimated").sum() > 40  # every catalog GPU, estimated for this model
     assert {"RTX 4090", "2x RTX 4090"} <= set(table["option"])
     assert "(estimated)" in plain(best(at)[0])
+
+
+def test_a_folder_without_published_results_still_gets_estimates(monkeypatch, tmp_path: Path):
+    # the post's profiles alone: no published multi-GPU rows to fit the scaling on (the default scaling is used)
+    for path in SHIPPED.glob("post-*.yaml"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    at = start(monkeypatch, tmp_path)
+    table = options_table(at)
+    assert {"RTX 4090", "2x RTX 4090"} <= set(table["option"])
