@@ -12,6 +12,7 @@ import yaml
 
 from advisor import __version__, store
 from advisor.cli import main
+from advisor.index import INDEX_NAME  # the folder's persistent index, written beside the profiles
 from helpers import ROOT, SHIPPED, valid_profile, write_yaml
 
 
@@ -211,7 +212,7 @@ def test_add_copies_valid_profiles_and_refuses_clashes(capsys, tmp_path: Path):
     assert out == f"added {folder / 'friends-gpu.yaml'}\n"
     assert "broken-one.yaml: results[0].total_seconds: must be greater than 0, got -1" in err
     assert (folder / "friends-gpu.yaml").read_text(encoding="utf-8").startswith("# measured by a friend\n")
-    assert sorted(p.name for p in folder.iterdir()) == ["friends-gpu.yaml"]
+    assert sorted(p.name for p in folder.iterdir() if p.name != INDEX_NAME) == ["friends-gpu.yaml"]
 
     # The same id again: refused, the file in the folder untouched; --force replaces it.
     changed = valid_profile("friends-gpu", seconds=50.0)
@@ -223,4 +224,4 @@ def test_add_copies_valid_profiles_and_refuses_clashes(capsys, tmp_path: Path):
     status, _, _ = run(capsys, "--profiles", str(folder), "add", "--force", str(incoming / "again.yaml"))
     assert status == 0
     assert store.load_profile(folder / "friends-gpu.yaml")[0].data["results"][0]["total_seconds"] == 50.0
-    assert sorted(p.name for p in folder.iterdir()) == ["friends-gpu.yaml"]  # no temporary file left
+    assert sorted(p.name for p in folder.iterdir() if p.name != INDEX_NAME) == ["friends-gpu.yaml"]  # no temporary file
