@@ -63,7 +63,9 @@ METRICS = (
         "cloud_usd_per_run",
         "cost per run (rented)",
         "USD",
-        "the cheapest on-demand rental of the same GPU, usd per hour x seconds / 3600",
+        "the cheapest on-demand rental of the same GPU as billed: a session (session_minutes of start-up, then "
+        "runs_per_session runs) rounded up to the provider's billing increment and minimum, x usd per hour / 3600, "
+        "shared by the session's runs",
     ),
     Metric(
         "break_even_runs",
@@ -71,6 +73,19 @@ METRICS = (
         "runs",
         "price / (cloud_usd_per_run - energy_usd_per_run): the runs after which buying the same GPU costs less "
         "than renting it; null when renting always costs less",
+    ),
+    Metric(
+        "memory_gb",
+        "memory",
+        "GB",
+        "an estimate's predicted peak training memory per GPU at the workload's batch: weights, gradients and "
+        "optimizer state, the activations kept for the backward pass, the framework's own",
+    ),
+    Metric(
+        "fits",
+        "fits",
+        "",
+        "whether memory_gb fits 95 % of the GPU's memory; an option that does not is never recommended",
     ),
     Metric(
         "marginal_usd_per_added_run_per_hour",
