@@ -84,7 +84,7 @@ METRICS = (
     Metric(
         "fits",
         "fits",
-        "",
+        "yes/no",
         "whether memory_gb fits 95 % of the GPU's memory; an option that does not is never recommended",
     ),
     Metric(
