@@ -180,8 +180,9 @@ def estimate_catalog(
     The calibration rests on every single-GPU result on a catalog GPU, of every workload; each estimate's range is
     the cross-validated error of its situation (``widths``: by default the catalog's, kept by ``crossval --write``
     beside it). Rows are left out where a measured or quoted result of the same GPU and precision exists (unless
-    ``keep_covered``, for checking the model against them). ``devices`` above 1 add data-parallel options ("2x RTX 4090"): one GPU's
-    estimate divided by N times the efficiency :mod:`advisor.scaling` predicts (the batch per GPU kept).
+    ``keep_covered``, for checking the model against them). ``devices`` above 1 add data-parallel options ("2x RTX
+    4090"): one GPU's estimate divided by N times the efficiency :mod:`advisor.scaling` predicts (the batch per GPU
+    kept).
     """
     spec = spec if spec is not None else spec_for(frame, key)
     work = work_of(spec)
