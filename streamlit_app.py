@@ -221,15 +221,16 @@ def headline(rec: analysis.Recommendation) -> None:
             delta=f"{best['speedup_vs_current']:.2f}x faster, {cost}",
             border=True,
         )
-        payback = report.fmt_payback(best).replace("wk", "weeks").replace("*", " (time only)")
+        payback = report.fmt_payback(best).replace("wk", "weeks")
+        time_only = payback.endswith("*")  # the power is unknown: the time saved alone (said in the tooltip)
         cells = [
-            ("Upgrade cost", "free" if best["free_upgrade"] else report.fmt_usd(best["upgrade_cost_usd"])),
-            ("Hours saved a week", f"{best['hours_saved_per_week']:,.1f} h"),
-            ("Pays for itself", payback),
-            ("Cost per run", report.fmt_usd_small(best["usd_per_run"])),
+            ("Upgrade cost", "free" if best["free_upgrade"] else report.fmt_usd(best["upgrade_cost_usd"]), None),
+            ("Hours saved a week", f"{best['hours_saved_per_week']:,.1f} h", None),
+            ("Pays for itself", payback, "Counts the time saved alone: the power is unknown." if time_only else None),
+            ("Cost per run", report.fmt_usd_small(best["usd_per_run"]), None),
         ]
-        for column, (label, value) in zip(st.columns(4), cells, strict=True):
-            column.metric(label, value, border=True)
+        for column, (label, value, tip) in zip(st.columns(4), cells, strict=True):
+            column.metric(label, value, border=True, help=tip)
         (st.success if best["free_upgrade"] else st.info)(safe(rec.reason), icon="🎁" if best["free_upgrade"] else None)
         if best["source"] == "estimated":
             st.caption(safe(f"Estimated, not measured: {best['basis'] or best['source_detail']}"))
