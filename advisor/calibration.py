@@ -130,6 +130,7 @@ class Fit:
     gpu_workloads: dict[str, set[str]] = field(default_factory=dict)  # per GPU: the workloads it has results of
     workload_gpus: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # per (workload, group): GPUs
     architectures: frozenset[str] = frozenset()
+    _typical: dict[str, list[Sample]] = field(default_factory=dict, repr=False)  # per group, made on first use
 
     def value(self, *key) -> float:
         """A fitted log-space term (its prior mean, 0 or the global prior, when no result decided it)."""
@@ -192,11 +193,13 @@ class Fit:
 
     def _representatives(self, group: str) -> list[Sample]:
         """One sample per workload of the group with results on MANY_GPUS or more (their scaling is known)."""
-        found: dict[str, Sample] = {}
-        for s in self.samples:
-            if s.group == group and len(self.workload_gpus.get((s.workload, group), ())) >= MANY_GPUS:
-                found.setdefault(s.workload, s)
-        return list(found.values())
+        if group not in self._typical:
+            found: dict[str, Sample] = {}
+            for s in self.samples:
+                if s.group == group and len(self.workload_gpus.get((s.workload, group), ())) >= MANY_GPUS:
+                    found.setdefault(s.workload, s)
+            self._typical[group] = list(found.values())
+        return self._typical[group]
 
     def situation(self, device: Device, workload: str, precision: str) -> Situation:
         """What the fit knows of this GPU (apart from this workload) and of this workload (apart from this GPU)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import math
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -168,9 +167,6 @@ class Billing:
     billing_seconds: int = 3600
     minimum_seconds: int = 0
     source: str = "not in the catalog: billed by the hour assumed"
-
-    def billed_seconds(self, seconds: float) -> float:
-        return max(float(self.minimum_seconds), math.ceil(seconds / self.billing_seconds) * self.billing_seconds)
 
 
 @dataclass(frozen=True)

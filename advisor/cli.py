@@ -345,10 +345,11 @@ def _catalog(args: argparse.Namespace):
     return load_catalog(args.catalog or DEFAULT_CATALOG)
 
 
-def _frame_with_estimates(args: argparse.Namespace, profile_id: str | None, key: tuple | None = None):
+def _frame_with_estimates(args: argparse.Namespace, profile_id: str | None, key: tuple | None = None, frame=None):
+    """The profiles' results (``frame`` when already loaded), with the catalog's estimates and the user's prices."""
     from advisor.analysis import apply_prices
 
-    frame = _frame(args)
+    frame = _frame(args) if frame is None else frame
     prices = dict(args.price)
     if not args.estimates:
         return apply_prices(frame, prices, _catalog(args) if prices else None)
@@ -369,8 +370,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from advisor.analysis import compare, comparison_records
     from advisor.report import comparison_text
 
-    key = _workload_option(args, _frame(args)) if args.workload else None
-    frame = _frame_with_estimates(args, args.baseline, key)
+    frame = _frame(args)  # loaded once: the workload option and the comparison read the same results
+    key = _workload_option(args, frame)
+    frame = _frame_with_estimates(args, args.baseline, key, frame)
     comparison = compare(frame, baseline=args.baseline, precision=args.precision, workload=key)
     if args.json:
         _print_json(comparison_records(comparison))
