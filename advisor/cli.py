@@ -550,10 +550,14 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from advisor.report import measure_table
 
     plan = plan_from_args(args)
-    if plan.out is not None:
+    writes = plan.out is not None and (plan.cluster is None or plan.cluster.is_chief)
+    if writes:
         store.check_writable_folder(plan.out)  # before minutes of training, not after
     with InterruptGuard().installed() as guard:
         profile = measure(plan, _progress, guard)
+        if profile is None:  # a worker other than the chief: the chief writes the profile
+            print(f"{plan.cluster.name(plan.cluster.index)}: done; the chief writes the profile")
+            return 0
         problems, _ = schema.validate(profile, "(measured profile)")
         if problems:
             raise AdvisorError("the measured profile is invalid (a bug): " + "; ".join(map(str, problems)))

@@ -59,7 +59,7 @@ def _size(name: str, doc: str, lstm_only: bool = False) -> Field:
 DEVICE = (
     Field("kind", "choice", "what trained: the CPU or a GPU", required=True, choices=DEVICE_KINDS),
     Field("name", "string", "the device's name, as the driver reports it", required=True),
-    Field("count", "integer", "devices used by the training (default 1)", minimum=1, maximum=1024),
+    Field("count", "integer", "devices used by the training, across all machines (default 1)", minimum=1, maximum=1024),
     Field("memory_gb", "number", "memory of one device", positive=True, unit="GB"),
     Field("compute_capability", "string", "CUDA compute capability (GPUs), e.g. '8.9'"),
     Field("driver", "string", "driver version"),
@@ -202,9 +202,10 @@ MEMORY = (
     Field("method", "string", "how it was read", required=True),
 )
 SCALING = (
-    Field(
-        "devices", "integer", "devices the result trained on (tf.distribute.MirroredStrategy)", required=True, minimum=2
-    ),
+    Field("workers", "integer", "machines the result trained on (tf.distribute.MultiWorkerMirroredStrategy); "
+          "absent: one", minimum=2),
+    Field("devices", "integer", "devices the result trained on, across all machines (tf.distribute strategies)",
+          required=True, minimum=2),
     Field(
         "single_device_seconds",
         "number",
@@ -216,6 +217,14 @@ SCALING = (
     Field("speedup", "number", "single_device_seconds / total_seconds", required=True, positive=True),
     Field("efficiency", "number", "speedup / devices (1: perfect scaling)", required=True, positive=True),
     Field("global_batch", "integer", "the batch across all devices", minimum=1),
+)
+CLUSTER = (
+    Field("workers", "integer", "machines (worker processes) that trained together", required=True, minimum=2,
+          maximum=1024),
+    Field("devices_per_worker", "integer", "devices each machine trained on", required=True, minimum=1, maximum=1024),
+    Field("collective", "string", "the all-reduce implementation (RING, NCCL)"),
+    Field("link", "string", "the link between the machines, where it could be read (loopback, a network interface)"),
+    Field("link_gbps", "number", "the link's speed as its interface reports it", positive=True, unit="Gb/s"),
 )
 RESULT = (
     Field("precision", "choice", "the Keras dtype policy of the run", required=True, choices=PRECISIONS),
@@ -261,6 +270,7 @@ PROFILE = (
     Field("price", "section", "what the hardware cost", required=True, fields=PRICE),
     Field("workload", "section", "the training job that was timed", required=True, fields=WORKLOAD),
     Field("results", "sections", "one result per precision", required=True, fields=RESULT),
+    Field("cluster", "section", "several machines (measure --workers): how they were joined", fields=CLUSTER),
     Field("provenance", "section", "where the results come from", required=True, fields=PROVENANCE),
     Field("notes", "text", "anything a reader should know: a string or a list of strings"),
 )  # fmt: skip

@@ -158,10 +158,28 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         metavar="N",
         help="train on N devices with tf.distribute.MirroredStrategy (GPUs, or the CPU split in N); "
-        "one device is measured in the same run for the scaling efficiency",
+        "one device is measured in the same run for the scaling efficiency (with --workers: the GPUs of each worker)",
     )
     run.add_argument(
-        "--scale-batch", action="store_true", help="with --devices: keep the batch per device (global batch x N)"
+        "--scale-batch",
+        action="store_true",
+        help="with --devices or --workers: keep the batch per device (global batch x the devices in all)",
+    )
+    cluster = parser.add_argument_group(
+        "several machines (tf.distribute.MultiWorkerMirroredStrategy; every worker runs the same command)"
+    )
+    cluster.add_argument(
+        "--workers",
+        metavar="HOST:PORT,...",
+        help="every worker's address, the chief (worker 0) first; or set TF_CONFIG instead. The chief times one "
+        "device, then all train together; the chief writes the profile",
+    )
+    cluster.add_argument("--worker-index", type=int, metavar="I", help="which of --workers this machine is (0: chief)")
+    cluster.add_argument(
+        "--join-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long a worker waits for the others to start (120); then it says who is missing and stops",
     )
     run.add_argument(
         "--quick",

@@ -30,9 +30,14 @@ def default_mixed_policy(device_kind: str) -> str:
     return "mixed_float16" if device_kind == "gpu" else "mixed_bfloat16"
 
 
-def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None = None) -> dict[str, Any]:
-    """Run the whole measurement and return the profile (not yet written). The framework starts here."""
+def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None = None) -> dict[str, Any] | None:
+    """Run the whole measurement and return the profile (not yet written; None on a worker other than the chief).
+    The framework starts here."""
     guard = guard or InterruptGuard()
+    if plan.cluster is not None:  # several machines: this worker's part (the chief returns the profile)
+        from advisor.measure.multiworker import measure_cluster
+
+        return measure_cluster(plan, progress, guard)
     backend = backends.load(plan.backend)
     progress(f"starting {plan.backend}...")
     backend.start(plan.device, plan.devices)

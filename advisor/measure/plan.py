@@ -9,6 +9,7 @@ from pathlib import Path
 
 from advisor import schema
 from advisor.errors import AdvisorError
+from advisor.measure.cluster import DEFAULT_JOIN_TIMEOUT, Cluster, environment_cluster, parse_workers
 from advisor.workload import Workload, workload_from_args
 
 MIXED_POLICIES = ("mixed_float16", "mixed_bfloat16")
@@ -26,7 +27,8 @@ class MeasurePlan:
     mixed_policy: str | None
     device: str  # auto | cpu | gpu
     backend: str = "tensorflow"
-    devices: int = 1  # > 1: tf.distribute.MirroredStrategy over this many devices
+    devices: int = 1  # > 1: tf.distribute.MirroredStrategy over this many devices (with a cluster: per worker)
+    cluster: Cluster | None = None  # several machines: tf.distribute.MultiWorkerMirroredStrategy
     scale_batch: bool = False  # with devices > 1: keep the batch per device (global batch = batch x devices)
     quick: bool = False
     seed: int = 0
@@ -74,12 +76,25 @@ def check_backend(backend: str) -> None:
         )
 
 
+def cluster_from_args(args: argparse.Namespace) -> Cluster | None:
+    """--workers and --worker-index, else a TF_CONFIG already set, else None (one machine)."""
+    timeout = getattr(args, "join_timeout", None) or DEFAULT_JOIN_TIMEOUT
+    workers = getattr(args, "workers", None)
+    if workers is not None:
+        return parse_workers(workers, getattr(args, "worker_index", None), timeout)
+    if getattr(args, "worker_index", None) is not None:
+        raise AdvisorError("--worker-index goes with --workers HOST:PORT,HOST:PORT,...")
+    return environment_cluster(timeout)
+
+
 def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
     workload = workload_from_args(args)
     devices = getattr(args, "devices", 1) or 1
-    if devices > 1 and args.scale_batch:
-        workload = Workload(**{**workload.as_dict(), "batch_size": workload.batch_size * devices})
-        workload = Workload(**{**workload.as_dict(), "name": workload.name + f"-x{devices}batch"})
+    cluster = cluster_from_args(args)
+    replicas = devices * (len(cluster.workers) if cluster else 1)
+    if replicas > 1 and args.scale_batch:
+        workload = Workload(**{**workload.as_dict(), "batch_size": workload.batch_size * replicas})
+        workload = Workload(**{**workload.as_dict(), "name": workload.name + f"-x{replicas}batch"})
     price_date = args.price_date
     if price_date is not None and not schema.is_iso_date(price_date):
         raise AdvisorError(f"--price-date must be a date like 2026-11-30, got {price_date!r}")
@@ -90,8 +105,15 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
     if devices > 1 and args.backend != "tensorflow":
         raise AdvisorError("--devices: several devices are measured with TensorFlow's MirroredStrategy; "
                            "use --backend tensorflow")  # fmt: skip
-    if args.scale_batch and devices == 1:
-        raise AdvisorError("--scale-batch needs --devices 2 or more")
+    if args.scale_batch and replicas == 1:
+        raise AdvisorError("--scale-batch needs --devices 2 or more (or --workers)")
+    if cluster is not None:
+        if args.backend != "tensorflow":
+            raise AdvisorError("--workers: several machines are measured with TensorFlow's "
+                               "MultiWorkerMirroredStrategy; use --backend tensorflow")  # fmt: skip
+        if args.quick:
+            raise AdvisorError("--workers: --quick stops when one machine's epochs settle, which the workers cannot "
+                               "agree on; give fewer --epochs instead")  # fmt: skip
     check_backend(args.backend)
     model = getattr(args, "model", None)
     if model is not None and not Path(model).is_file():
@@ -108,6 +130,7 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
         loss=getattr(args, "loss", None),
         optimizer=getattr(args, "optimizer", None),
         devices=devices,
+        cluster=cluster,
         scale_batch=args.scale_batch,
         quick=args.quick,
         seed=args.seed,
@@ -128,7 +151,7 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
 def _command_words(args: argparse.Namespace) -> list[str]:
     words = []
     for key in ("model", "units", "timesteps", "features", "samples", "batch_size", "epochs", "precision",
-                "mixed_policy", "device", "backend", "devices", "seed"):  # fmt: skip
+                "mixed_policy", "device", "backend", "devices", "workers", "seed"):  # fmt: skip
         value = getattr(args, key, None)
         if value is not None:
             words.append(f"--{key.replace('_', '-')} {value}")

@@ -20,8 +20,10 @@ def result_record(
     single_device: TrainingRun | None = None,
     devices: int = 1,
     batch_size: int = 0,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    """One result of a profile; ``flops`` is the training FLOPs of one epoch."""
+    """One result of a profile; ``flops`` is the training FLOPs of one epoch (``devices``: in all, across the
+    ``workers``)."""
     stats = timing.steady_stats(run.epoch_seconds)
     record: dict[str, Any] = {
         "precision": run.precision,
@@ -62,6 +64,7 @@ def result_record(
     if single_device is not None:
         speedup = single_device.total_seconds / run.total_seconds
         record["scaling"] = {
+            **({"workers": workers} if workers > 1 else {}),
             "devices": devices,
             "single_device_seconds": round(single_device.total_seconds, 4),
             "speedup": _significant(speedup),
@@ -93,8 +96,10 @@ def build_profile(
     results: list[dict[str, Any]],
     profile_id: str,
     workload: dict[str, Any] | None = None,
+    cluster: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The profile of a measured run (``workload``: a model's description; default: the plan's LSTM job)."""
+    """The profile of a measured run (``workload``: a model's description; default: the plan's LSTM job;
+    ``cluster``: the workers of a multi-worker run)."""
     workload = workload or plan.workload.as_dict()
     price: dict[str, Any] = {"usd": plan.price_usd, "date": plan.price_date}
     if plan.price_note:
@@ -112,7 +117,13 @@ def build_profile(
         notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")
     if device.kind == "cpu" and plan.device == "cpu":
         notes.append("Measured with --device cpu (GPUs hidden).")
-    if device.count > 1:
+    if cluster:
+        notes.append(
+            f"Trained on {cluster['workers']} machines with tf.distribute.MultiWorkerMirroredStrategy and a custom "
+            f"training step (global batch {workload['batch_size']}); the chief timed one device with the same step "
+            "in the same run (each result's scaling section)."
+        )
+    elif device.count > 1:
         notes.append(
             f"Trained on {device.count} devices with tf.distribute.MirroredStrategy (global batch "
             f"{workload['batch_size']}); each result's scaling section compares one device in the same run."
@@ -127,6 +138,7 @@ def build_profile(
         "price": price,
         "workload": workload,
         "results": results,
+        **({"cluster": cluster} if cluster else {}),
         "provenance": {
             "method": "measured",
             "advisor_version": __version__,

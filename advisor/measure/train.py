@@ -90,17 +90,22 @@ def _epoch_timer(epochs: int, label: str, quick: bool, progress: Progress, guard
             self.logs = values
             elapsed = time.perf_counter() - self._run_start
             done = len(self.times)
-            steady = statistics.median(self.times[1:]) if done > 1 else self.times[-1]
-            left = steady * (self.cap - done)
-            progress(
-                f"{label}: epoch {done}/{epochs}  {self.times[-1]:.2f} s  "
-                f"elapsed {_duration(elapsed)}  left ~{_duration(left)}"
-                + (f"  loss {self.logs['loss']:.4f}" if "loss" in self.logs else "")
-            )
+            progress(epoch_line(label, self.times, epochs, elapsed, done, self.cap, self.logs.get("loss")))
             if quick and (timing.quick_should_stop(self.times) or done >= self.cap):
                 self.model.stop_training = True
 
     return EpochTimer()
+
+
+def epoch_line(label: str, times: list[float], epochs: int, elapsed: float, done: int, cap: int,
+               loss: float | None) -> str:
+    """The progress line after an epoch: its time, the elapsed time and what is left (from the steady median)."""
+    steady = statistics.median(times[1:]) if done > 1 else times[-1]
+    left = steady * (cap - done)
+    return (
+        f"{label}: epoch {done}/{epochs}  {times[-1]:.2f} s  elapsed {_duration(elapsed)}  left ~{_duration(left)}"
+        + (f"  loss {loss:.4f}" if loss is not None else "")
+    )
 
 
 def _duration(seconds: float) -> str:
@@ -190,7 +195,7 @@ def train_once(
     }
     if device.count > 1:
         checks["replicas"] = int(getattr(getattr(backend, "strategy", None), "num_replicas_in_sync", device.count))
-    warnings = _run_warnings(checks, policy, device, backend, timer.times, monitor)
+    warnings = run_warnings(checks, policy, device, backend.accelerator_words, timer.times, monitor)
     run = TrainingRun(
         precision=policy,
         epoch_seconds=timer.times,
@@ -207,11 +212,11 @@ def train_once(
     return run
 
 
-def _run_warnings(
+def run_warnings(
     checks: dict[str, Any],
     policy: str,
     device: DeviceInfo,
-    backend: Backend,
+    accelerator_words: tuple[str, ...],
     times: list[float],
     monitor: hardware.CpuUsageMonitor,
 ) -> list[str]:
@@ -224,7 +229,7 @@ def _run_warnings(
             f"{policy}: the model computed in {computed}, not {expected_dtype}; the result would be wrong"
         )
     placed = checks["variables_device"].upper()
-    if device.kind == "gpu" and device.count == 1 and not any(word in placed for word in backend.accelerator_words):
+    if device.kind == "gpu" and device.count == 1 and not any(word in placed for word in accelerator_words):
         raise AdvisorError(f"--device gpu: the model's variables live on {checks['variables_device']}, not the GPU")
     load = monitor.other_load()
     cpus = os.cpu_count() or 1

@@ -1,0 +1,120 @@
+"""``measure --workers``: the same training on several machines, timed by the chief against one device.
+
+Every worker runs the same command. In order: this worker's port is checked, TensorFlow starts, the workers
+join (:func:`tf_multiworker.join`, bounded by ``--join-timeout``), they compare their workloads (one line on
+every worker when they differ), the chief alone measures its matmul peak and times one device with the same
+custom step while the others wait, then all of them train together and the chief writes the profile. A worker
+that dies or is stopped ends the run on every other worker with one line, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from advisor import hardware, store
+from advisor.errors import AdvisorError
+from advisor.measure import backends
+from advisor.measure.cluster import check_port_free, fingerprint, link_facts, mismatch
+from advisor.measure.plan import MeasurePlan
+from advisor.measure.profile import build_profile, result_record
+from advisor.measure.signals import InterruptGuard
+from advisor.measure.train import Progress, TrainingRun
+
+READY_KEY = "chief-ready"
+
+
+def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard) -> dict[str, Any] | None:
+    """Run this worker's part; the chief returns the profile, the other workers None."""
+    from advisor.measure import _dtype, _jobs, default_mixed_policy
+    from advisor.measure.backends import tf_multiworker as mw
+
+    cluster = plan.cluster
+    assert cluster is not None
+    me = cluster.name(cluster.index)
+    check_port_free(cluster)
+    backend = backends.load("tensorflow")
+    progress(f"{me}: starting tensorflow...")
+    backend.start(plan.device, 1)
+    tf = backend.tf
+    if backend.gpus:
+        if plan.devices > len(backend.gpus):
+            raise AdvisorError(f"--devices {plan.devices}: only {len(backend.gpus)} GPU(s) are visible")
+        tf.config.set_visible_devices(backend.gpus[: plan.devices], "GPU")  # the devices this worker trains on
+        backend.gpus = backend.gpus[: plan.devices]
+    elif plan.devices > 1:
+        raise AdvisorError("--devices with --workers counts the GPUs of each worker; a CPU worker trains on one")
+    kind = "gpu" if backend.gpus else "cpu"
+    progress(f"{me}: waiting for the other {len(cluster.workers) - 1} worker(s) (at most {cluster.join_timeout:g} s)")
+    strategy = mw.join(tf, cluster, kind, progress)
+    mw.reinstall(guard)
+    progress(f"{me}: joined ({strategy.num_replicas_in_sync} replicas in all)")
+
+    host = hardware.host_facts()
+    device = backend.resolve_device(plan.device, host, plan.devices)
+    mixed = plan.mixed_policy or default_mixed_policy(device.kind)
+    policies = [mixed if p == "mixed" else p for p in plan.precisions]
+    if len(set(policies)) != len(policies):
+        raise AdvisorError(f"--precision: {mixed} is listed twice (mixed means {mixed} here)")
+    job, single_job, workload, flops_per_epoch = _jobs(plan, progress)
+    agreed = {"precisions": policies, "devices_per_worker": device.count, "device_kind": device.kind,
+              "seed": plan.seed, "keras_dtype_policies": mixed}  # fmt: skip
+    prints = mw.exchange(tf, cluster, "workload", fingerprint(workload, policies, agreed), guard)
+    line = mismatch(cluster, prints)
+    if line:
+        raise AdvisorError(line)
+
+    one = dataclasses.replace(device, count=1)
+    references: dict[str, TrainingRun] = {}
+    peaks: dict[str, float] = {}
+    if cluster.is_chief:
+        try:
+            for dtype in sorted({_dtype(p) for p in policies}):
+                peaks[dtype] = backend.matmul_peak_gflops(dtype, plan.matmul_size, one)
+                progress(f"matmul peak ({dtype}): {peaks[dtype]:,.1f} GFLOP/s")
+            for policy in policies:
+                references[policy] = mw.train_steps(tf, single_job, policy, one, plan.seed, progress, guard,
+                                                    label=f"{policy}, 1 device (the chief alone)")  # fmt: skip
+        except AdvisorError as error:
+            mw.publish(cluster, READY_KEY, f"error: {error}")
+            raise
+        mw.publish(cluster, READY_KEY, "ok")
+    else:
+        progress(f"{me}: waiting while the chief times one device...")
+        answer = mw.wait_for(tf, cluster, READY_KEY, guard)
+        if answer.startswith("error: "):
+            raise AdvisorError(f"the chief stopped: {answer.removeprefix('error: ')}; no profile written")
+
+    workers = len(cluster.workers)
+    total = workers * device.count
+    results = []
+    for policy in policies:
+        guard.check()
+        label = f"{policy}, {workers} workers" + (f" x {device.count} devices" if device.count > 1 else "")
+        label = label if cluster.is_chief else f"worker {cluster.index}: {label}"
+        run = mw.train_steps(tf, job, policy, device, plan.seed, progress, guard, label, strategy, cluster)
+        if cluster.is_chief:
+            dtype = _dtype(policy)
+            results.append(result_record(run, flops_per_epoch, peaks.get(dtype), dtype, references[policy], total,
+                                         workload["batch_size"], workers=workers))  # fmt: skip
+            for warning in run.warnings:
+                progress(f"warning: {policy}: {warning}")
+    if not cluster.is_chief:
+        return None
+
+    software = {**backend.software_facts(device), **hardware.software_facts()}
+    facts = {"workers": workers, "devices_per_worker": device.count, "collective": strategy.advisor_collective,
+             **link_facts(cluster)}  # fmt: skip
+    whole = dataclasses.replace(device, count=total)
+    slug_source = plan.name or default_name(whole, workers)
+    overwrite_or_dry = plan.out is None or plan.force
+    profile_id = store.slugify(slug_source) if overwrite_or_dry else store.unique_slug(plan.out, slug_source)
+    profile = build_profile(plan, whole, host, software, results, profile_id, workload, cluster=facts)
+    profile["name"] = plan.name or default_name(whole, workers)
+    return profile
+
+
+def default_name(device: backends.DeviceInfo, workers: int) -> str:
+    """'2 machines x Intel Xeon' or '2 machines x 4x NVIDIA H100' (each machine's devices)."""
+    per = device.count // workers
+    return f"{workers} machines x {device.name if per == 1 else f'{per}x {device.name}'}"
