@@ -65,8 +65,9 @@ OPTION_KEYS = (
     "cheapest_way",
 )
 ESTIMATE_KEYS = ("low", "high", "bound", "basis")  # in JSON rows when a time is estimated
-DEVICE_KEYS = ("profile", "device", "precision", "seconds", "scaling_devices", "scaling_speedup", "efficiency",
-               "added_speedup_per_device", "price_per_device", "usd_per_added_1x")  # fmt: skip
+DEVICE_KEYS = ("profile", "device", "precision", "seconds", "scaling_devices", "scaling_workers", "scaling_speedup",
+               "efficiency", "added_speedup_per_device", "added_speedup_per_machine", "price_per_device",
+               "usd_per_added_1x")  # fmt: skip
 _FRAME_COLUMNS = (
     "profile",
     "name",
@@ -96,6 +97,7 @@ _FRAME_COLUMNS = (
     "backend",  # the Keras backend (or framework) that trained
     "hardware",  # the machine's signature (analysis.hardware_signature): the same machine, another backend is free
     "scaling_devices",  # several devices: how many, and the speedup over one device measured in the same run
+    "scaling_workers",  # several machines (measure --workers): how many
     "scaling_speedup",
     "single_device_seconds",
     "workload_spec",  # the workload as the profile describes it (the performance model reads a model's layers)
@@ -116,6 +118,10 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
         device = data["device"]
         count = int(device.get("count", 1))
         device_label = device["name"] if count == 1 else f"{count}x {device['name']}"
+        workers = int((data.get("cluster") or {}).get("workers", 1))
+        if workers > 1:
+            per = count // workers
+            device_label = f"{workers} machines x " + (device["name"] if per == 1 else f"{per}x {device['name']}")
         for result in data["results"]:
             estimated = bool(result.get("estimated"))
             source = "estimated" if estimated else provenance["method"]
@@ -159,6 +165,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "catalog_id": None,
                     "measured_power_watts": _float_or_nan((result.get("power") or {}).get("average_watts")),
                     "scaling_devices": _float_or_nan((result.get("scaling") or {}).get("devices")),
+                    "scaling_workers": _float_or_nan((result.get("scaling") or {}).get("workers")),
                     "scaling_speedup": _float_or_nan((result.get("scaling") or {}).get("speedup")),
                     "single_device_seconds": _float_or_nan((result.get("scaling") or {}).get("single_device_seconds")),
                     "workload_spec": data["workload"],
@@ -543,14 +550,17 @@ def _switch_words(best: pd.Series, current: pd.Series) -> str:
 
 
 def added_devices(frame: pd.DataFrame) -> pd.DataFrame:
-    """What each added device buys: for results measured on several devices (with one device in the same run),
-    the speedup over one device, the scaling efficiency, and the price of each added 1x of speed."""
+    """What each added device (or machine) buys: for results measured on several devices or machines (with one
+    device in the same run), the speedup over one device, the scaling efficiency, the speedup each added device
+    and machine brings, and the price of each added 1x of speed."""
     rows = frame[frame["scaling_devices"].notna()].copy()
     if rows.empty:
         return rows
     devices = rows["scaling_devices"]
     rows["efficiency"] = rows["scaling_speedup"] / devices
     rows["added_speedup_per_device"] = (rows["scaling_speedup"] - 1) / (devices - 1)
+    # several machines: a machine holds devices / workers of them, so it adds that many devices' speedup
+    rows["added_speedup_per_machine"] = rows["added_speedup_per_device"] * devices / rows["scaling_workers"]
     rows["price_per_device"] = rows["price_usd"] / rows["device_count"]
     rows["usd_per_added_1x"] = (rows["price_per_device"] / rows["added_speedup_per_device"]).where(
         rows["added_speedup_per_device"] > 0

@@ -163,6 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--devices", type=int, default=1, metavar="N",
         help="also N GPUs in data parallel (the batch per GPU kept), with the scaling fitted on published results",
     )  # fmt: skip
+    estimate.add_argument(
+        "--machines", type=int, default=1, metavar="M",
+        help="also M machines of them, joined by a network of --link-gbps (the network's cost is estimated from "
+        "the link's speed: no published multi-machine results check it)",
+    )  # fmt: skip
+    estimate.add_argument("--link-gbps", type=float, metavar="GBPS", help="the network between the machines, in Gb/s")
     from advisor.workload import add_model_arguments, add_workload_size_arguments  # no TensorFlow
 
     add_workload_size_arguments(estimate)
@@ -437,8 +443,13 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         key = workload_key(spec)
     if not 1 <= args.devices <= 1024:
         raise AdvisorError(f"estimate: --devices must be 1 to 1024, got {args.devices}")
+    if not 1 <= args.machines <= 1024:
+        raise AdvisorError(f"estimate: --machines must be 1 to 1024, got {args.machines}")
+    if args.machines > 1 and not (args.link_gbps and args.link_gbps > 0):
+        raise AdvisorError("estimate: --machines needs the network's speed, e.g. --link-gbps 25 (no guess is made)")
     found = estimates.estimate_catalog(frame, catalog, key, gpu_ids=gpu_ids, keep_covered=True, spec=spec,
-                                       devices=tuple(sorted({1, args.devices})))  # fmt: skip
+                                       devices=tuple(sorted({1, args.devices})), machines=args.machines,
+                                       link_gbps=args.link_gbps)  # fmt: skip
     rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
     machines = estimates.estimate_machines(frame, key, spec) if args.model and not args.gpu else []
     if args.json:
@@ -545,11 +556,31 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_measure(args: argparse.Namespace) -> int:
     """Plan, check the output folder, measure, validate, write, report."""
-    from advisor import schema, store
-    from advisor.measure import InterruptGuard, measure, plan_from_args  # the framework starts inside measure()
-    from advisor.report import measure_table
+    from advisor.measure import plan_from_args
 
     plan = plan_from_args(args)
+    if plan.cluster is None:
+        return _measure(args, plan)
+    # A worker of a cluster ends here, whatever happened: TensorFlow's teardown of the cluster would log C++ errors
+    # after our last line (and may wait on a shutdown barrier for workers that are gone).
+    try:
+        status = _measure(args, plan)
+    except AdvisorError as error:
+        print(f"advisor: error: {error}", file=sys.stderr)
+        status = 1
+    except KeyboardInterrupt:
+        print("advisor: interrupted; no profile written", file=sys.stderr)
+        status = 130
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _measure(args: argparse.Namespace, plan) -> int:
+    from advisor import schema, store
+    from advisor.measure import InterruptGuard, measure  # the framework starts inside measure()
+    from advisor.report import measure_table
+
     writes = plan.out is not None and (plan.cluster is None or plan.cluster.is_chief)
     if writes:
         store.check_writable_folder(plan.out)  # before minutes of training, not after

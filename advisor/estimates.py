@@ -174,6 +174,8 @@ def estimate_catalog(
     spec: dict[str, Any] | None = None,
     widths: Widths | None = None,
     devices: tuple[int, ...] = (1,),
+    machines: int = 1,
+    link_gbps: float | None = None,
 ) -> CatalogEstimates:
     """Estimate the workload on every catalog GPU (or ``gpu_ids``) and precision, as results-frame rows.
 
@@ -182,7 +184,7 @@ def estimate_catalog(
     beside it). Rows are left out where a measured or quoted result of the same GPU and precision exists (unless
     ``keep_covered``, for checking the model against them). ``devices`` above 1 add data-parallel options ("2x RTX
     4090"): one GPU's estimate divided by N times the efficiency :mod:`advisor.scaling` predicts (the batch per GPU
-    kept).
+    kept); ``machines`` above 1 (with the network's ``link_gbps``) add that many machines of each.
     """
     spec = spec if spec is not None else spec_for(frame, key)
     work = work_of(spec)
@@ -190,7 +192,7 @@ def estimate_catalog(
     fit = calibration.fit(calibration_samples(frame, catalog))
     workload = workload_id(key)
     common = calibration_basis(fit, widths)
-    scale = scaling_fit(frame, catalog) if any(n > 1 for n in devices) else scaling.DEFAULT
+    scale = scaling_fit(frame, catalog) if any(n > 1 for n in devices) or machines > 1 else scaling.DEFAULT
     covered: set[tuple[str, str]] = set()
     if not keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != "estimated")]
@@ -217,6 +219,11 @@ def estimate_catalog(
                 if several is not None:
                     records.append(_row(gpu, several, key, workload_name, catalog.as_of, count, estimate.seconds)
                                    | room)  # fmt: skip
+            for count in devices if machines > 1 and link_gbps else ():
+                cluster = _several(gpu, estimate, count, spec, scale, widths, machines, link_gbps)
+                if cluster is not None:
+                    records.append(_row(gpu, cluster, key, workload_name, catalog.as_of, count, estimate.seconds,
+                                        machines) | room)  # fmt: skip
     rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(ESTIMATE_COLUMNS))
     return CatalogEstimates(rows, fit, widths, missing)
 
@@ -233,20 +240,31 @@ def _memory(spec: dict[str, Any], precision: str, gpu) -> dict[str, Any]:
 
 
 def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
-             widths: Widths) -> perfmodel.Estimate | None:  # fmt: skip
-    """``count`` GPUs in data parallel: one GPU's estimate over count x the predicted efficiency, its range widened
-    by the scaling's cross-validated error (in quadrature)."""
+             widths: Widths, machines: int = 1,
+             link_gbps: float | None = None) -> perfmodel.Estimate | None:  # fmt: skip
+    """``count`` GPUs (on each of ``machines``) in data parallel: one GPU's estimate over the GPUs x the predicted
+    efficiency, its range widened by the scaling's cross-validated error (in quadrature). The network between
+    machines is a physical estimate (:func:`advisor.scaling.network_efficiency`), not cross-validated: said so."""
     link = scaling.link_of(gpu)
     parameters = memory.parameters(spec)
     if link is None or not parameters or one.seconds is None:
         return None
     iterations = spec["train_samples"] * spec["epochs"] / spec["batch_size"]
-    efficiency = scale.efficiency(count, scaling.GRADIENT_BYTES * parameters, link[1], one.seconds / iterations)
-    seconds = one.seconds / (count * efficiency)
+    gradient_bytes = scaling.GRADIENT_BYTES * parameters
+    iteration = one.seconds / iterations
+    efficiency = scale.efficiency(count, gradient_bytes, link[1], iteration, machines)
+    network = scaling.network_efficiency(machines, gradient_bytes, link_gbps or 0.0, iteration) if machines > 1 else 1
+    efficiency *= network
+    seconds = one.seconds / (count * machines * efficiency)
     one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
     scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
     width = math.hypot(one_width, scale_width)
-    basis = (f"{one.basis}; {count} GPUs in data parallel over {link[0]} (the batch per GPU kept): efficiency "
+    where = f"{count} GPUs over {link[0]}" if count > 1 else "one GPU"
+    if machines > 1:
+        where = (f"{machines} machines of {where}, linked at {link_gbps:g} Gb/s (the network costs "
+                 f"{1 - network:.0%}: an estimate from the link's speed, no published multi-machine results to "
+                 "check it against, not in the range)")  # fmt: skip
+    basis = (f"{one.basis}; {where} in data parallel (the batch per GPU kept): efficiency "
              f"{efficiency:.0%} predicted by the scaling fitted on published multi-GPU results, whose error "
              f"({math.exp(scale_width):.2f}x) widens the range")  # fmt: skip
     return dataclasses.replace(one, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width),
@@ -313,24 +331,28 @@ ESTIMATE_COLUMNS = (
     "price_date", "price_kind", "price_stale", "source",
     "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
     "workload_name", "low", "high", "bound", "basis", "catalog_id", "backend", "hardware", "scaling_devices",
-    "scaling_speedup", "single_device_seconds", "memory_gb", "fits", "largest_batch",
+    "scaling_workers", "scaling_speedup", "single_device_seconds", "memory_gb", "fits", "largest_batch",
 )  # fmt: skip
 
 
 def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_of: str, count: int = 1,
-         single: float | None = None) -> dict[str, Any]:  # fmt: skip
+         single: float | None = None, machines: int = 1) -> dict[str, Any]:  # fmt: skip
     price = gpu.current_price(as_of)
     several = f"{count}x " if count > 1 else ""
+    cluster = f"{machines} machines x " if machines > 1 else ""
+    total = count * machines
     return {
-        "profile": f"catalog:{gpu.id}" + (f":{count}x" if count > 1 else ""),  # not a slug: never a profile's id
-        "name": f"{several}{short_device(gpu.name)} (estimated)",
-        "device": f"{several}{gpu.name}",
+        "profile": f"catalog:{gpu.id}"  # not a slug: never a profile's id
+        + (f":{count}x" if count > 1 else "")
+        + (f":{machines}m" if machines > 1 else ""),
+        "name": f"{cluster}{several}{short_device(gpu.name)} (estimated)",
+        "device": f"{cluster}{several}{gpu.name}",
         "device_name": gpu.name,
         "device_kind": "gpu",
-        "device_count": count,
+        "device_count": total,
         "precision": estimate.precision,
         "seconds": float(estimate.seconds),
-        "price_usd": count * float(price.usd) if price else math.nan,
+        "price_usd": total * float(price.usd) if price else math.nan,
         "price_date": price.date if price else None,
         "price_kind": price.label(as_of) if price else None,
         "price_stale": bool(price and price.stale(as_of)),
@@ -348,9 +370,10 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_o
         "catalog_id": gpu.id,
         "backend": "tensorflow",  # the calibration's results: the post's and measure's default backend
         "hardware": f"catalog:{gpu.id}",
-        "scaling_devices": float(count) if count > 1 else math.nan,
-        "scaling_speedup": single / estimate.seconds if count > 1 and single else math.nan,
-        "single_device_seconds": single if count > 1 and single else math.nan,
+        "scaling_devices": float(total) if total > 1 else math.nan,
+        "scaling_workers": float(machines) if machines > 1 else math.nan,
+        "scaling_speedup": single / estimate.seconds if total > 1 and single else math.nan,
+        "single_device_seconds": single if total > 1 and single else math.nan,
     }
 
 
@@ -386,6 +409,8 @@ def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
         {
             "gpu": row["device"],
             "catalog_id": row["catalog_id"],
+            "devices": int(row["device_count"]),
+            "machines": 1 if pd.isna(row.get("scaling_workers")) else int(row["scaling_workers"]),
             "precision": row["precision"],
             "seconds_estimate": row["seconds"],
             "low": row["low"],

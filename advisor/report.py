@@ -106,10 +106,12 @@ LADDER_COLUMNS: list[Column] = [
 DEVICE_COLUMNS: list[Column] = [
     ("profile", lambda r: r["profile"]),
     ("precision", lambda r: r["precision"]),
+    ("machines", lambda r: f"{r['scaling_workers']:.0f}" if r["scaling_workers"] == r["scaling_workers"] else "1"),
     ("devices", lambda r: f"{r['scaling_devices']:.0f}"),
     ("speedup over one", lambda r: fmt_times(r["scaling_speedup"])),
     ("efficiency", lambda r: f"{100 * r['efficiency']:.0f}%"),
     ("added 1x per device", lambda r: f"{r['added_speedup_per_device']:.2f}x"),
+    ("added 1x per machine", lambda r: fmt_times(r["added_speedup_per_machine"])),
     ("price per device", lambda r: fmt_usd(r["price_per_device"])),
     ("$ per added 1x", lambda r: fmt_usd(r["usd_per_added_1x"])),
 ]
@@ -140,7 +142,7 @@ def recommendation_text(rec: Recommendation) -> str:
     if rec.devices is not None and len(rec.devices):
         lines += [
             "",
-            "What each added device buys (measured with one device in the same run):",
+            "What each added device or machine buys (measured with one device in the same run):",
             text_table_of(rec.devices.to_dict("records"), DEVICE_COLUMNS, left={"profile", "precision"}),
         ]
     if rec.ladder is not None and len(rec.ladder):
@@ -279,6 +281,11 @@ def constants_text(constants: dict[str, float]) -> str:
             f"{c['startup_seconds']:.2f} s.")  # fmt: skip
 
 
+def _several_part(basis: str) -> str:
+    """The several-GPU clause of an estimate's basis (what follows its single-GPU basis)."""
+    return basis[basis.rindex("; ", 0, basis.index(" in data parallel")) + 2 :]
+
+
 def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list | None = None) -> str:
     """Catalog estimates as a table, with the model's constants and what could not be estimated; then the measured
     machines' estimates (``estimate --model``)."""
@@ -289,6 +296,9 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list |
         table = rows.sort_values(["seconds", "device", "precision"])
         lines.append(text_table_of(table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound",
                                                                                    "why this range"}))  # fmt: skip
+    several = rows[rows["basis"].astype(str).str.contains(" in data parallel")] if not rows.empty else rows
+    for basis in dict.fromkeys(several["basis"].astype(str).map(_several_part)):
+        lines.append(f"Several GPUs: {basis}.")
     for missing_estimate in found.not_estimated:
         lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
                      f"{missing_estimate.reason}")  # fmt: skip

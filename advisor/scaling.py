@@ -10,7 +10,11 @@ that grows with log2(N), adds to every iteration:
 where t1 is one GPU's iteration time. ``phi`` (the share of the all-reduce left exposed) and ``sync`` are fitted
 on every multi-GPU result whose one-GPU result (same GPU, workload, precision and batch per GPU) is published
 too, in log space with Huber weights; the leave-one-system-out error says how far a new system's efficiency is
-off. Pure NumPy; no I/O.
+off.
+
+Across machines the gradients also cross the network once per machine. No published result spans machines, so
+that term (``network_efficiency``) is physics, not a fit: the ring all-reduce over the link hides behind the
+backward pass (two thirds of an iteration) and only its excess adds. Pure NumPy; no I/O.
 """
 
 from __future__ import annotations
@@ -64,11 +68,26 @@ class ScalingFit:
     sync: float  # the share of an iteration lost per doubling of the GPUs (synchronisation, stragglers)
     observations: int
 
-    def efficiency(self, devices: int, gradient_bytes: float, link_gbs: float, iteration_seconds: float) -> float:
-        if devices <= 1:
+    def efficiency(self, devices: int, gradient_bytes: float, link_gbs: float, iteration_seconds: float,
+                   machines: int = 1) -> float:  # fmt: skip
+        """``devices`` GPUs on each of ``machines``; the network between machines is ``network_efficiency``'s."""
+        if devices * machines <= 1:
             return 1.0
-        exposed = self.phi * comm_seconds(devices, gradient_bytes, link_gbs)
-        return 1.0 / (1.0 + self.sync * math.log2(devices) + exposed / iteration_seconds)
+        exposed = self.phi * comm_seconds(devices, gradient_bytes, link_gbs) if devices > 1 else 0.0
+        return 1.0 / (1.0 + self.sync * math.log2(devices * machines) + exposed / iteration_seconds)
+
+
+BACKWARD_SHARE = 2 / 3  # of an iteration: the backward pass (twice the forward's), which an all-reduce overlaps
+
+
+def network_efficiency(machines: int, gradient_bytes: float, link_gbps: float, iteration_seconds: float) -> float:
+    """What the network between ``machines`` costs on top of each machine's own scaling (1: nothing): a ring
+    all-reduce at the link's speed (Gb/s), its part beyond the backward pass exposed. Estimated, not fitted."""
+    if machines <= 1:
+        return 1.0
+    over_network = comm_seconds(machines, gradient_bytes, link_gbps / 8)
+    exposed = max(0.0, over_network - BACKWARD_SHARE * iteration_seconds)
+    return 1.0 / (1.0 + exposed / iteration_seconds)
 
 
 DEFAULT = ScalingFit(phi=0.5, sync=0.02, observations=0)  # without observations: half the all-reduce exposed

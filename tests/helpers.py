@@ -124,3 +124,75 @@ def model_profile(profile_id: str = "my-model", seconds: float = 40.0) -> dict:
         ],
     }  # fmt: skip
     return profile
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports free on this machine now (bound to port 0, then released; the workers bind them again at once)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def worker_env() -> dict[str, str]:
+    """This environment as a user's shell has it: without the variables importing TensorFlow into the test process
+    set (TF_CPP_MIN_LOG_LEVEL among them), a cluster or a Keras backend; unbuffered."""
+    dropped = ("TF_CONFIG", "KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL", "TF2_BEHAVIOR")
+    return {**{k: v for k, v in os.environ.items() if k not in dropped}, "PYTHONUNBUFFERED": "1"}
+
+
+def start_workers(argv: list[str], count: int, extra: dict[int, list[str]] | None = None,
+                  join_timeout: float = 60) -> list:  # fmt: skip
+    """``advisor measure`` as ``count`` worker processes on localhost ports (worker 0 the chief), each with
+    ``argv`` and its own ``extra`` arguments; stderr is a pipe read line by line."""
+    import subprocess
+    import sys
+
+    addresses = ",".join(f"localhost:{port}" for port in free_ports(count))
+    env = worker_env()
+    processes = []
+    for index in range(count):
+        own = [*(extra or {}).get(index, []), "--worker-index", str(index), "--join-timeout", str(join_timeout)]
+        command = [sys.executable, "-m", "advisor", "measure", *argv, "--workers", addresses, *own]
+        processes.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, env=env))  # fmt: skip
+    return processes
+
+
+class Output:
+    """A process's standard error read on a thread (a full pipe would stall a worker), searchable while it runs."""
+
+    def __init__(self, process) -> None:
+        import threading
+
+        self.process = process
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, text: str, timeout: float = 120) -> None:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in self.lines):
+            assert self.process.poll() is None or self._reader.is_alive(), self.text()
+            assert time.monotonic() < deadline, f"{text!r} not seen:\n{self.text()}"
+            time.sleep(0.05)
+
+    def finish(self, timeout: float = 120) -> tuple[int, str, str]:
+        """Wait for the end: (exit status, standard output, standard error)."""
+        out = self.process.stdout.read()
+        status = self.process.wait(timeout=timeout)
+        self._reader.join(timeout=10)
+        return status, out, self.text()
+
+    def text(self) -> str:
+        return "\n".join(self.lines)

@@ -181,4 +181,4 @@ def test_the_recommendation_shows_what_added_devices_buy():
     assert record["added_devices"][0]["profile"] == "two-gpus"
     assert record["added_devices"][0]["usd_per_added_1x"] == pytest.approx(1500 / 0.6667, rel=1e-3)
     text = recommendation_text(rec)
-    assert "What each added device buys" in text and "83%" in text
+    assert "What each added device or machine buys" in text and "83%" in text

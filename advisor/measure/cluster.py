@@ -113,6 +113,7 @@ def check_port_free(cluster: Cluster) -> None:
     """This worker's port must be free before the framework listens on it (a clear line, not a gRPC trace)."""
     _, port = split_address(cluster.address)
     with socket.socket(socket.AF_INET6 if ":" in cluster.address.rpartition(":")[0] else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC does: a closed port's TIME_WAIT is free
         try:
             probe.bind(("", port))
         except OSError as error:
@@ -213,7 +214,7 @@ def mismatch(cluster: Cluster, prints: Mapping[int, str]) -> str | None:
 
 def _first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any]:
     if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
+        for key in sorted(set(a) | set(b), key=lambda k: (k == "name", k)):  # a name only repeats what differs
             if a.get(key) != b.get(key):
                 return _first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else key)
     return path or "workload", a, b

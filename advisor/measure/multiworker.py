@@ -46,8 +46,7 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
         raise AdvisorError("--devices with --workers counts the GPUs of each worker; a CPU worker trains on one")
     kind = "gpu" if backend.gpus else "cpu"
     progress(f"{me}: waiting for the other {len(cluster.workers) - 1} worker(s) (at most {cluster.join_timeout:g} s)")
-    strategy = mw.join(tf, cluster, kind, progress)
-    mw.reinstall(guard)
+    strategy = mw.join(tf, cluster, kind)
     progress(f"{me}: joined ({strategy.num_replicas_in_sync} replicas in all)")
 
     host = hardware.host_facts()
@@ -77,22 +76,28 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
                                                     label=f"{policy}, 1 device (the chief alone)")  # fmt: skip
         except AdvisorError as error:
             mw.publish(cluster, READY_KEY, f"error: {error}")
+            mw.barrier(tf, cluster, f"{READY_KEY}/read", "telling the workers")  # they read it before the chief ends
             raise
         mw.publish(cluster, READY_KEY, "ok")
+        mw.barrier(tf, cluster, f"{READY_KEY}/read", "starting to train together")
     else:
         progress(f"{me}: waiting while the chief times one device...")
         answer = mw.wait_for(tf, cluster, READY_KEY, guard)
+        mw.barrier(tf, cluster, f"{READY_KEY}/read", "starting to train together")
         if answer.startswith("error: "):
             raise AdvisorError(f"the chief stopped: {answer.removeprefix('error: ')}; no profile written")
 
     workers = len(cluster.workers)
     total = workers * device.count
+    link = link_facts(cluster)
     results = []
     for policy in policies:
         guard.check()
         label = f"{policy}, {workers} workers" + (f" x {device.count} devices" if device.count > 1 else "")
         label = label if cluster.is_chief else f"worker {cluster.index}: {label}"
         run = mw.train_steps(tf, job, policy, device, plan.seed, progress, guard, label, strategy, cluster)
+        if link.get("link", "").startswith("loopback"):  # the other workers share this machine by design
+            run.warnings = [w for w in run.warnings if not w.startswith("other processes used")]
         if cluster.is_chief:
             dtype = _dtype(policy)
             results.append(result_record(run, flops_per_epoch, peaks.get(dtype), dtype, references[policy], total,
@@ -104,7 +109,7 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
 
     software = {**backend.software_facts(device), **hardware.software_facts()}
     facts = {"workers": workers, "devices_per_worker": device.count, "collective": strategy.advisor_collective,
-             **link_facts(cluster)}  # fmt: skip
+             **link}  # fmt: skip
     whole = dataclasses.replace(device, count=total)
     slug_source = plan.name or default_name(whole, workers)
     overwrite_or_dry = plan.out is None or plan.force

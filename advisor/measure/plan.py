@@ -78,7 +78,8 @@ def check_backend(backend: str) -> None:
 
 def cluster_from_args(args: argparse.Namespace) -> Cluster | None:
     """--workers and --worker-index, else a TF_CONFIG already set, else None (one machine)."""
-    timeout = getattr(args, "join_timeout", None) or DEFAULT_JOIN_TIMEOUT
+    timeout = getattr(args, "join_timeout", None)
+    timeout = DEFAULT_JOIN_TIMEOUT if timeout is None else timeout
     workers = getattr(args, "workers", None)
     if workers is not None:
         return parse_workers(workers, getattr(args, "worker_index", None), timeout)

@@ -14,8 +14,6 @@ import contextlib
 import os
 import re
 import signal
-import sys
-import threading
 import time
 from typing import Any
 
@@ -28,67 +26,71 @@ from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Job, Progress, TrainingRun, epoch_line, run_warnings
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+HEARTBEAT_MS = 10_000  # a worker silent this long is taken for dead by the coordination service
 POLL_MS = 500  # how often a waiting worker looks at its Ctrl-C and its deadline
 KEY_PREFIX = "advisor"
 _TASK = re.compile(r"/job:(?:worker|chief)/replica:0/task:(\d+)")
 
 
-def join(tf, cluster: Cluster, device_kind: str, progress: Progress) -> Any:
-    """Start this worker's server and wait for the others: the strategy, or one line and exit 1 (exit 130 on
-    Ctrl-C) when they do not all join within the timeout.
+def join(tf, cluster: Cluster, device_kind: str) -> Any:
+    """Start this worker's server and wait for the others: the strategy, or one line naming who is missing when
+    they do not all join within the timeout.
 
-    TensorFlow waits for the cluster inside C++, where neither a Python signal handler nor an exception can
-    reach it; so the signals are blocked here and a watchdog thread waits for them (and for the deadline)
-    instead, and ends the process itself.
+    The coordination service is configured here (before the strategy would with its defaults, which wait an hour)
+    so that registering is a barrier bounded by ``--join-timeout``. TensorFlow waits inside C++ holding the
+    interpreter, where no Python signal handler runs; so Ctrl-C keeps its default action (end the process) until
+    the workers have joined: nothing has been measured yet.
     """
+    from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2  # no public API for these settings
+    from tensorflow.python.eager import context
+
     os.environ["TF_CONFIG"] = cluster.tf_config()
-    joined = threading.Event()
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
-    watchdog = threading.Thread(target=_watch, args=(cluster, joined, progress), daemon=True)
-    watchdog.start()  # inherits the blocked signals: sigtimedwait takes them
+    timeout_ms = int(cluster.join_timeout * 1000)
+    context.context().configure_coordination_service(
+        service_type="standalone",
+        service_leader="/job:worker/replica:0/task:0",
+        cluster_register_timeout_in_ms=timeout_ms,
+        heartbeat_timeout_in_ms=HEARTBEAT_MS,
+        shutdown_barrier_timeout_in_ms=timeout_ms,
+        coordinated_jobs=[coordination_config_pb2.CoordinatedJob(name="worker", num_tasks=len(cluster.workers))],
+    )
+    with contextlib.suppress(AttributeError, ValueError):  # older protos: the hour-long default wait stays
+        context.context().coordination_service.cluster_register_with_barrier = True
+    implementation = tf.distribute.experimental.CommunicationImplementation
+    chosen = implementation.NCCL if device_kind == "gpu" else implementation.RING
+    options = tf.distribute.experimental.CommunicationOptions(implementation=chosen)
+    previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in SIGNALS}
     try:
-        implementation = tf.distribute.experimental.CommunicationImplementation
-        chosen = implementation.NCCL if device_kind == "gpu" else implementation.RING
-        options = tf.distribute.experimental.CommunicationOptions(implementation=chosen)
         strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
-        strategy.advisor_collective = chosen.name  # what the profile records
+    except (tf.errors.DeadlineExceededError, tf.errors.UnavailableError):
+        raise AdvisorError(missing_line(cluster, cluster.join_timeout)) from None
     finally:
-        joined.set()
-        watchdog.join()
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    strategy.advisor_collective = chosen.name  # what the profile records
     return strategy
-
-
-def _watch(cluster: Cluster, joined: threading.Event, progress: Progress) -> None:
-    deadline = time.monotonic() + cluster.join_timeout
-    while not joined.is_set():
-        left = deadline - time.monotonic()
-        if left <= 0:
-            _exit(progress, f"advisor: error: {missing_line(cluster, cluster.join_timeout)}", 1)
-        if signal.sigtimedwait(SIGNALS, min(POLL_MS / 1000, left)) is not None and not joined.is_set():
-            _exit(progress, "advisor: interrupted while waiting for the workers; no profile written", 130)
-
-
-def _exit(progress: Progress, line: str, status: int) -> None:
-    progress(line)
-    sys.stdout.flush()
-    os._exit(status)  # the main thread is inside TensorFlow's C++ wait: nothing else can end it
-
-
-def reinstall(guard: InterruptGuard) -> None:
-    """TensorFlow's cluster start-up installs its own SIGTERM handler (for preemption); put the guard back."""
-    for sig in SIGNALS:
-        with contextlib.suppress(ValueError):
-            signal.signal(sig, guard.handle)
 
 
 def exchange(tf, cluster: Cluster, key: str, value: str, guard: InterruptGuard) -> dict[int, str]:
     """Every worker publishes ``value`` under ``key`` and reads everyone's (through the cluster's coordination
-    service): {worker index: value}."""
+    service, which the chief hosts): {worker index: value}. A barrier at the end keeps the chief alive until every
+    worker has read, whatever the chief then decides."""
     from tensorflow.python.eager import context  # the coordination service's key-value store has no public API
 
     context.context().set_config_key_value(f"{KEY_PREFIX}/{key}/{cluster.index}", value)
-    return {i: wait_for(tf, cluster, f"{key}/{i}", guard) for i in range(len(cluster.workers))}
+    values = {i: wait_for(tf, cluster, f"{key}/{i}", guard) for i in range(len(cluster.workers))}
+    barrier(tf, cluster, f"{key}/read", "comparing the workloads")
+    return values
+
+
+def barrier(tf, cluster: Cluster, name: str, doing: str) -> None:
+    """Wait until every worker is here (at most the join timeout)."""
+    from tensorflow.python.eager import context
+
+    try:
+        context.context().wait_at_barrier(f"{KEY_PREFIX}/{name}", int(cluster.join_timeout * 1000))
+    except tf.errors.OpError as error:
+        raise AdvisorError(failure_line(cluster, error, doing)) from None
 
 
 def publish(cluster: Cluster, key: str, value: str) -> None:
@@ -175,7 +177,7 @@ def train_steps(
             tf.errors.DeadlineExceededError, tf.errors.InternalError, tf.errors.UnknownError) as error:  # fmt: skip
         if cluster is None:
             raise AdvisorError(f"{policy} training failed on {device.name}: {str(error).strip()[:300]}") from None
-        raise AdvisorError(failure_line(cluster, error, f"training {label}")) from None
+        raise AdvisorError(failure_line(cluster, error, f"training {policy}")) from None
     finally:
         keras.config.set_dtype_policy("float32")
     checks: dict[str, Any] = {
