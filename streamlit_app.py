@@ -20,13 +20,14 @@ import streamlit as st
 from advisor import analysis, charts, costs, estimates, metrics, report, store
 from advisor.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 from advisor.errors import AdvisorError, ProfileError
+from advisor.vocabulary import Goal, PrecisionFilter, Source
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
 CATALOG_FILE = Path(os.environ.get("ADVISOR_CATALOG", DEFAULT_CATALOG))
 CHART_BARS = 25  # bar charts show the best options; the table shows every one
 CHART_POINTS = 300  # the price-time chart draws the frontier and the fastest results
 TABLE_ROWS = 500  # the options table shows the best in the goal's order; the CSV has every one
-PRECISION_CHOICES = {"Best of both": "any", "float32": "float32", "mixed": "mixed"}
+PRECISION_CHOICES = {choice.label: choice.value for choice in PrecisionFilter}
 # Column widths (pixels) that fit the table in a 1,400-pixel window beside the sidebar.
 YOUR_PRICE = "your price"
 TABLE_WIDTHS = {"precision": 62, "speedup": 58, "upgrade cost": 62, "price is": 94, YOUR_PRICE: 60,
@@ -48,7 +49,7 @@ HABIT_INPUTS = {
     "session_minutes": ("A rented session's start-up (minutes)", 0.0, 1.0),
     "runs_per_session": ("Runs in one rented session", 1.0, 1.0),
 }
-GOAL_LABELS = {"value": "Best value ($ per speedup)", "speed": "Fastest within budget", "cost": "Lowest cost per run"}
+GOAL_LABELS = {goal.value: goal.label for goal in Goal}
 safe = report.markdown_safe
 
 st.set_page_config(page_title="advisor: GPU upgrade advisor", page_icon="⚡", layout="wide")
@@ -232,7 +233,7 @@ def headline(rec: analysis.Recommendation) -> None:
         for column, (label, value, tip) in zip(st.columns(4), cells, strict=True):
             column.metric(label, value, border=True, help=tip)
         (st.success if best["free_upgrade"] else st.info)(safe(rec.reason), icon="🎁" if best["free_upgrade"] else None)
-        if best["source"] == "estimated":
+        if best["source"] == Source.ESTIMATED:
             st.caption(safe(f"Estimated, not measured: {best['basis'] or best['source_detail']}"))
     st.caption("Renting: " + safe(rec.rent_advice))
     h = rec.habits
@@ -501,7 +502,7 @@ if choices.include_estimates and catalog is not None:
 wframe = analysis.apply_prices(wframe, your_prices(), catalog)
 rec = analysis.recommend(
     wframe, choices.current_id, budget=choices.budget, precision=choices.precision,
-    current_precision=analysis.current_precision(wframe, choices.current_id), habits=choices.habits,
+    current_precision=analysis.default_precision(wframe, choices.current_id), habits=choices.habits,
     goal=choices.goal, catalog=catalog,
 )  # fmt: skip
 headline(rec)

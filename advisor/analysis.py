@@ -27,8 +27,9 @@ from advisor.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
 from advisor.schema import DEFAULT_WORKLOAD, workload_key
+from advisor.vocabulary import Goal, Precision, PrecisionFilter, Source, words
 
-PRECISION_FILTERS = ("any", "float32", "mixed")
+PRECISION_FILTERS = words(PrecisionFilter)
 ROW_KEYS = (
     "profile",
     "device",
@@ -124,10 +125,10 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
             device_label = f"{workers} machines x " + (device["name"] if per == 1 else f"{per}x {device['name']}")
         for result in data["results"]:
             estimated = bool(result.get("estimated"))
-            source = "estimated" if estimated else provenance["method"]
+            source = Source.ESTIMATED.value if estimated else provenance["method"]
             if estimated:
-                detail = (result.get("estimate") or {}).get("method", "estimated")
-            elif provenance["method"] == "quoted":
+                detail = (result.get("estimate") or {}).get("method", Source.ESTIMATED.value)
+            elif provenance["method"] == Source.QUOTED:
                 detail = provenance.get("source", "")
             else:
                 detail = (
@@ -221,9 +222,9 @@ def filter_precision(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
         raise AdvisorError(f"unknown precision {precision!r}: use one of {', '.join(PRECISION_FILTERS)}")
     if precision == "any":
         return frame
-    if precision == "float32":
-        return frame[frame["precision"] == "float32"]
-    return frame[frame["precision"].str.startswith("mixed")]
+    if precision == PrecisionFilter.FLOAT32:
+        return frame[frame["precision"] == Precision.FLOAT32]
+    return frame[frame["precision"] != Precision.FLOAT32]
 
 
 @dataclass
@@ -267,7 +268,7 @@ def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, ro
             have = ", ".join(rows["precision"])
             raise AdvisorError(f"profile {profile_id!r} has no {precision} result (it has {have})")
         return match.iloc[0]
-    float32 = rows[rows["precision"] == "float32"]
+    float32 = rows[rows["precision"] == Precision.FLOAT32]
     return (float32 if not float32.empty else rows).sort_values("seconds").iloc[-1]
 
 
@@ -309,7 +310,7 @@ def compare(
         choice = select_workload(frame, base["workload"])
     else:
         choice = select_workload(frame, workload)
-        candidates = choice.frame[choice.frame["precision"] == "float32"]
+        candidates = choice.frame[choice.frame["precision"] == Precision.FLOAT32]
         base = (candidates if not candidates.empty else choice.frame).sort_values("seconds").iloc[-1]
     table = _with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])
     table = table.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
@@ -359,7 +360,7 @@ class Recommendation:
     reason: str
     notes: list[str] = field(default_factory=list)
     habits: Habits = field(default_factory=Habits)
-    goal: str = "value"
+    goal: str = Goal.VALUE
     ladder: pd.DataFrame | None = None  # the upgrade ladder (costs.ladder)
     best_rental: pd.Series | None = None  # the cheapest faster option to rent per run
     rent_advice: str = ""  # whether renting would be cheaper at the user's runs per week
@@ -385,12 +386,12 @@ def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "a
     return options
 
 
-def current_precision(frame: pd.DataFrame, profile_id: str) -> str:
+def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
     """The precision a profile's hardware runs today: its float32 result, else its only (or first) one."""
     precisions = list(frame.loc[frame["profile"] == profile_id, "precision"])
     if not precisions:
         raise AdvisorError(f"no profile with id {profile_id!r}")
-    return "float32" if "float32" in precisions else precisions[0]
+    return Precision.FLOAT32 if Precision.FLOAT32 in precisions else precisions[0]
 
 
 def recommend(
@@ -398,9 +399,9 @@ def recommend(
     current: str,
     budget: float | None = None,
     precision: str = "any",
-    current_precision: str = "float32",
+    current_precision: str | None = None,
     habits: Habits | None = None,
-    goal: str = "value",
+    goal: str = Goal.VALUE,
     catalog: Catalog | None = None,
 ) -> Recommendation:
     """Recommend the upgrade from the current profile's result, within the budget, for a goal.
@@ -414,6 +415,8 @@ def recommend(
     if budget is not None and (math.isnan(budget) or budget < 0):
         raise AdvisorError(f"--budget must be a number of dollars, 0 or more; got {budget}")
     habits = habits or Habits()
+    if current_precision is None:  # the CLI and the app agree: float32 where the profile has it
+        current_precision = default_precision(frame, current)
     chosen = _pick_result(frame, current, current_precision, "current")
     choice = select_workload(frame, chosen["workload"])
     workload_frame = costs.hardware_columns(choice.frame, catalog)
@@ -450,7 +453,7 @@ def recommend(
         buyable = buyable[buyable["upgrade_cost_usd"] <= budget]
         if len(over):
             notes.append(f"{len(over)} faster option(s) cost more than the budget of ${budget:,.0f}")
-    if goal == "cost":
+    if goal == Goal.COST:
         rent_only = faster[(faster["cheapest_way"] == "rent") & ~faster.index.isin(buyable.index)]
         eligible = pd.concat([buyable, rent_only])
         eligible = eligible[eligible["usd_per_run"].notna()]
@@ -488,7 +491,7 @@ def describe_result(row: pd.Series) -> str:
 
 def estimate_range(row: pd.Series) -> str:
     """'estimated, likely between 2.0 and 28 s' for a row whose time is estimated; '' for a measured or quoted one."""
-    if row.get("source") != "estimated" or missing(row.get("low")) or missing(row.get("high")):
+    if row.get("source") != Source.ESTIMATED or missing(row.get("low")) or missing(row.get("high")):
         return ""
     return f"estimated, likely between {fmt_seconds(row['low'])} and {fmt_seconds(row['high'])}"
 
@@ -520,7 +523,7 @@ def _reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str) -> s
             f"Switch to {_switch_words(best, current)} on the hardware you already have ({current['device']}): "
             f"your runs get {speed} faster for $0{caveat}, {saving}."
         )
-    if goal == "cost" and best["cheapest_way"] == "rent":
+    if goal == Goal.COST and best["cheapest_way"] == "rent":
         return (
             f"Renting {_article(short_device(best['device'])).lower()} {short_device(best['device'])} "
             f"({best['rental_provider']}, ${best['rental_usd_per_hour']:,.2f}/h) would make "
@@ -651,7 +654,7 @@ def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, An
 
 def _with_estimate_keys(row: pd.Series, keys: tuple[str, ...]) -> tuple[str, ...]:
     """An estimated row's JSON carries its range (and, for catalog estimates, its bound and basis)."""
-    return keys + ESTIMATE_KEYS if row.get("source") == "estimated" else keys
+    return keys + ESTIMATE_KEYS if row.get("source") == Source.ESTIMATED else keys
 
 
 def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:

@@ -31,8 +31,9 @@ import numpy as np
 
 from advisor import perfmodel
 from advisor.perfmodel import Device, Work
+from advisor.vocabulary import Precision, PrecisionGroup
 
-GROUPS = {"float32": "float32", "mixed_float16": "mixed", "mixed_bfloat16": "mixed"}
+GROUPS = {precision.value: precision.group.value for precision in Precision}
 SMOOTHNESS = 4.0  # the p-norm that stands in for max() between the three bounds of a step
 RESULT_SIGMA = 0.10  # a measured or published total's spread in log space
 APPROXIMATE_SIGMA = 0.20  # a rounded quoted total
@@ -218,11 +219,11 @@ class Fit:
     def constants(self) -> dict[str, float]:
         """The global constants, as plain numbers (the README and the app write them out)."""
         return {
-            "eta_float32": math.exp(self.value("eta", "float32")),
-            "eta_mixed": math.exp(self.value("eta", "mixed")),
+            "eta_float32": math.exp(self.value("eta", PrecisionGroup.FLOAT32)),
+            "eta_mixed": math.exp(self.value("eta", PrecisionGroup.MIXED)),
             "mu": math.exp(self.value("mu")),
-            "gamma_float32": self.value("gamma", "float32"),
-            "gamma_mixed": self.value("gamma", "mixed"),
+            "gamma_float32": self.value("gamma", PrecisionGroup.FLOAT32),
+            "gamma_mixed": self.value("gamma", PrecisionGroup.MIXED),
             "delta": self.value("delta"),
             "rho": self.value("rho"),
             "step_seconds": math.exp(self.value("tau")),
@@ -250,7 +251,7 @@ def _eta_keys(device: Device, group: str) -> tuple[tuple, ...]:
             ("eta_gpu", gpu, group))  # fmt: skip
 
 
-_PRECISION_OF = {"float32": "float32", "mixed": "mixed_float16"}
+_PRECISION_OF = {PrecisionGroup.FLOAT32.value: Precision.FLOAT32, PrecisionGroup.MIXED.value: Precision.MIXED_FLOAT16}
 
 
 def _prior(key: tuple) -> tuple[float, float]:

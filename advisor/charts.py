@@ -6,8 +6,9 @@ import altair as alt
 import pandas as pd
 
 from advisor.analysis import best_value_frontier
+from advisor.vocabulary import Source, words
 
-SOURCE_COLORS = alt.Scale(domain=["measured", "quoted", "estimated"], range=["#1f77b4", "#ff7f0e", "#7f7f7f"])
+SOURCE_COLORS = alt.Scale(domain=list(words(Source)), range=["#1f77b4", "#ff7f0e", "#7f7f7f"])
 
 
 def _labelled(frame: pd.DataFrame) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from typing import Any
 
 from advisor import __version__
 from advisor.errors import AdvisorError
+from advisor.vocabulary import Goal, Precision, PrecisionFilter, words
 
 DEFAULT_PROFILES = "profiles"
 
@@ -103,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser("compare", parents=[common, estimates], help="every result against a baseline")
     compare.add_argument("--baseline", metavar="ID", help="baseline profile (default: the slowest float32 result)")
-    compare.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
+    compare.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
     compare.add_argument(
         "--workload", metavar="NAME", help="the workload to compare (default: the post's), e.g. 'ResNet-50'"
     )
@@ -114,12 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     recommend.add_argument("--current", metavar="ID", required=True, help="the profile of the hardware you have")
     recommend.add_argument(
         "--current-precision",
-        choices=("float32", "mixed_float16", "mixed_bfloat16"),
-        default="float32",
-        help="the precision you run today (default: float32)",
+        choices=words(Precision),
+        help="the precision you run today (default: float32 where the profile has it, else its only result)",
     )
     recommend.add_argument("--budget", type=_budget, metavar="USD", help="the most you will spend (default: no limit)")
-    recommend.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
+    recommend.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
     from advisor.costs import GOAL_HELP, GOALS, HABIT_OPTIONS, Habits
     from advisor.workload import nonnegative_number
 
@@ -137,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     recommend.add_argument(
         "--goal",
         choices=GOALS,
-        default="value",
-        help="; ".join(f"{goal}: {text}" for goal, text in GOAL_HELP.items()) + " (default value)",
+        default=Goal.VALUE.value,
+        help="; ".join(f"{goal}: {text}" for goal, text in GOAL_HELP.items()) + f" (default {Goal.VALUE})",
     )
 
     catalog = commands.add_parser("catalog", parents=[common], help="the GPU catalog: specifications and prices")
@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         "error of its situation), the bound (arithmetic, memory or per-step) that decides it and its memory.",
     )
     estimate.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
-    estimate.add_argument("--precision", choices=("float32", "mixed", "any"), default="any")
+    estimate.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
     estimate.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
     estimate.add_argument(
         "--workload", metavar="NAME", help="a workload of the profiles instead of the LSTM, e.g. 'BERT-large'"

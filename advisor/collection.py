@@ -19,6 +19,7 @@ from advisor import fields as F
 from advisor.errors import Problem
 from advisor.fields import Field
 from advisor.schema import PHASE, PRECISIONS, SCHEMA_VERSION
+from advisor.vocabulary import Source
 
 COLLECTION_VERSION = 1
 MARKER = "collection_version"  # the top-level key that tells a collection from a profile
@@ -135,7 +136,7 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
         "price": price,
         "workload": workload,
         "results": [_result(row, described, batch) for row in rows],
-        "provenance": {"method": "quoted", "source": origin, "date": system["date"]},
+        "provenance": {"method": Source.QUOTED.value, "source": origin, "date": system["date"]},
         "notes": [n for n in (system.get("host") and f"hosted by {system['host']}",
                               system.get("link") and f"GPUs linked by {system['link']}") if n],
     }  # fmt: skip

@@ -14,12 +14,11 @@ import pandas as pd
 
 from advisor.catalog import Catalog
 from advisor.errors import AdvisorError
+from advisor.vocabulary import Goal, Source, words
 
-GOALS = ("value", "speed", "cost")
+GOALS = words(Goal)
 GOAL_HELP = {
-    "value": "the lowest dollars per 1x of speedup",
-    "speed": "the fastest within the budget",
-    "cost": "the lowest cost per run (owning or renting)",
+    goal.value: goal.help for goal in Goal
 }
 WEEKS_PER_YEAR = 52
 
@@ -82,7 +81,7 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     out["power_watts"] = measured.fillna(profile.where(~is_catalog_row)).fillna(board)  # the power energy uses
     out["power_source"] = np.select(
         [measured.notna(), profile.notna() & ~is_catalog_row, board.notna()],
-        ["measured", "profile", "catalog board power"],
+        [Source.MEASURED.value, "profile", "catalog board power"],
         default="unknown",
     )
     rentals = [gpus[i].best_rental if i in gpus else None for i in ids]
@@ -186,9 +185,9 @@ def rank(eligible: pd.DataFrame, goal: str) -> pd.DataFrame:
     if goal not in GOALS:
         raise AdvisorError(f"--goal must be one of {', '.join(GOALS)}; got {goal!r}")
     ranked = eligible.assign(_paid=~eligible["free_upgrade"])
-    if goal == "value":
+    if goal == Goal.VALUE:
         keys = ["_paid", "dollars_per_speedup_vs_current", "seconds"]
-    elif goal == "speed":
+    elif goal == Goal.SPEED:
         keys = ["seconds", "_paid", "upgrade_cost_usd"]
     else:
         keys = ["_paid", "usd_per_run", "seconds"]

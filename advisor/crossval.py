@@ -27,6 +27,7 @@ import numpy as np
 
 from advisor import calibration, scaling
 from advisor.calibration import Sample, Situation
+from advisor.vocabulary import PrecisionGroup, words
 
 QUANTILE = 0.9  # an estimate's range holds this share of the cross-validated errors of its situation
 MIN_ERRORS = 20  # fewer errors than this in a situation: its width is combined from the neighbouring ones
@@ -136,7 +137,7 @@ def summary(helds: list[Held]) -> list[dict]:
     """Per experiment and precision group: results predicted, median and 90th-percentile error (as factors)."""
     rows = []
     for experiment in EXPERIMENTS:
-        for group in ("float32", "mixed", "all"):
+        for group in (*words(PrecisionGroup), "all"):
             errors = [h.error for h in helds if h.experiment == experiment and group in ("all", h.sample.group)]
             if errors:
                 rows.append({"experiment": experiment, "precision": group, "results": len(errors),
@@ -212,8 +213,8 @@ class Report:
 
 # The targets the estimates are held to (median, 90th percentile, as factors).
 TARGETS = (
-    ("new-gpu", "float32", 1.15, 1.4),
-    ("new-gpu", "mixed", 1.15, 1.4),
+    ("new-gpu", PrecisionGroup.FLOAT32.value, 1.15, 1.4),
+    ("new-gpu", PrecisionGroup.MIXED.value, 1.15, 1.4),
     ("new-workload", "all", 1.25, 1.6),
 )
 COVERAGE_TARGET = (0.85, 0.97)

@@ -20,10 +20,12 @@ from advisor import calibration, crossval, memory, perfmodel, scaling
 from advisor.analysis import select_workload, short_device
 from advisor.catalog import Catalog
 from advisor.schema import WORKLOAD_KEY_FIELDS
+from advisor.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, words
 from advisor.widths import Widths
 
 # The catalog field behind each precision's peak (float32: the CUDA cores' peak; TF32 is used when given).
-PEAK_FIELDS = {"float32": "fp32_tflops", "mixed_float16": "fp16_tensor_tflops", "mixed_bfloat16": "bf16_tflops"}
+PEAK_FIELDS = {Precision.FLOAT32: "fp32_tflops", Precision.MIXED_FLOAT16: "fp16_tensor_tflops",
+               Precision.MIXED_BFLOAT16: "bf16_tflops"}  # fmt: skip
 
 
 def work_of(spec: dict[str, Any]) -> perfmodel.Work:
@@ -76,7 +78,7 @@ def calibration_points(
     A GPU result is used when its GPU is in the catalog (its specifications); a CPU result when ``measure``
     recorded the machine's matmul peak for its precision.
     """
-    rows = frame[(frame["source"] != "estimated") & (frame["device_kind"] == kind)]
+    rows = frame[(frame["source"] != Source.ESTIMATED) & (frame["device_kind"] == kind)]
     if scope == "workload":
         rows = rows[rows["workload"] == key]
     devices = _devices(rows, catalog, kind)
@@ -195,7 +197,7 @@ def estimate_catalog(
     scale = scaling_fit(frame, catalog) if any(n > 1 for n in devices) or machines > 1 else scaling.DEFAULT
     covered: set[tuple[str, str]] = set()
     if not keep_covered:
-        measured = frame[(frame["workload"] == key) & (frame["source"] != "estimated")]
+        measured = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)]
         covered = set(zip(match_catalog(measured, catalog), measured["precision"], strict=True))
     chosen = [catalog.by_id()[i] for i in gpu_ids] if gpu_ids is not None else list(catalog.gpus)
     records, missing = [], []
@@ -310,7 +312,7 @@ def models_by_precision(points: tuple[perfmodel.Point, ...], scope: str) -> Call
     if scope != "all":
         return lambda precision: pooled
     fitted = {}
-    for group in ("float32", "mixed"):
+    for group in words(PrecisionGroup):
         members = tuple(p for p in points if _precision_group(p.precision) == group)
         if len(members) >= 2:
             fitted[group] = perfmodel.calibrate(members)
@@ -318,7 +320,7 @@ def models_by_precision(points: tuple[perfmodel.Point, ...], scope: str) -> Call
 
 
 def _precision_group(precision: str) -> str:
-    return "float32" if precision == "float32" else "mixed"
+    return Precision(precision).group.value
 
 
 def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
@@ -356,7 +358,7 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_o
         "price_date": price.date if price else None,
         "price_kind": price.label(as_of) if price else None,
         "price_stale": bool(price and price.stale(as_of)),
-        "source": "estimated",
+        "source": Source.ESTIMATED.value,
         "approximate": False,
         "estimate_error_seconds": math.nan,
         "source_detail": f"estimated by the performance model ({estimate.bound}-bound): {estimate.basis}",
@@ -421,7 +423,7 @@ def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
             "memory_gb": None if math.isnan(row["memory_gb"]) else round(float(row["memory_gb"]), 3),
             "fits": bool(row["fits"]),
             "largest_batch": None if math.isnan(row["largest_batch"]) else int(row["largest_batch"]),
-            "source": "estimated",
+            "source": Source.ESTIMATED.value,
         }
         for _, row in rows.sort_values(["seconds", "device", "precision"]).iterrows()
     ]
@@ -441,7 +443,7 @@ def machine_records(found: list) -> list[dict[str, Any]]:
             "price_usd": None,
             "bound": e.bound,
             "basis": e.basis,
-            "source": "estimated",
+            "source": Source.ESTIMATED.value,
         }
         for e in found
         if e.seconds is not None
@@ -465,7 +467,8 @@ def workload_id(key: tuple) -> str:
 def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibration.Sample, ...]:
     """Every single-GPU measured or quoted result on a catalog GPU with the precision's peak, as calibration
     samples (the --quick and catalog estimates left out)."""
-    rows = frame[(frame["source"] != "estimated") & (frame["device_kind"] == "gpu") & (frame["device_count"] == 1)]
+    rows = frame[(frame["source"] != Source.ESTIMATED) & (frame["device_kind"] == DeviceKind.GPU)
+                 & (frame["device_count"] == 1)]  # fmt: skip
     rows = rows.assign(catalog_id=match_catalog(rows, catalog))
     rows = rows[rows["catalog_id"].notna() & rows["precision"].isin(list(calibration.GROUPS))]
     gpus = catalog.by_id()
@@ -487,5 +490,5 @@ def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibrat
 
 def unmatched_gpus(frame: pd.DataFrame, catalog: Catalog) -> list[str]:
     """The GPU names of measured or quoted results that no catalog GPU matches (compared, but not calibrated on)."""
-    gpus = frame[(frame["device_kind"] == "gpu") & (frame["source"] != "estimated")]
+    gpus = frame[(frame["device_kind"] == DeviceKind.GPU) & (frame["source"] != Source.ESTIMATED)]
     return sorted(name for name in gpus["device_name"].dropna().unique() if catalog.match(str(name)) is None)

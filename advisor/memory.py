@@ -17,6 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.vocabulary import Precision
+
 GB = 1e9
 # Optimizer states per parameter (each the size of the weights). SGD counts its momentum buffer (the published
 # benchmarks' SGD uses momentum; Keras's SGD without momentum keeps none: then this overstates by one copy).
@@ -81,7 +83,7 @@ def predict(
     weights, activations = parameters(spec), activations_per_sample(spec)
     if weights is None or activations is None:
         return None
-    mixed = precision != "float32"
+    mixed = precision != Precision.FLOAT32
     states = OPTIMIZER_STATES.get(str(spec.get("optimizer", "")).lower(), DEFAULT_STATES)
     static = weights * (4 * (2 + states) + (2 if mixed else 0))
     batch = batch or int(spec["batch_size"])

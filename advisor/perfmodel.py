@@ -30,10 +30,12 @@ from functools import lru_cache
 import numpy as np
 
 from advisor.catalog import Gpu
+from advisor.vocabulary import DType, Precision
 
 BOUNDS = ("arithmetic", "memory", "per-step")
-GPU_PRECISIONS = ("float32", "mixed_float16")  # what `measure` runs on a GPU ("mixed" = mixed_float16)
-BYTES = {"float32": 4, "mixed_float16": 2, "mixed_bfloat16": 2}
+# what `measure` runs on a GPU ("mixed" = mixed_float16)
+GPU_PRECISIONS = (Precision.FLOAT32.value, Precision.MIXED_FLOAT16.value)
+BYTES = {Precision.FLOAT32: 4, Precision.MIXED_FLOAT16: 2, Precision.MIXED_BFLOAT16: 2}
 
 # Weak priors (median, spread as a factor): physically plausible values that decide a constant only
 # when the results cannot.
@@ -195,16 +197,16 @@ def device_from_gpu(gpu: Gpu) -> Device:
     if tf32 is not None and (fp32 is None or tf32 > 1.05 * fp32):  # GeForce Ampere: TF32 no faster, rounded
         float32, label = tf32, "TF32 tensor"
     else:
-        float32, label = fp32, "float32"
+        float32, label = fp32, DType.FLOAT32.value
     return Device(
         name=gpu.name,
         kind="gpu",
         architecture=gpu.architecture,
         launch_year=gpu.launch_year,
         peaks=(
-            ("float32", float32, label),
-            ("mixed_float16", gpu.value("fp16_tensor_tflops"), "float16 tensor"),
-            ("mixed_bfloat16", gpu.value("bf16_tflops"), "bfloat16 tensor"),
+            (Precision.FLOAT32, float32, label),
+            (Precision.MIXED_FLOAT16, gpu.value("fp16_tensor_tflops"), "float16 tensor"),
+            (Precision.MIXED_BFLOAT16, gpu.value("bf16_tflops"), "bfloat16 tensor"),
         ),
         bandwidth_gbs=gpu.value("memory_bandwidth_gbs"),
         l2_mb=gpu.value("l2_cache_mb"),

@@ -16,6 +16,7 @@ from advisor.catalog import Catalog, Gpu
 from advisor.estimates import CatalogEstimates
 from advisor.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, fmt_usd_small, fmt_watts, missing
 from advisor.metrics import markdown_definitions
+from advisor.vocabulary import Precision, Source
 
 __all__ = ["fmt_rate", "fmt_seconds", "fmt_times", "fmt_usd", "fmt_usd_small", "fmt_watts"]
 
@@ -29,7 +30,7 @@ def fmt_seconds_with_source(row: pd.Series) -> str:
     error = row.get("estimate_error_seconds")
     if not missing(error):
         text += f" ± {error:.2g}"
-    elif row.get("source") == "estimated" and not missing(row.get("low")) and not missing(row.get("high")):
+    elif row.get("source") == Source.ESTIMATED and not missing(row.get("low")) and not missing(row.get("high")):
         text += f" ({fmt_seconds(row['low']).removesuffix(' s')}-{fmt_seconds(row['high']).removesuffix(' s')})"
     return text
 
@@ -67,7 +68,7 @@ OPTION_COLUMNS: list[Column] = [
     ("precision", lambda r: r["precision"]),
     ("seconds", fmt_seconds_with_source),
     ("speedup", lambda r: fmt_times(r["speedup_vs_current"])),
-    ("cost", lambda r: "free" if r["free_upgrade"] else fmt_usd(r["upgrade_cost_usd"])),
+    ("price", lambda r: "free" if r["free_upgrade"] else fmt_usd(r["upgrade_cost_usd"])),
     ("$/speedup", lambda r: fmt_usd(r["dollars_per_speedup_vs_current"])),
     ("h saved/week", lambda r: f"{r['hours_saved_per_week']:,.2f}"),
     ("payback", fmt_payback),
@@ -313,12 +314,13 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list |
 
 # The app's options table: the deciding columns first, every cell text with its unit, "unknown" for a value
 # nobody knows (never None or NaN). The CSV download keeps the numbers.
-PRECISION_SHORT = {"float32": "float32", "mixed_float16": "mixed fp16", "mixed_bfloat16": "mixed bf16"}
+PRECISION_SHORT = {precision.value: precision.short for precision in Precision}
 
 
 def fmt_range_seconds(row: Any) -> str:
     """Seconds, with an estimate's likely range in two significant digits: '2.7 s (0.72-10)'."""
-    if row.get("source") != "estimated" or missing(row.get("low")) or not missing(row.get("estimate_error_seconds")):
+    estimated_range = not missing(row.get("low")) and missing(row.get("estimate_error_seconds"))
+    if row.get("source") != Source.ESTIMATED or not estimated_range:
         return fmt_seconds_with_source(row)
 
     def short(value: float) -> str:

@@ -16,15 +16,16 @@ from typing import Any
 from advisor import fields as F
 from advisor.errors import Problem
 from advisor.fields import Field, describe, is_iso_date
+from advisor.vocabulary import DeviceKind, Precision, Source, words
 
 __all__ = ["is_iso_date"]
 
 SCHEMA_VERSION = 2
 WORKLOAD_KINDS = ("lstm", "model", "published")
 PHASE_KINDS = ("matmul", "attention", "recurrent", "elementwise")
-PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
-DEVICE_KINDS = ("cpu", "gpu")
-PROVENANCE_METHODS = ("measured", "quoted")
+PRECISIONS = words(Precision)
+DEVICE_KINDS = words(DeviceKind)
+PROVENANCE_METHODS = (Source.MEASURED.value, Source.QUOTED.value)
 MAX_EPOCHS = 100_000
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,79}$"
 SLUG_HINT = "a slug (lower-case letters, digits and '-', at most 80)"
@@ -253,8 +254,8 @@ RESULT = (
 PROVENANCE = (
     Field("method", "choice", "measured (by advisor measure) or quoted (from a source)", required=True,
           choices=PROVENANCE_METHODS),
-    Field("source", "string", "where a quoted result comes from", required_if=("method", "quoted")),
-    Field("advisor_version", "string", "the advisor that measured", required_if=("method", "measured")),
+    Field("source", "string", "where a quoted result comes from", required_if=("method", Source.QUOTED)),
+    Field("advisor_version", "string", "the advisor that measured", required_if=("method", Source.MEASURED)),
     Field("date", "date", "when it was measured or quoted"),
     Field("command", "string", "the command that measured"),
 )  # fmt: skip

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from advisor.schema import DEFAULT_WORKLOAD
+from advisor.vocabulary import Precision
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--mixed-policy",
-        choices=("mixed_float16", "mixed_bfloat16"),
+        choices=(Precision.MIXED_FLOAT16.value, Precision.MIXED_BFLOAT16.value),
         help="the policy 'mixed' means (default: mixed_float16 on a GPU, mixed_bfloat16 on a CPU)",
     )
     run.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="cpu hides the GPUs")

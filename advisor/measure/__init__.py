@@ -19,6 +19,7 @@ from advisor.measure.plan import MeasurePlan, plan_from_args
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Job, lstm_job, train_once
+from advisor.vocabulary import MIXED_WORD, Precision
 
 __all__ = ["InterruptGuard", "MeasurePlan", "measure", "plan_from_args"]
 
@@ -27,7 +28,7 @@ Progress = Callable[[str], None]
 
 def default_mixed_policy(device_kind: str) -> str:
     """The mixed policy that helps the device: float16 tensor cores on GPUs, bfloat16 on CPUs."""
-    return "mixed_float16" if device_kind == "gpu" else "mixed_bfloat16"
+    return Precision.mixed_for(device_kind).value
 
 
 def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None = None) -> dict[str, Any] | None:
@@ -44,7 +45,7 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
     host = hardware.host_facts()
     device = backend.resolve_device(plan.device, host, plan.devices)
     mixed = plan.mixed_policy or default_mixed_policy(device.kind)
-    policies = [mixed if p == "mixed" else p for p in plan.precisions]
+    policies = [mixed if p == MIXED_WORD else p for p in plan.precisions]
     if len(set(policies)) != len(policies):
         raise AdvisorError(f"--precision: {mixed} is listed twice (mixed means {mixed} here)")
     where = device.name if device.count == 1 else f"{device.count}x {device.name}"
@@ -89,7 +90,7 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
 
 
 def _dtype(policy: str) -> str:
-    return "float32" if policy == "float32" else policy.removeprefix("mixed_")
+    return Precision(policy).dtype.value
 
 
 def _jobs(plan: MeasurePlan, progress: Progress) -> tuple[Job, Job, dict[str, Any], float]:

@@ -23,6 +23,7 @@ import numpy as np
 from advisor.errors import AdvisorError
 from advisor.measure import flops
 from advisor.measure.train import Job
+from advisor.vocabulary import DType
 
 # A .keras file is a zip: what its entries may expand to before anything is read. Weights barely compress (a ratio
 # of 1-2), a zip bomb compresses a thousandfold: 1.5 MB that expands to 1.5 GB is refused before it is opened.
@@ -235,7 +236,7 @@ def make_data(model, samples: int, seed: int) -> tuple[Any, Any]:
         if "int" in str(tensor.dtype):
             inputs.append(rng.integers(0, _vocabulary(model), size=(samples, *shape)).astype(str(tensor.dtype)))
         else:
-            inputs.append(rng.standard_normal((samples, *shape)).astype("float32"))
+            inputs.append(rng.standard_normal((samples, *shape)).astype(DType.FLOAT32.value))
     loss = _loss_name(model)
     targets = []
     for tensor in model.outputs:
@@ -244,11 +245,12 @@ def make_data(model, samples: int, seed: int) -> tuple[Any, Any]:
         if loss in SPARSE_LOSSES:
             targets.append(rng.integers(0, classes, size=(samples, *shape[:-1])).astype("int32"))
         elif loss in CATEGORICAL_LOSSES:
-            targets.append(np.eye(classes, dtype="float32")[rng.integers(0, classes, size=(samples, *shape[:-1]))])
+            labels = rng.integers(0, classes, size=(samples, *shape[:-1]))
+            targets.append(np.eye(classes, dtype=DType.FLOAT32.value)[labels])
         elif loss in BINARY_LOSSES:
-            targets.append(rng.integers(0, 2, size=(samples, *shape)).astype("float32"))
+            targets.append(rng.integers(0, 2, size=(samples, *shape)).astype(DType.FLOAT32.value))
         else:
-            targets.append(rng.standard_normal((samples, *shape)).astype("float32"))
+            targets.append(rng.standard_normal((samples, *shape)).astype(DType.FLOAT32.value))
     x = inputs[0] if len(inputs) == 1 else inputs
     y = targets[0] if len(targets) == 1 else targets
     return x, y
@@ -285,11 +287,11 @@ class ModelJob:
     def job(self) -> Job:
         def checks(model) -> dict[str, Any]:
             dtypes = sorted({str(layer.compute_dtype) for layer in _all_layers(model) if layer.weights})
-            mixed = [d for d in dtypes if d in ("float16", "bfloat16")]
+            mixed = [d for d in dtypes if d in (DType.FLOAT16, DType.BFLOAT16)]
             return {
                 "layer_compute_dtypes": dtypes,
                 "output_dtype": str(model.layers[-1].compute_dtype),
-                "compute_dtype": mixed[0] if mixed else (dtypes[0] if dtypes else "float32"),
+                "compute_dtype": mixed[0] if mixed else (dtypes[0] if dtypes else DType.FLOAT32.value),
             }
 
         return Job(

@@ -20,6 +20,7 @@ from advisor.measure.plan import MeasurePlan
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Progress, TrainingRun
+from advisor.vocabulary import MIXED_WORD
 
 READY_KEY = "chief-ready"
 
@@ -52,7 +53,7 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
     host = hardware.host_facts()
     device = backend.resolve_device(plan.device, host, plan.devices)
     mixed = plan.mixed_policy or default_mixed_policy(device.kind)
-    policies = [mixed if p == "mixed" else p for p in plan.precisions]
+    policies = [mixed if p == MIXED_WORD else p for p in plan.precisions]
     if len(set(policies)) != len(policies):
         raise AdvisorError(f"--precision: {mixed} is listed twice (mixed means {mixed} here)")
     job, single_job, workload, flops_per_epoch = _jobs(plan, progress)

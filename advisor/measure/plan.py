@@ -10,9 +10,10 @@ from pathlib import Path
 from advisor import schema
 from advisor.errors import AdvisorError
 from advisor.measure.cluster import DEFAULT_JOIN_TIMEOUT, Cluster, environment_cluster, parse_workers
+from advisor.vocabulary import MIXED_WORD, Precision
 from advisor.workload import Workload, workload_from_args
 
-MIXED_POLICIES = ("mixed_float16", "mixed_bfloat16")
+MIXED_POLICIES = (Precision.MIXED_FLOAT16.value, Precision.MIXED_BFLOAT16.value)
 BACKENDS = ("tensorflow", "jax", "torch")
 # The extra that installs each backend (pip install 'advisor[EXTRA]').
 BACKEND_EXTRAS = {"tensorflow": "measure", "jax": "jax", "torch": "torch"}
@@ -49,7 +50,7 @@ class MeasurePlan:
 
 
 def parse_precisions(text: str) -> list[str]:
-    allowed = ("float32", "mixed", *MIXED_POLICIES)
+    allowed = (Precision.FLOAT32.value, MIXED_WORD, *MIXED_POLICIES)
     items = [item.strip() for item in text.split(",") if item.strip()]
     if not items:
         raise AdvisorError("--precision: give at least one of float32, mixed, mixed_float16, mixed_bfloat16")

@@ -10,6 +10,7 @@ from advisor import __version__, schema, timing
 from advisor.measure.backends import DeviceInfo
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.train import TrainingRun
+from advisor.vocabulary import Source
 
 
 def result_record(
@@ -140,7 +141,7 @@ def build_profile(
         "results": results,
         **({"cluster": cluster} if cluster else {}),
         "provenance": {
-            "method": "measured",
+            "method": Source.MEASURED.value,
             "advisor_version": __version__,
             "date": _dt.date.today().isoformat(),
             "command": plan.command,

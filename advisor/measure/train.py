@@ -15,11 +15,12 @@ from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo
 from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
+from advisor.vocabulary import DType, Precision
 from advisor.workload import Workload, make_dataset
 
 EPOCH_SPREAD_WARNING = 0.10  # stdev / median of the steady epochs
 OTHER_LOAD_WARNING = 0.05  # other processes' share of the machine's CPU time
-EXPECTED_DTYPE = {"float32": "float32", "mixed_float16": "float16", "mixed_bfloat16": "bfloat16"}
+EXPECTED_DTYPE = {precision.value: precision.dtype.value for precision in Precision}
 
 Progress = Callable[[str], None]
 
@@ -33,7 +34,7 @@ def build_model(workload: Workload, policy: str):
         [
             keras.Input(shape=(workload.timesteps, workload.features)),
             keras.layers.LSTM(workload.units, return_sequences=False),
-            keras.layers.Dense(1, activation="sigmoid", dtype="float32"),
+            keras.layers.Dense(1, activation="sigmoid", dtype=DType.FLOAT32.value),
         ]
     )
     model.compile(
@@ -186,7 +187,7 @@ def train_once(
         message = (getattr(error, "message", None) or str(error)).strip().splitlines()[0][:300]
         raise AdvisorError(f"{policy} training failed on {device.name}: {message}") from None
     finally:
-        keras.config.set_dtype_policy("float32")
+        keras.config.set_dtype_policy(Precision.FLOAT32.value)
 
     checks: dict[str, Any] = {
         **job.checks(model),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.vocabulary import DType
 
 MODULES = {"tensorflow": "tf_backend", "jax": "jax_backend", "torch": "torch_backend"}
 
@@ -70,7 +71,7 @@ class Backend:
         """Wait until ``tensor`` is computed (fetching one element waits for the device)."""
         import keras
 
-        keras.ops.convert_to_numpy(keras.ops.cast(keras.ops.reshape(tensor, (-1,))[0], "float32"))
+        keras.ops.convert_to_numpy(keras.ops.cast(keras.ops.reshape(tensor, (-1,))[0], DType.FLOAT32.value))
 
     def variable_device(self, model) -> str:
         try:

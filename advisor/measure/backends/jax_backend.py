@@ -10,6 +10,7 @@ from typing import Any
 from advisor import hardware
 from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
+from advisor.vocabulary import DType
 
 GPU_PLATFORMS = ("gpu", "cuda", "rocm")
 
@@ -59,8 +60,8 @@ class KerasBackend(Backend):
     def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo, repeats: int = 5, inner: int = 4) -> float:
         jax = self.jax
         jnp = jax.numpy
-        a = jax.random.normal(jax.random.key(1), (size, size), dtype="float32").astype(dtype)
-        b = jax.random.normal(jax.random.key(2), (size, size), dtype="float32").astype(dtype)
+        a = jax.random.normal(jax.random.key(1), (size, size), dtype=DType.FLOAT32.value).astype(dtype)
+        b = jax.random.normal(jax.random.key(2), (size, size), dtype=DType.FLOAT32.value).astype(dtype)
         matmul = jax.jit(jnp.matmul)
         matmul(a, b).block_until_ready()  # compile and warm up
         best = math.inf

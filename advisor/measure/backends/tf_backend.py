@@ -11,6 +11,7 @@ from typing import Any
 from advisor import hardware
 from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
+from advisor.vocabulary import DType
 
 
 class KerasBackend(Backend):
@@ -97,8 +98,8 @@ class KerasBackend(Backend):
         import keras
 
         with self.tf.device(device.framework_device):
-            a = keras.random.normal((size, size), dtype="float32", seed=1)
-            b = keras.random.normal((size, size), dtype="float32", seed=2)
+            a = keras.random.normal((size, size), dtype=DType.FLOAT32.value, seed=1)
+            b = keras.random.normal((size, size), dtype=DType.FLOAT32.value, seed=2)
             a, b = keras.ops.cast(a, dtype), keras.ops.cast(b, dtype)
             product = None
             for _ in range(2):  # warm-up

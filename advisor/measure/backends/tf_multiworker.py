@@ -24,6 +24,7 @@ from advisor.measure.cluster import Cluster, missing_line
 from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Job, Progress, TrainingRun, epoch_line, run_warnings
+from advisor.vocabulary import Precision
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 HEARTBEAT_MS = 10_000  # a worker silent this long is taken for dead by the coordination service
@@ -179,7 +180,7 @@ def train_steps(
             raise AdvisorError(f"{policy} training failed on {device.name}: {str(error).strip()[:300]}") from None
         raise AdvisorError(failure_line(cluster, error, f"training {policy}")) from None
     finally:
-        keras.config.set_dtype_policy("float32")
+        keras.config.set_dtype_policy(Precision.FLOAT32.value)
     checks: dict[str, Any] = {
         **job.checks(model),
         "variables_device": _variable_device(model),

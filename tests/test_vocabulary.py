@@ -1,0 +1,50 @@
+"""One vocabulary: no precision, goal or source word is written as a literal outside advisor/vocabulary.py.
+
+A word used as a field's name (a subscript, ``.get("estimated")``, a ``Field("estimated", ...)`` row or a dict key
+naming a field of a profile) is a name, not the vocabulary; everything else takes the word from its StrEnum.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from advisor.vocabulary import Goal, Precision, PrecisionFilter, Source
+from helpers import ROOT
+
+WORDS = {member.value for kind in (Precision, PrecisionFilter, Goal, Source) for member in kind} - {"any"}
+FILES = [*sorted((ROOT / "advisor").rglob("*.py")), ROOT / "streamlit_app.py"]
+FIELD_NAME_KEYS = {"estimated"}  # a result's boolean field of that name (schema.RESULT), written by measure
+
+
+def stray_words(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript):
+            names.add(id(node.slice))
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in ("get", "Field", "pop", "setdefault"):
+                names.add(id(node.args[0]))
+            if called in ("getattr", "hasattr") and len(node.args) > 1:  # an attribute's name
+                names.add(id(node.args[1]))
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:  # Field(..., required_if=("estimated", True)): the field's name
+                condition = keyword.arg in ("required_if", "only_if", "required_unless")
+                if condition and isinstance(keyword.value, ast.Tuple):
+                    names.add(id(keyword.value.elts[0]))
+        elif isinstance(node, ast.Dict):
+            names.update(id(k) for k in node.keys if isinstance(k, ast.Constant) and k.value in FIELD_NAME_KEYS)
+    found = []
+    for node in ast.walk(tree):
+        word = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in WORDS
+        if word and id(node) not in names:
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_no_precision_goal_or_source_literal_outside_the_vocabulary():
+    found = [line for path in FILES if path.name != "vocabulary.py" for line in stray_words(path)]
+    assert found == [], "use advisor.vocabulary instead:\n" + "\n".join(found)
