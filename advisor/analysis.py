@@ -27,7 +27,7 @@ from advisor.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
 from advisor.schema import DEFAULT_WORKLOAD, workload_key
-from advisor.vocabulary import Goal, Precision, PrecisionFilter, Source, words
+from advisor.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, words
 
 PRECISION_FILTERS = words(PrecisionFilter)
 ROW_KEYS = (
@@ -204,7 +204,8 @@ def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog
             gpu_id = catalog.find(key).id
             names = out["device_name"].unique()
             matched = {n: (m := catalog.match(str(n))) is not None and m.id == gpu_id for n in names}
-            rows = (out["catalog_id"] == gpu_id) | (out["device_name"].map(matched) & (out["device_kind"] == "gpu"))
+            on_gpu = out["device_kind"] == DeviceKind.GPU
+            rows = (out["catalog_id"] == gpu_id) | (out["device_name"].map(matched) & on_gpu)
         out.loc[rows, "price_usd"] = usd * out.loc[rows, "device_count"].astype(float)
         out.loc[rows, "price_kind"] = "your price"
         out.loc[rows, "price_date"] = None
@@ -332,8 +333,8 @@ def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
     the same machine measured again (another Keras backend): another precision or backend there is a free upgrade.
     """
     same_gpu = (
-        (current["device_kind"] == "gpu")
-        & (frame["device_kind"] == "gpu")
+        (current["device_kind"] == DeviceKind.GPU)
+        & (frame["device_kind"] == DeviceKind.GPU)
         & (frame["device_count"] == current["device_count"])
         & (frame["device"].map(normalise_name) == normalise_name(current["device"]))
     )
@@ -345,7 +346,7 @@ def hardware_signature(data: dict[str, Any]) -> str:
     logical CPUs and memory as measure recorded them (the profile's own id when those are unknown)."""
     device, host = data["device"], data.get("host") or {}
     count = int(device.get("count", 1))
-    if device["kind"] == "gpu":
+    if device["kind"] == DeviceKind.GPU:
         return f"gpu:{normalise_name(device['name'])}:x{count}"
     if host.get("cpu") and host.get("logical_cpus") and host.get("memory_gb"):
         return f"cpu:{normalise_name(host['cpu'])}:{host['logical_cpus']}:{host['memory_gb']}:x{count}"

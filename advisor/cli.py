@@ -14,7 +14,7 @@ from typing import Any
 
 from advisor import __version__
 from advisor.errors import AdvisorError
-from advisor.vocabulary import Goal, Precision, PrecisionFilter, words
+from advisor.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, words
 
 DEFAULT_PROFILES = "profiles"
 
@@ -463,7 +463,7 @@ def _model_workload(path: str, args: argparse.Namespace, sizes) -> dict:
     """The workload of a model file (Keras starts here, quietly, on the CPU)."""
     from advisor.measure import backends, model_file
 
-    backends.load("tensorflow").start("cpu", 1)
+    backends.load("tensorflow").start(DeviceKind.CPU, 1)
     model = model_file.load(path, args.loss, args.optimizer)
     return model_file.workload(model, sizes.train_samples, sizes.batch_size, sizes.epochs)
 
@@ -523,7 +523,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
     from advisor.measure import backends
     from advisor.measure.examples import write_examples
 
-    backends.load("tensorflow").start("cpu", 1)
+    backends.load("tensorflow").start(DeviceKind.CPU, 1)
     for path in write_examples(args.out):
         print(f"wrote {path}")
     return 0

@@ -19,7 +19,7 @@ from advisor import fields as F
 from advisor.errors import Problem
 from advisor.fields import Field
 from advisor.schema import PHASE, PRECISIONS, SCHEMA_VERSION
-from advisor.vocabulary import Source
+from advisor.vocabulary import DeviceKind, Source
 
 COLLECTION_VERSION = 1
 MARKER = "collection_version"  # the top-level key that tells a collection from a profile
@@ -131,7 +131,7 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
         "schema_version": SCHEMA_VERSION,
         "id": _slug(f"{prefix}-{system_key}-{workload_key}"),
         "name": f"{system['name']} ({source['publisher']}, {system['date'][:7]})",
-        "device": {"kind": "gpu", "name": system["gpu"], "count": system["gpus"]},
+        "device": {"kind": DeviceKind.GPU.value, "name": system["gpu"], "count": system["gpus"]},
         "software": {"framework": source["framework"]},
         "price": price,
         "workload": workload,

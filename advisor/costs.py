@@ -14,7 +14,7 @@ import pandas as pd
 
 from advisor.catalog import Catalog
 from advisor.errors import AdvisorError
-from advisor.vocabulary import Goal, Source, words
+from advisor.vocabulary import DeviceKind, Goal, Source, words
 
 GOALS = words(Goal)
 GOAL_HELP = {
@@ -67,9 +67,9 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     out = frame.copy()
     gpus = catalog.by_id() if catalog is not None else {}
     if catalog is not None:
-        names = out.loc[out["device_kind"] == "gpu", "device_name"].dropna().unique()
+        names = out.loc[out["device_kind"] == DeviceKind.GPU, "device_name"].dropna().unique()
         matched = {name: gpu.id for name in names if (gpu := catalog.match(str(name))) is not None}
-        found = out["device_name"].map(matched).where(out["device_kind"] == "gpu")
+        found = out["device_name"].map(matched).where(out["device_kind"] == DeviceKind.GPU)
         out["catalog_id"] = out["catalog_id"].where(out["catalog_id"].notna(), found)
     ids = [i if isinstance(i, str) else None for i in out["catalog_id"]]
     out["catalog_id"] = ids

@@ -62,7 +62,7 @@ def _scaling_cached(found: tuple[scaling.Observation, ...]) -> scaling.ScalingFi
 
 def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:
     """The catalog id of each row's GPU (single-GPU rows only; None where nothing matches)."""
-    single = (frame["device_kind"] == "gpu") & (frame["device_count"] == 1)
+    single = (frame["device_kind"] == DeviceKind.GPU) & (frame["device_count"] == 1)
     names = frame.loc[single, "device_name"].dropna().unique()
     matched = {name: gpu.id for name in names if (gpu := catalog.match(str(name))) is not None}
     ids = frame["device_name"].map(matched).where(single)
@@ -70,7 +70,7 @@ def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:
 
 
 def calibration_points(
-    frame: pd.DataFrame, catalog: Catalog | None, key: tuple, kind: str = "gpu", scope: str = "workload"
+    frame: pd.DataFrame, catalog: Catalog | None, key: tuple, kind: str = DeviceKind.GPU.value, scope: str = "workload"
 ) -> tuple[perfmodel.Point, ...]:
     """Measured and quoted results to fit the model on (the --quick and catalog estimates left out): those of one
     device kind, of the workload (``scope`` "workload") or of every workload the model can describe ("all").
@@ -101,7 +101,7 @@ def calibration_points(
 
 
 def _devices(rows: pd.DataFrame, catalog: Catalog | None, kind: str) -> list[perfmodel.Device | None]:
-    if kind == "gpu":
+    if kind == DeviceKind.GPU:
         if catalog is None:
             return [None] * len(rows)
         gpus = catalog.by_id()
@@ -113,11 +113,11 @@ def _devices(rows: pd.DataFrame, catalog: Catalog | None, kind: str) -> list[per
 def measured_machines(frame: pd.DataFrame) -> dict[str, perfmodel.Device]:
     """The CPU machines measure timed, by hardware signature: their matmul peaks per precision."""
     machines = {}
-    rows = frame[(frame["device_kind"] == "cpu") & frame["matmul_peak_gflops"].notna()]
+    rows = frame[(frame["device_kind"] == DeviceKind.CPU) & frame["matmul_peak_gflops"].notna()]
     for signature, group in rows.groupby("hardware"):
         peaks = group.groupby("precision")["matmul_peak_gflops"].max().to_dict()
         name = str(group["device"].iloc[0])
-        machines[signature] = perfmodel.device_from_measured(name, "cpu", signature, peaks)
+        machines[signature] = perfmodel.device_from_measured(name, DeviceKind.CPU.value, signature, peaks)
     return machines
 
 
@@ -233,7 +233,7 @@ def estimate_catalog(
 def _memory(spec: dict[str, Any], precision: str, gpu) -> dict[str, Any]:
     """The predicted memory per GPU at the workload's batch, whether it fits the GPU, and the largest batch that
     would (unknown: NaN, and taken as fitting)."""
-    footprint = memory.predict(spec, precision, "gpu")
+    footprint = memory.predict(spec, precision, DeviceKind.GPU)
     capacity = gpu.value("memory_gb")
     if footprint is None or capacity is None:
         return {"memory_gb": math.nan, "fits": True, "largest_batch": math.nan}
@@ -295,7 +295,7 @@ def estimate_machines(frame: pd.DataFrame, key: tuple, spec: dict[str, Any], lea
     """Estimates of the workload on the CPU machines measure timed (their measured matmul peaks), calibrated on
     every CPU result but those of the workloads in ``leave_out`` (so a check never sees the run it predicts)."""
     rows = frame[~frame["workload"].isin(leave_out)] if leave_out else frame
-    model_for = models_by_precision(calibration_points(rows, None, key, "cpu", "all"), "all")
+    model_for = models_by_precision(calibration_points(rows, None, key, DeviceKind.CPU, "all"), "all")
     work = work_of(spec)
     found = []
     for device in measured_machines(frame).values():
@@ -350,7 +350,7 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_o
         "name": f"{cluster}{several}{short_device(gpu.name)} (estimated)",
         "device": f"{cluster}{several}{gpu.name}",
         "device_name": gpu.name,
-        "device_kind": "gpu",
+        "device_kind": DeviceKind.GPU.value,
         "device_count": total,
         "precision": estimate.precision,
         "seconds": float(estimate.seconds),

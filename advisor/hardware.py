@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from advisor.vocabulary import DeviceKind
+
 T = TypeVar("T")
 
 
@@ -230,7 +232,7 @@ class PowerMonitor:
         import time
 
         self._start = time.perf_counter()
-        if self.device_kind == "gpu" and shutil.which("nvidia-smi"):
+        if self.device_kind == DeviceKind.GPU and shutil.which("nvidia-smi"):
             gpus = ",".join(str(i) for i in range(max(self.devices, 1)))
             command = [
                 "nvidia-smi",
@@ -247,7 +249,7 @@ class PowerMonitor:
                 ),
                 None,
             )
-        elif self.device_kind == "cpu":
+        elif self.device_kind == DeviceKind.CPU:
             self._rapl_start = _safely(lambda: float((self.RAPL / "energy_uj").read_text()), None)
         return self
 

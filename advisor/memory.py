@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.vocabulary import Precision
+from advisor.vocabulary import DeviceKind, Precision
 
 GB = 1e9
 # Optimizer states per parameter (each the size of the weights). SGD counts its momentum buffer (the published
@@ -29,8 +29,8 @@ DEFAULT_STATES = 2  # an optimizer not in the table: as Adam
 # none), and the framework's own memory, per device kind. GPU: the largest factor at which 95 % of the published
 # per-GPU batches fit (0.66; the CUDA context and workspaces taken as 0.8 GB, not measured here); CPU: fitted on
 # the runs measured here (benchmarks/bench_memory.py, 2026-12-01).
-ACTIVATION_FACTOR = {"gpu": 0.66, "cpu": 1.45}
-OVERHEAD_GB = {"gpu": 0.8, "cpu": 0.135}
+ACTIVATION_FACTOR = {DeviceKind.GPU: 0.66, DeviceKind.CPU: 1.45}
+OVERHEAD_GB = {DeviceKind.GPU: 0.8, DeviceKind.CPU: 0.135}
 USABLE = 0.95  # the share of a GPU's memory a training run can use (drivers and display keep the rest)
 
 
@@ -73,7 +73,7 @@ def activations_per_sample(spec: dict[str, Any]) -> float | None:
 def predict(
     spec: dict[str, Any],
     precision: str,
-    device_kind: str = "gpu",
+    device_kind: str = DeviceKind.GPU.value,
     batch: int | None = None,
     activation_factor: float | None = None,
     overhead_gb: float | None = None,

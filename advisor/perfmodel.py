@@ -30,9 +30,9 @@ from functools import lru_cache
 import numpy as np
 
 from advisor.catalog import Gpu
-from advisor.vocabulary import DType, Precision
+from advisor.vocabulary import Bound, DeviceKind, DType, Precision, words
 
-BOUNDS = ("arithmetic", "memory", "per-step")
+BOUNDS = words(Bound)
 # what `measure` runs on a GPU ("mixed" = mixed_float16)
 GPU_PRECISIONS = (Precision.FLOAT32.value, Precision.MIXED_FLOAT16.value)
 BYTES = {Precision.FLOAT32: 4, Precision.MIXED_FLOAT16: 2, Precision.MIXED_BFLOAT16: 2}
@@ -200,7 +200,7 @@ def device_from_gpu(gpu: Gpu) -> Device:
         float32, label = fp32, DType.FLOAT32.value
     return Device(
         name=gpu.name,
-        kind="gpu",
+        kind=DeviceKind.GPU.value,
         architecture=gpu.architecture,
         launch_year=gpu.launch_year,
         peaks=(
@@ -272,15 +272,15 @@ def phase_terms(phase: Phase, device: Device, precision: str) -> Terms | None:
 def predict(work: Work, device: Device, precision: str, params: Params) -> tuple[float, str] | None:
     """(total seconds, the bound of the phase that costs most), or None when the precision has no peak."""
     total = params.startup_seconds
-    worst = (0.0, "arithmetic")
+    worst = (0.0, Bound.ARITHMETIC.value)
     for phase in work.phases:
         terms = phase_terms(phase, device, precision)
         if terms is None:
             return None
         candidates = {
-            "arithmetic": terms.arithmetic / params.eta_arith,
-            "memory": terms.memory / params.eta_mem,
-            "per-step": params.step_seconds,
+            Bound.ARITHMETIC.value: terms.arithmetic / params.eta_arith,
+            Bound.MEMORY.value: terms.memory / params.eta_mem,
+            Bound.STEP.value: params.step_seconds,
         }
         bound = max(candidates, key=candidates.__getitem__)
         cost = phase.steps * candidates[bound]
@@ -429,7 +429,7 @@ class Model:
                 beyond = max(0.0, math.log(resource / max(covered)), math.log(min(covered) / resource))
                 if beyond > 0:
                     width += WIDEN_PER_DOUBLING * beyond / math.log(2)
-                    label = "peak" if bound == "arithmetic" else "bandwidth"
+                    label = "peak" if bound == Bound.ARITHMETIC else "bandwidth"
                     why.append(f"its {label} is {math.exp(beyond):.1f}x beyond the results'")
             if device.architecture not in {p.device.architecture for p in self.points}:
                 width += WIDEN_NEW_ARCHITECTURE
@@ -442,9 +442,9 @@ class Model:
 
 def _resource(device: Device, precision: str, bound: str) -> float | None:
     """The device's resource that decides a bound: its peak (arithmetic), its bandwidth (memory), none (per-step)."""
-    if bound == "arithmetic":
+    if bound == Bound.ARITHMETIC:
         return device.peak(precision)
-    if bound == "memory":
+    if bound == Bound.MEMORY:
         return device.bandwidth_gbs
     return None
 

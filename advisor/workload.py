@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from advisor.schema import DEFAULT_WORKLOAD
-from advisor.vocabulary import Precision
+from advisor.vocabulary import DeviceKind, Precision, words
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         choices=(Precision.MIXED_FLOAT16.value, Precision.MIXED_BFLOAT16.value),
         help="the policy 'mixed' means (default: mixed_float16 on a GPU, mixed_bfloat16 on a CPU)",
     )
-    run.add_argument("--device", choices=("auto", "cpu", "gpu"), default="auto", help="cpu hides the GPUs")
+    run.add_argument("--device", choices=("auto", *words(DeviceKind)), default="auto", help="cpu hides the GPUs")
     run.add_argument(
         "--backend",
         default="tensorflow",

@@ -14,6 +14,8 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from advisor.vocabulary import DeviceKind
+
 GB = 1e9
 
 
@@ -48,7 +50,7 @@ class PeakMemory:
         return self.result
 
     def _reset(self) -> None:
-        if self.kind == "cpu":
+        if self.kind == DeviceKind.CPU:
             Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current resident memory
         elif self.backend == "tensorflow":
             import tensorflow as tf
@@ -60,7 +62,7 @@ class PeakMemory:
             torch.cuda.reset_peak_memory_stats()
 
     def _read(self) -> dict[str, Any] | None:
-        if self.kind == "cpu":
+        if self.kind == DeviceKind.CPU:
             peak, start = _status_kb("VmHWM"), self.start_kb
             if peak is None or start is None:
                 return None

@@ -20,7 +20,7 @@ from advisor.measure.plan import MeasurePlan
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Progress, TrainingRun
-from advisor.vocabulary import MIXED_WORD
+from advisor.vocabulary import MIXED_WORD, DeviceKind
 
 READY_KEY = "chief-ready"
 
@@ -45,7 +45,7 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
         backend.gpus = backend.gpus[: plan.devices]
     elif plan.devices > 1:
         raise AdvisorError("--devices with --workers counts the GPUs of each worker; a CPU worker trains on one")
-    kind = "gpu" if backend.gpus else "cpu"
+    kind = DeviceKind.GPU if backend.gpus else DeviceKind.CPU
     progress(f"{me}: waiting for the other {len(cluster.workers) - 1} worker(s) (at most {cluster.join_timeout:g} s)")
     strategy = mw.join(tf, cluster, kind)
     progress(f"{me}: joined ({strategy.num_replicas_in_sync} replicas in all)")

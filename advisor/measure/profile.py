@@ -10,7 +10,7 @@ from advisor import __version__, schema, timing
 from advisor.measure.backends import DeviceInfo
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.train import TrainingRun
-from advisor.vocabulary import Source
+from advisor.vocabulary import DeviceKind, Source
 
 
 def result_record(
@@ -116,7 +116,7 @@ def build_profile(
     notes = []
     if plan.price_usd is None:
         notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")
-    if device.kind == "cpu" and plan.device == "cpu":
+    if device.kind == DeviceKind.CPU and plan.device == DeviceKind.CPU:
         notes.append("Measured with --device cpu (GPUs hidden).")
     if cluster:
         notes.append(

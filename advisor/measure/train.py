@@ -15,7 +15,7 @@ from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo
 from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
-from advisor.vocabulary import DType, Precision
+from advisor.vocabulary import DeviceKind, DType, Precision
 from advisor.workload import Workload, make_dataset
 
 EPOCH_SPREAD_WARNING = 0.10  # stdev / median of the steady epochs
@@ -230,7 +230,7 @@ def run_warnings(
             f"{policy}: the model computed in {computed}, not {expected_dtype}; the result would be wrong"
         )
     placed = checks["variables_device"].upper()
-    if device.kind == "gpu" and device.count == 1 and not any(word in placed for word in accelerator_words):
+    if device.kind == DeviceKind.GPU and device.count == 1 and not any(word in placed for word in accelerator_words):
         raise AdvisorError(f"--device gpu: the model's variables live on {checks['variables_device']}, not the GPU")
     load = monitor.other_load()
     cpus = os.cpu_count() or 1

@@ -10,7 +10,7 @@ from typing import Any
 from advisor import hardware
 from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
-from advisor.vocabulary import DType
+from advisor.vocabulary import DeviceKind, DType
 
 GPU_PLATFORMS = ("gpu", "cuda", "rocm")
 
@@ -21,7 +21,7 @@ class KerasBackend(Backend):
 
     def start(self, device: str, devices: int) -> None:
         select_keras_backend("jax")
-        if device == "cpu":
+        if device == DeviceKind.CPU:
             os.environ["JAX_PLATFORMS"] = "cpu"
         try:
             with quiet_stderr():
@@ -33,10 +33,10 @@ class KerasBackend(Backend):
     def resolve_device(self, requested: str, host: dict[str, Any], devices: int) -> DeviceInfo:
         jax = self.jax
         try:
-            gpus = [d for d in jax.devices() if d.platform in GPU_PLATFORMS] if requested != "cpu" else []
+            gpus = [d for d in jax.devices() if d.platform in GPU_PLATFORMS] if requested != DeviceKind.CPU else []
         except RuntimeError:
             gpus = []
-        if requested == "gpu" and not gpus:
+        if requested == DeviceKind.GPU and not gpus:
             raise AdvisorError(
                 "--device gpu: no GPU is visible to JAX (install a CUDA build, e.g. pip install 'jax[cuda12]')"
             )
@@ -44,8 +44,8 @@ class KerasBackend(Backend):
             smi = hardware.nvidia_gpus()
             facts = {k: v for k, v in smi[0].items() if k != "name"} if smi else {}
             name = smi[0]["name"] if smi else getattr(gpus[0], "device_kind", "GPU")
-            return DeviceInfo("gpu", name, str(gpus[0]), facts)
-        return DeviceInfo("cpu", host.get("cpu", "CPU"), "cpu", {})
+            return DeviceInfo(DeviceKind.GPU.value, name, str(gpus[0]), facts)
+        return DeviceInfo(DeviceKind.CPU.value, host.get("cpu", "CPU"), "cpu", {})
 
     def software_facts(self, device: DeviceInfo) -> dict[str, Any]:
         import keras

@@ -11,7 +11,7 @@ from typing import Any
 from advisor import hardware
 from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
-from advisor.vocabulary import DType
+from advisor.vocabulary import DeviceKind, DType
 
 
 class KerasBackend(Backend):
@@ -20,7 +20,7 @@ class KerasBackend(Backend):
     def start(self, device: str, devices: int) -> None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         select_keras_backend("tensorflow")
-        if device == "cpu":
+        if device == DeviceKind.CPU:
             os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
         try:
             with quiet_stderr():  # TensorFlow's C++ start-up lines ignore TF_CPP_MIN_LOG_LEVEL
@@ -34,12 +34,12 @@ class KerasBackend(Backend):
 
             absl.logging.set_verbosity(absl.logging.ERROR)
         tf.get_logger().setLevel("ERROR")
-        if device == "cpu":
+        if device == DeviceKind.CPU:
             with contextlib.suppress(Exception):
                 tf.config.set_visible_devices([], "GPU")
         self.tf = tf
         with quiet_stderr():  # the first device query logs CUDA's start-up (cuInit) on machines without a GPU
-            gpus = tf.config.list_physical_devices("GPU") if device != "cpu" else []
+            gpus = tf.config.list_physical_devices("GPU") if device != DeviceKind.CPU else []
         self.gpus = gpus
         if devices > 1 and not gpus:
             # No GPUs: split the CPU into logical devices (how several devices are tested without a GPU).
@@ -52,7 +52,7 @@ class KerasBackend(Backend):
     def resolve_device(self, requested: str, host: dict[str, Any], devices: int) -> DeviceInfo:
         tf = self.tf
         gpus = self.gpus
-        if requested == "gpu" and not gpus:
+        if requested == DeviceKind.GPU and not gpus:
             raise AdvisorError(
                 "--device gpu: no GPU is visible to TensorFlow (check the driver, CUDA_VISIBLE_DEVICES and that "
                 "TensorFlow was installed with GPU support, e.g. pip install 'tensorflow[and-cuda]')"
@@ -71,8 +71,8 @@ class KerasBackend(Backend):
             capability = details.get("compute_capability")
             if capability and "compute_capability" not in facts:
                 facts["compute_capability"] = ".".join(str(part) for part in capability)
-            return DeviceInfo("gpu", name, "/GPU:0", facts, count=devices)
-        return DeviceInfo("cpu", host.get("cpu", "CPU"), "/CPU:0", {}, count=devices)
+            return DeviceInfo(DeviceKind.GPU.value, name, "/GPU:0", facts, count=devices)
+        return DeviceInfo(DeviceKind.CPU.value, host.get("cpu", "CPU"), "/CPU:0", {}, count=devices)
 
     def software_facts(self, device: DeviceInfo) -> dict[str, Any]:
         import keras
@@ -84,7 +84,7 @@ class KerasBackend(Backend):
             "keras_version": keras.__version__,
             "keras_backend": keras.backend.backend(),
         }
-        if device.kind == "gpu":
+        if device.kind == DeviceKind.GPU:
             with contextlib.suppress(Exception):
                 build = tf.sysconfig.get_build_info()
                 if build.get("cuda_version"):
@@ -122,7 +122,7 @@ class KerasBackend(Backend):
     def distribution(self, device: DeviceInfo):
         if device.count == 1:
             return contextlib.nullcontext()
-        kind = "GPU" if device.kind == "gpu" else "CPU"
+        kind = "GPU" if device.kind == DeviceKind.GPU else "CPU"
         names = [d.name for d in self.tf.config.list_logical_devices(kind)][: device.count]
         if len(names) < device.count:
             raise AdvisorError(f"--devices {device.count}: only {len(names)} {kind} device(s) could be made")

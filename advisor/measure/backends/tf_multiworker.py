@@ -24,7 +24,7 @@ from advisor.measure.cluster import Cluster, missing_line
 from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Job, Progress, TrainingRun, epoch_line, run_warnings
-from advisor.vocabulary import Precision
+from advisor.vocabulary import DeviceKind, Precision
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 HEARTBEAT_MS = 10_000  # a worker silent this long is taken for dead by the coordination service
@@ -58,7 +58,7 @@ def join(tf, cluster: Cluster, device_kind: str) -> Any:
     with contextlib.suppress(AttributeError, ValueError):  # older protos: the hour-long default wait stays
         context.context().coordination_service.cluster_register_with_barrier = True
     implementation = tf.distribute.experimental.CommunicationImplementation
-    chosen = implementation.NCCL if device_kind == "gpu" else implementation.RING
+    chosen = implementation.NCCL if device_kind == DeviceKind.GPU else implementation.RING
     options = tf.distribute.experimental.CommunicationOptions(implementation=chosen)
     previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in SIGNALS}
     try:

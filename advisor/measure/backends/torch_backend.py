@@ -11,6 +11,7 @@ from typing import Any
 from advisor import hardware
 from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
+from advisor.vocabulary import DeviceKind
 
 
 class KerasBackend(Backend):
@@ -19,7 +20,7 @@ class KerasBackend(Backend):
 
     def start(self, device: str, devices: int) -> None:
         select_keras_backend("torch")
-        if device == "cpu":
+        if device == DeviceKind.CPU:
             os.environ["CUDA_VISIBLE_DEVICES"] = "-1"
         try:
             with quiet_stderr():
@@ -32,8 +33,8 @@ class KerasBackend(Backend):
 
     def resolve_device(self, requested: str, host: dict[str, Any], devices: int) -> DeviceInfo:
         torch = self.torch
-        has_gpu = requested != "cpu" and torch.cuda.is_available()
-        if requested == "gpu" and not has_gpu:
+        has_gpu = requested != DeviceKind.CPU and torch.cuda.is_available()
+        if requested == DeviceKind.GPU and not has_gpu:
             raise AdvisorError("--device gpu: no GPU is visible to PyTorch (a CUDA build and driver are needed)")
         if has_gpu:
             facts: dict[str, Any] = {}
@@ -42,8 +43,8 @@ class KerasBackend(Backend):
                 facts.update({k: v for k, v in smi[0].items() if k != "name"})
             with contextlib.suppress(Exception):
                 facts.setdefault("compute_capability", ".".join(map(str, torch.cuda.get_device_capability(0))))
-            return DeviceInfo("gpu", torch.cuda.get_device_name(0), "cuda:0", facts)
-        return DeviceInfo("cpu", host.get("cpu", "CPU"), "cpu", {})
+            return DeviceInfo(DeviceKind.GPU.value, torch.cuda.get_device_name(0), "cuda:0", facts)
+        return DeviceInfo(DeviceKind.CPU.value, host.get("cpu", "CPU"), "cpu", {})
 
     def software_facts(self, device: DeviceInfo) -> dict[str, Any]:
         import keras
@@ -55,7 +56,7 @@ class KerasBackend(Backend):
             "keras_version": keras.__version__,
             "keras_backend": keras.backend.backend(),
         }
-        if device.kind == "gpu":
+        if device.kind == DeviceKind.GPU:
             with contextlib.suppress(Exception):
                 if torch.version.cuda:
                     facts["cuda"] = str(torch.version.cuda)
