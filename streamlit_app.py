@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from advisor import analysis, charts, costs, estimates, metrics, report, store
+from advisor import analysis, charts, costs, estimates, metrics, prose, report, store, typed
 from advisor.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 from advisor.errors import AdvisorError, ProfileError
 from advisor.vocabulary import Goal, PrecisionFilter, Source
@@ -103,11 +103,7 @@ def read_upload(upload, taken_ids: set[str]) -> tuple[dict | None, list[str]]:
         profile, _ = store.profile_from_bytes(upload.getvalue(), f"upload {upload.name}")
     except ProfileError as error:
         return None, [str(p) for p in error.problems]
-    data = dict(profile.data)
-    if data["id"] in taken_ids:
-        data["id"] = f"{data['id']}-upload"[:80]
-    data["name"] = f"{data.get('name', data['device']['name'])} (uploaded)"
-    return data, []
+    return store.as_upload(profile.data, taken_ids), []
 
 
 # --------------------------------------------------------------------------- the sidebar
@@ -218,7 +214,7 @@ def headline(rec: analysis.Recommendation) -> None:
         cost = "free" if best["free_upgrade"] else f"{report.fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"
         st.metric(
             "Best upgrade",
-            safe(analysis.describe_result(best)),
+            safe(prose.describe_result(best)),
             delta=f"{best['speedup_vs_current']:.2f}x faster, {cost}",
             border=True,
         )
@@ -254,12 +250,8 @@ def headline(rec: analysis.Recommendation) -> None:
 
 def cost_chart_section(rec: analysis.Recommendation) -> None:
     """Cumulative cost against runs: keeping the current hardware, the best purchase, the best rental."""
-    habits = rec.habits
-    purchase = rec.best if rec.best is not None and not rec.best["free_upgrade"] else None
-    if purchase is not None and purchase.get("cheapest_way") == "rent" and pd.isna(purchase["upgrade_cost_usd"]):
-        purchase = None
-    horizon = max(int(habits.runs_per_week * costs.WEEKS_PER_YEAR * habits.lifetime_years), 10)
-    lines = costs.cumulative_costs(rec.current, purchase, rec.best_rental, habits, horizon)
+    habits, horizon = rec.habits, rec.horizon_runs  # the analysis decided what to compare, and over how long
+    lines = costs.cumulative_costs(rec.current, rec.purchase, rec.best_rental, habits, horizon)
     st.altair_chart(charts.cumulative_cost_chart(lines, costs.crossings(lines)), width="stretch")
     unknown = (
         ""
@@ -323,11 +315,8 @@ def devices_section(rec: analysis.Recommendation) -> None:
     if rec.devices is None or rec.devices.empty:
         return
     with st.expander("What each added device buys", expanded=False):
-        st.dataframe(
-            pd.DataFrame({name: [render(r) for r in rec.devices.to_dict("records")]
-                          for name, render in report.DEVICE_COLUMNS}),
-            hide_index=True, width="stretch",
-        )  # fmt: skip
+        st.dataframe(report.table_frame(rec.devices.to_dict("records"), report.DEVICE_COLUMNS), hide_index=True,
+                     width="stretch")  # fmt: skip
 
 
 def ladder_section(rec: analysis.Recommendation) -> None:
@@ -335,21 +324,9 @@ def ladder_section(rec: analysis.Recommendation) -> None:
     if ladder is None or ladder.empty:
         return
     with st.expander("The upgrade ladder: where returns fall off", expanded=False):
-        st.dataframe(
-            pd.DataFrame(
-                {
-                    "step": ladder["name"].astype(str) + ", " + ladder["precision"],
-                    "price": ladder["upgrade_cost_usd"].map(report.fmt_usd),
-                    "time per run": [report.fmt_seconds_with_source(r) for _, r in ladder.iterrows()],
-                    "marginal $ per added run/h": ladder["marginal_usd_per_added_run_per_hour"].map(report.fmt_usd),
-                    "marginal $ per hour saved a week": ladder["marginal_usd_per_hour_saved_per_week"].map(
-                        report.fmt_usd
-                    ),
-                }
-            ),
-            hide_index=True,
-            width="stretch",
-        )
+        step = ("step", lambda r: f"{r['name']}, {r['precision']}")  # the app names options; the CLI, ids
+        st.dataframe(report.table_frame(ladder.to_dict("records"), [step, *report.LADDER_COLUMNS[1:]]),
+                     hide_index=True, width="stretch")  # fmt: skip
         st.caption(metrics.definition("marginal_usd_per_hour_saved_per_week"))
 
 
@@ -389,7 +366,7 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
 
 def details_section(profile_data: list[dict], names: pd.Series, current_id: str) -> None:
     st.subheader("Profile details")
-    by_id = {data["id"]: data for data in profile_data}
+    by_id = {tree.id: tree for tree in map(typed.of, profile_data)}
     detail_ids = [pid for pid in names.index if pid in by_id]
     if not detail_ids:
         return
@@ -401,16 +378,23 @@ def details_section(profile_data: list[dict], names: pd.Series, current_id: str)
         key="detail",
     )
     detail = by_id[detail_id]
+
+    def shown(section) -> dict:  # a section as its file has it (an absent one: empty)
+        return dict(section.raw) if section is not None else {}
+
     hardware_col, software_col, provenance_col = st.columns(3)
     with hardware_col:
         st.markdown("**Hardware**")
-        st.json({"device": detail["device"], "host": detail.get("host", {}), "price": detail["price"]}, expanded=True)
+        st.json({"device": shown(detail.device), "host": shown(detail.host), "price": shown(detail.price)},
+                expanded=True)  # fmt: skip
     with software_col:
         st.markdown("**Software and workload**")
-        st.json({"software": detail["software"], "workload": detail["workload"]}, expanded=True)
+        st.json({"software": shown(detail.software), "workload": shown(detail.workload)}, expanded=True)
     with provenance_col:
         st.markdown("**Provenance**")
-        st.json({"id": detail["id"], "provenance": detail["provenance"], "notes": detail.get("notes", [])},
+        st.json({"id": detail.id, "provenance": shown(detail.provenance), "notes": list(detail.notes or ())}
+                if not isinstance(detail.notes, str) else
+                {"id": detail.id, "provenance": shown(detail.provenance), "notes": [detail.notes]},
                 expanded=True)  # fmt: skip
     epoch_chart = charts.epoch_times_chart(detail)
     if epoch_chart is not None:

@@ -21,11 +21,11 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import costs
+from advisor import costs, prose, typed
 from advisor.catalog import STALE_YEARS, Catalog, normalise_name
 from advisor.costs import Habits
 from advisor.errors import AdvisorError
-from advisor.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
+from advisor.formatting import missing
 from advisor.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, words
 
@@ -114,66 +114,64 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
     """One row per (profile, precision) result. Accepts Profile objects or profile dicts."""
     rows = []
     for profile in profiles:
-        data = getattr(profile, "data", profile)
-        provenance = data["provenance"]
-        device = data["device"]
-        count = int(device.get("count", 1))
-        device_label = device["name"] if count == 1 else f"{count}x {device['name']}"
-        workers = int((data.get("cluster") or {}).get("workers", 1))
+        tree = typed.of(profile)
+        provenance, device, price = tree.provenance, tree.device, tree.price
+        count = int(device.count or 1)
+        device_label = device.name if count == 1 else f"{count}x {device.name}"
+        workers = int(tree.cluster.workers) if tree.cluster is not None else 1
         if workers > 1:
             per = count // workers
-            device_label = f"{workers} machines x " + (device["name"] if per == 1 else f"{per}x {device['name']}")
-        for result in data["results"]:
-            estimated = bool(result.get("estimated"))
-            source = Source.ESTIMATED.value if estimated else provenance["method"]
+            device_label = f"{workers} machines x " + (device.name if per == 1 else f"{per}x {device.name}")
+        for result in tree.results:
+            estimated = bool(result.estimated)
+            source = Source.ESTIMATED.value if estimated else provenance.method
             if estimated:
-                detail = (result.get("estimate") or {}).get("method", Source.ESTIMATED.value)
-            elif provenance["method"] == Source.QUOTED:
-                detail = provenance.get("source", "")
+                detail = result.estimate.method if result.estimate is not None else Source.ESTIMATED.value
+            elif provenance.method == Source.QUOTED:
+                detail = provenance.source or ""
             else:
-                detail = (
-                    f"measured by advisor {provenance.get('advisor_version', '?')} on {provenance.get('date', '?')}"
-                )
-            seconds = float(result["total_seconds"])
-            error = _float_or_nan((result.get("estimate") or {}).get("error_seconds"))
+                detail = f"measured by advisor {provenance.advisor_version or '?'} on {provenance.date or '?'}"
+            seconds = float(result.total_seconds)
+            error = _float_or_nan(result.estimate.error_seconds if result.estimate is not None else None)
+            scaling = result.scaling
+            peak = result.throughput.matmul_peak_gflops if result.throughput is not None else None
             rows.append(
                 {
-                    "profile": data["id"],
-                    "name": data.get("name") or device["name"],
+                    "profile": tree.id,
+                    "name": tree.name or device.name,
                     "device": device_label,
-                    "device_name": device["name"],
-                    "device_kind": device["kind"],
+                    "device_name": device.name,
+                    "device_kind": device.kind,
                     "device_count": count,
-                    "precision": result["precision"],
+                    "precision": result.precision,
                     "seconds": seconds,
-                    "price_usd": _float_or_nan(data["price"].get("usd")),
-                    "price_date": data["price"].get("date"),
-                    "price_kind": _profile_price_kind(data["price"]),
+                    "price_usd": _float_or_nan(price.usd),
+                    "price_date": price.date,
+                    "price_kind": _profile_price_kind(price.usd, price.date),
                     "price_stale": False,
                     "source": source,
-                    "approximate": bool(result.get("approximate")),
+                    "approximate": bool(result.approximate),
                     "estimate_error_seconds": error,
                     "source_detail": detail,
-                    "power_watts": _float_or_nan(data["price"].get("power_watts")),
-                    "workload": workload_key(data["workload"]),
-                    "workload_name": data["workload"]["name"],
-                    "backend": data["software"].get("keras_backend") or data["software"]["framework"],
-                    "hardware": hardware_signature(data),
+                    "power_watts": _float_or_nan(price.power_watts),
+                    "workload": workload_key(tree.workload.raw),
+                    "workload_name": tree.workload.name,
+                    "backend": tree.software.keras_backend or tree.software.framework,
+                    "hardware": hardware_signature(tree),
                     "low": max(seconds - error, 0.0) if estimated else math.nan,
                     "high": seconds + error if estimated else math.nan,
                     "bound": None,
                     "basis": None,
                     "catalog_id": None,
-                    "measured_power_watts": _float_or_nan((result.get("power") or {}).get("average_watts")),
-                    "scaling_devices": _float_or_nan((result.get("scaling") or {}).get("devices")),
-                    "scaling_workers": _float_or_nan((result.get("scaling") or {}).get("workers")),
-                    "scaling_speedup": _float_or_nan((result.get("scaling") or {}).get("speedup")),
-                    "single_device_seconds": _float_or_nan((result.get("scaling") or {}).get("single_device_seconds")),
-                    "workload_spec": data["workload"],
-                    "matmul_peak_gflops": _float_or_nan((result.get("throughput") or {}).get("matmul_peak_gflops"))
-                    / count,
-                    "batch_size": _float_or_nan(result.get("batch_size")),
-                    "memory_gb": _float_or_nan((result.get("memory") or {}).get("peak_gb")),
+                    "measured_power_watts": _float_or_nan(result.power.average_watts if result.power else None),
+                    "scaling_devices": _float_or_nan(scaling.devices if scaling else None),
+                    "scaling_workers": _float_or_nan(scaling.workers if scaling else None),
+                    "scaling_speedup": _float_or_nan(scaling.speedup if scaling else None),
+                    "single_device_seconds": _float_or_nan(scaling.single_device_seconds if scaling else None),
+                    "workload_spec": dict(tree.workload.raw),
+                    "matmul_peak_gflops": _float_or_nan(peak) / count,
+                    "batch_size": _float_or_nan(result.batch_size),
+                    "memory_gb": _float_or_nan(result.memory.peak_gb if result.memory else None),
                     "fits": True,
                     "largest_batch": math.nan,
                 }
@@ -181,10 +179,9 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
 
 
-def _profile_price_kind(price: dict[str, Any]) -> str | None:
-    if price.get("usd") is None:
+def _profile_price_kind(usd: float | None, date: str | None) -> str | None:
+    if usd is None:
         return None
-    date = price.get("date")
     return f"the profile's price, {str(date)[:7]}" if date else "the profile's price, undated"
 
 
@@ -341,16 +338,17 @@ def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
     return (frame["profile"] == current["profile"]) | same_gpu | (frame["hardware"] == current["hardware"])
 
 
-def hardware_signature(data: dict[str, Any]) -> str:
+def hardware_signature(profile: Any) -> str:
     """What identifies the machine a profile ran on: a GPU by model and count; a CPU machine by its CPU model,
     logical CPUs and memory as measure recorded them (the profile's own id when those are unknown)."""
-    device, host = data["device"], data.get("host") or {}
-    count = int(device.get("count", 1))
-    if device["kind"] == DeviceKind.GPU:
-        return f"gpu:{normalise_name(device['name'])}:x{count}"
-    if host.get("cpu") and host.get("logical_cpus") and host.get("memory_gb"):
-        return f"cpu:{normalise_name(host['cpu'])}:{host['logical_cpus']}:{host['memory_gb']}:x{count}"
-    return f"profile:{data['id']}"
+    tree = typed.of(profile)
+    device, host = tree.device, tree.host
+    count = int(device.count or 1)
+    if device.kind == DeviceKind.GPU:
+        return f"gpu:{normalise_name(device.name)}:x{count}"
+    if host is not None and host.cpu and host.logical_cpus and host.memory_gb:
+        return f"cpu:{normalise_name(host.cpu)}:{host.logical_cpus}:{host.memory_gb}:x{count}"
+    return f"profile:{tree.id}"
 
 
 @dataclass
@@ -358,15 +356,25 @@ class Recommendation:
     current: pd.Series
     options: pd.DataFrame
     best: pd.Series | None
-    reason: str
     notes: list[str] = field(default_factory=list)
     habits: Habits = field(default_factory=Habits)
     goal: str = Goal.VALUE
     ladder: pd.DataFrame | None = None  # the upgrade ladder (costs.ladder)
     best_rental: pd.Series | None = None  # the cheapest faster option to rent per run
-    rent_advice: str = ""  # whether renting would be cheaper at the user's runs per week
     current_costs: dict[str, float] = field(default_factory=dict)
     devices: pd.DataFrame | None = None  # what each added device buys (added_devices), where measured
+    budget: float | None = None  # the most the user will spend (None: no limit)
+    purchase: pd.Series | None = None  # the purchase the cost comparison shows (the best, if it is bought)
+    horizon_runs: int = 10  # the runs the cost comparison covers: the hardware's lifetime at the user's habits
+
+    @property
+    def reason(self) -> str:
+        """The decision in words (:mod:`advisor.prose` renders it)."""
+        return prose.reason(self)
+
+    @property
+    def rent_advice(self) -> str:
+        return prose.rent_advice(self)
 
 
 def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
@@ -442,9 +450,9 @@ def recommend(
     too_small = faster[faster["fits"].eq(False)]
     if len(too_small):
         example = too_small.sort_values("largest_batch").iloc[-1]
-        device = short_device(example["device"])
+        device = prose.short_device(example["device"])
         notes.append(f"{len(too_small)} faster option(s) cannot hold this workload at its batch "
-                     f"({_batch_of(chosen)}) in memory and are not recommended (e.g. {device}: "
+                     f"({prose.batch_of(chosen)}) in memory and are not recommended (e.g. {device}: "
                      f"{example['memory_gb']:.1f} GB needed, largest batch that fits {example['largest_batch']:.0f}; "
                      "another batch is another workload)")  # fmt: skip
     faster = faster[~faster.index.isin(too_small.index)]
@@ -468,89 +476,24 @@ def recommend(
     best = None if ranked.empty else ranked.iloc[0]
     rentals = faster[faster["cloud_usd_per_run"].notna()].sort_values(["cloud_usd_per_run", "seconds"])
     best_rental = None if rentals.empty else rentals.iloc[0]
-    reason = _reason(best, chosen, habits, goal) if best is not None else _no_option_reason(options, chosen, budget)
+    purchase = best if best is not None and not best["free_upgrade"] else None
+    if purchase is not None and purchase.get("cheapest_way") == "rent" and pd.isna(purchase["upgrade_cost_usd"]):
+        purchase = None  # a rental chosen for its cost per run: nothing is bought
     return Recommendation(
         current=chosen,
         options=options,
         best=best,
-        reason=reason,
         notes=notes,
         habits=habits,
         goal=goal,
         ladder=costs.ladder(options, chosen, budget),
         best_rental=best_rental,
-        rent_advice=_rent_advice(best, best_rental, habits),
         current_costs=costs.current_figures(chosen, habits),
         devices=added_devices(workload_frame),
+        budget=budget,
+        purchase=purchase,
+        horizon_runs=max(int(habits.runs_per_week * costs.WEEKS_PER_YEAR * habits.lifetime_years), 10),
     )
-
-
-def describe_result(row: pd.Series) -> str:
-    """``Titan RTX (the post), mixed_float16``: a result in words."""
-    return f"{row['name']}, {row['precision']}"
-
-
-def estimate_range(row: pd.Series) -> str:
-    """'estimated, likely between 2.0 and 28 s' for a row whose time is estimated; '' for a measured or quoted one."""
-    if row.get("source") != Source.ESTIMATED or missing(row.get("low")) or missing(row.get("high")):
-        return ""
-    return f"estimated, likely between {fmt_seconds(row['low'])} and {fmt_seconds(row['high'])}"
-
-
-def fmt_speedup(value: float) -> str:
-    return f"{value:.2f}x" if value < 10 else f"{value:,.1f}x"
-
-
-def fmt_hours(value: float) -> str:
-    return f"{value:,.2f} hours" if abs(value) < 1 else f"{value:,.1f} hours"
-
-
-def fmt_weeks(value: float) -> str:
-    if value == 0:
-        return "at once"
-    return f"in {value:,.1f} weeks" if value < 100 else f"in {value:,.0f} weeks"
-
-
-def _reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str) -> str:
-    """The recommendation as a person would say it."""
-    speed = fmt_speedup(best["speedup_vs_current"])
-    estimated = estimate_range(best)
-    caveat = f" (estimated at {fmt_seconds(best['seconds'])} a run, likely between " if estimated else ""
-    if estimated:
-        caveat += f"{fmt_seconds(best['low'])} and {fmt_seconds(best['high'])})"
-    saving = f"saving {fmt_hours(best['hours_saved_per_week'])} a week at {habits.runs_per_week:g} runs a week"
-    if best["free_upgrade"]:
-        return (
-            f"Switch to {_switch_words(best, current)} on the hardware you already have ({current['device']}): "
-            f"your runs get {speed} faster for $0{caveat}, {saving}."
-        )
-    if goal == Goal.COST and best["cheapest_way"] == "rent":
-        return (
-            f"Renting {_article(short_device(best['device'])).lower()} {short_device(best['device'])} "
-            f"({best['rental_provider']}, ${best['rental_usd_per_hour']:,.2f}/h) would make "
-            f"your runs {speed} faster{caveat} for {fmt_usd_small(best['cloud_usd_per_run'])} a run, {saving}: "
-            "the lowest cost per run of the faster options."
-        )
-    cost = fmt_usd(best["upgrade_cost_usd"])
-    if isinstance(best.get("price_kind"), str):
-        cost += f" ({best['price_kind']})"
-    device = short_device(best["device"])
-    sentence = (
-        f"{_article(device)} {device} ({best['precision']}) would make your runs {speed} faster"
-        f"{caveat} for {cost} ({fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x), {saving}"
-    )
-    return sentence + "; " + _payback_words(best, habits) + "."
-
-
-def _switch_words(best: pd.Series, current: pd.Series) -> str:
-    """'mixed_float16', 'the jax backend' or 'mixed_bfloat16 with the jax backend': what changes for a free upgrade."""
-    backend = best.get("backend")
-    other_backend = isinstance(backend, str) and backend != current.get("backend")
-    if not other_backend:
-        return str(best["precision"])
-    if best["precision"] == current["precision"]:
-        return f"the {backend} backend"
-    return f"{best['precision']} with the {backend} backend"
 
 
 def added_devices(frame: pd.DataFrame) -> pd.DataFrame:
@@ -570,74 +513,6 @@ def added_devices(frame: pd.DataFrame) -> pd.DataFrame:
         rows["added_speedup_per_device"] > 0
     )
     return rows
-
-
-def short_device(name: str) -> str:
-    """'NVIDIA GeForce GTX 1070 Ti' -> 'GTX 1070 Ti': the name people say."""
-    words = [w for w in str(name).split() if w.lower() not in ("nvidia", "geforce", "tesla")]
-    return " ".join(words) or str(name)
-
-
-def _article(name: str) -> str:
-    """'a' or 'an' as the name is said: an RTX 4090, an H100, an A100, a GTX 1070 Ti, a Titan RTX."""
-    first = str(name).split()[0] if str(name).split() else ""
-    initialism = first.isupper() or any(ch.isdigit() for ch in first)
-    vowel_sound = first[:1].upper() in "AEIOU" or (initialism and first[:1].upper() in "AEFHILMNORSX")
-    return "An" if vowel_sound else "A"
-
-
-def _batch_of(row: pd.Series) -> str:
-    spec = row.get("workload_spec")
-    return f"batch {spec['batch_size']}" if isinstance(spec, dict) and "batch_size" in spec else "its batch"
-
-
-def _payback_words(option: pd.Series, habits: Habits) -> str:
-    weeks = option["payback_weeks"]
-    alone = option["payback_counts"] != "time and energy"
-    if missing(weeks):
-        if habits.hour_value == 0:
-            return "say what an hour of waiting is worth to see when it pays for itself"
-        return f"at ${habits.hour_value:,.0f} an hour it never pays for itself"
-    counted = " (counting the time saved alone: the power is unknown)" if alone and habits.hour_value else ""
-    value = f" at ${habits.hour_value:,.0f} an hour" if habits.hour_value else " in energy saved"
-    if option.get("payback_beyond_lifetime"):
-        years = f"{habits.lifetime_years:g} years"
-        return f"it does not pay for itself within the {years} you keep hardware{value}{counted}"
-    return f"it pays for itself {fmt_weeks(weeks)}{value}{counted}"
-
-
-def _rent_advice(best: pd.Series | None, rental: pd.Series | None, habits: Habits) -> str:
-    """Whether renting would be cheaper than buying at the user's runs per week."""
-    if rental is None:
-        return "No faster option has a known rental price."
-    runs = habits.runs_per_week
-    device = short_device(rental["device"])
-    hourly = f"${rental['rental_usd_per_hour']:,.2f}/h"
-    billing = costs.billing_words(rental.get("rental_billing_seconds"), rental.get("rental_minimum_seconds"))
-    rented = f"Renting {_article(device).lower()} {device} ({rental['rental_provider']}, {hourly}, billed {billing})"
-    session = (f"{habits.runs_per_session:g} run(s) a session after {habits.session_minutes:g} minutes' start-up"
-               if habits.session_minutes or habits.runs_per_session != 1 else "")  # fmt: skip
-    per_run = f"costs {fmt_usd_small(rental['cloud_usd_per_run'])} a run" + (f" ({session})" if session else "")
-    if best is None or best["free_upgrade"] or missing(best.get("usd_per_run_owned")):
-        return f"{rented} {per_run} ({fmt_speedup(rental['speedup_vs_current'])} faster)."
-    owned = best["usd_per_run_owned"]
-    verdict = "cheaper" if rental["cloud_usd_per_run"] < owned else "dearer"
-    return (
-        f"{rented} {per_run}: {verdict} than owning {_article(short_device(best['device'])).lower()} "
-        f"{short_device(best['device'])} at {runs:g} runs a week "
-        f"({fmt_usd_small(owned)} a run over {habits.lifetime_years:g} years, energy included)."
-    )
-
-
-def _no_option_reason(options: pd.DataFrame, current: pd.Series, budget: float | None) -> str:
-    faster = options[options["faster"]]
-    if faster.empty:
-        return f"Nothing in the profiles is faster than your {describe_result(current)}: keep it."
-    priced = faster[faster["upgrade_cost_usd"].notna()]
-    if priced.empty:
-        return "The faster options have no known price, so none can be recommended; add their prices."
-    cheapest = priced["upgrade_cost_usd"].min()
-    return f"No faster option fits the budget of ${budget:,.0f}; the cheapest faster one costs ${cheapest:,.0f}."
 
 
 def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:

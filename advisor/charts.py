@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import pandas as pd
 
+from advisor import typed
 from advisor.analysis import best_value_frontier
 from advisor.vocabulary import Source, words
 
@@ -116,12 +119,12 @@ def dollars_per_speedup_chart(options: pd.DataFrame) -> alt.Chart:
     )
 
 
-def epoch_times_chart(profile_data: dict) -> alt.Chart | None:
+def epoch_times_chart(profile: Any) -> alt.Chart | None:
     """Per-epoch wall times of a measured profile, one line per precision (None when not recorded)."""
     rows = [
-        {"epoch": index + 1, "seconds": value, "precision": result["precision"]}
-        for result in profile_data.get("results", [])
-        for index, value in enumerate(result.get("epoch_seconds") or [])
+        {"epoch": index + 1, "seconds": value, "precision": result.precision}
+        for result in typed.of(profile).results
+        for index, value in enumerate(result.epoch_seconds or ())
     ]
     if not rows:
         return None

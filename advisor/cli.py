@@ -288,13 +288,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             [
                 {
                     "id": p.id,
-                    "name": p.data.get("name"),
-                    "device": p.data["device"]["name"],
-                    "kind": p.data["device"]["kind"],
-                    "price_usd": p.data["price"].get("usd"),
-                    "workload": p.data["workload"]["name"],
-                    "precisions": [r["precision"] for r in p.data["results"]],
-                    "source": p.data["provenance"]["method"],
+                    "name": p.typed.name,
+                    "device": p.typed.device.name,
+                    "kind": p.typed.device.kind,
+                    "price_usd": p.typed.price.usd,
+                    "workload": p.typed.workload.name,
+                    "precisions": [r.precision for r in p.typed.results],
+                    "source": p.typed.provenance.method,
                     "file": p.origin,
                 }
                 for p in profile_set.profiles
@@ -310,11 +310,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         rows = by_profile[profile.id]
         timings = ", ".join(f"{r['precision']} {fmt_seconds_with_source(r)}" for r in rows.to_dict("records"))
         print(
-            f"{profile.id}: {profile.data['device']['name']} [{profile.data['device']['kind']}], "
-            f"{fmt_usd(rows['price_usd'].iloc[0])}, {profile.data['provenance']['method']}; {timings}"
+            f"{profile.id}: {profile.typed.device.name} [{profile.typed.device.kind}], "
+            f"{fmt_usd(rows['price_usd'].iloc[0])}, {profile.typed.provenance.method}; {timings}"
         )
     for origin, members in collections.items():
-        workloads = len({p.data["workload"]["name"] for p in members})
+        workloads = len({p.typed.workload.name for p in members})
         print(f"{Path(origin).name}: {len(members):,} published profiles of {workloads} workloads, quoted "
               "(list --published shows them)")  # fmt: skip
     return 0
@@ -577,7 +577,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace, plan) -> int:
-    from advisor import schema, store
+    from advisor import schema, store, typed
     from advisor.measure import InterruptGuard, measure  # the framework starts inside measure()
     from advisor.report import measure_table
 
@@ -599,7 +599,7 @@ def _measure(args: argparse.Namespace, plan) -> int:
     else:
         print(measure_table(profile))
         print(f"\nprofile written to {path}" if path else "\n--dry-run: no profile written")
-        if profile["price"]["usd"] is None:
+        if typed.build(profile).price.usd is None:
             print("The price is unknown: add --price-usd (or edit price.usd) so the advisor can recommend it.")
     return 0
 

@@ -18,7 +18,7 @@ import yaml
 from advisor import fields as F
 from advisor.errors import Problem
 from advisor.fields import Field
-from advisor.schema import PHASE, PRECISIONS, SCHEMA_VERSION
+from advisor.schema import PHASE, PRECISIONS, SCHEMA_VERSION, SLUG_MAX
 from advisor.vocabulary import DeviceKind, Source
 
 COLLECTION_VERSION = 1
@@ -154,7 +154,7 @@ def _result(row: dict, described: dict, batch: int) -> dict:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]+", "-", text.lower())).strip("-")[:80].rstrip("-")
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]+", "-", text.lower())).strip("-")[:SLUG_MAX].rstrip("-")
 
 
 class _Dumper(yaml.SafeDumper):

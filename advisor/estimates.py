@@ -17,8 +17,9 @@ from typing import Any
 import pandas as pd
 
 from advisor import calibration, crossval, memory, perfmodel, scaling
-from advisor.analysis import select_workload, short_device
+from advisor.analysis import select_workload
 from advisor.catalog import Catalog
+from advisor.prose import short_device
 from advisor.schema import WORKLOAD_KEY_FIELDS
 from advisor.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, words
 from advisor.widths import Widths

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from advisor import typed
 from advisor.analysis import Comparison, Recommendation
 from advisor.catalog import Catalog, Gpu
 from advisor.estimates import CatalogEstimates
 from advisor.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, fmt_usd_small, fmt_watts, missing
-from advisor.metrics import markdown_definitions
+from advisor.metrics import column, markdown_definitions
 from advisor.vocabulary import Precision, Source
 
 __all__ = ["fmt_rate", "fmt_seconds", "fmt_times", "fmt_usd", "fmt_usd_small", "fmt_watts"]
@@ -41,11 +42,11 @@ COMPARE_COLUMNS: list[Column] = [
     ("profile", lambda r: r["profile"]),
     ("device", lambda r: r["device"]),
     ("precision", lambda r: r["precision"]),
-    ("seconds", fmt_seconds_with_source),
+    column("seconds", fmt_seconds_with_source),
     ("price", lambda r: fmt_usd(r["price_usd"])),
-    ("speedup", lambda r: fmt_times(r["speedup"])),
-    ("$/speedup", lambda r: fmt_usd(r["dollars_per_speedup"])),
-    ("runs/h", lambda r: fmt_rate(r["runs_per_hour"])),
+    column("speedup"),
+    column("dollars_per_speedup"),
+    column("runs_per_hour"),
     ("source", lambda r: r["source"]),
 ]
 
@@ -63,19 +64,28 @@ def fmt_payback(row: Any) -> str:
     return text + ("*" if weeks and row["payback_counts"] != "time and energy" else "")
 
 
+def _upgrade_cost(row: Any) -> str:
+    return "free" if row["free_upgrade"] else fmt_usd(row["upgrade_cost_usd"])
+
+
 OPTION_COLUMNS: list[Column] = [
     ("profile", lambda r: r["profile"]),
     ("precision", lambda r: r["precision"]),
-    ("seconds", fmt_seconds_with_source),
-    ("speedup", lambda r: fmt_times(r["speedup_vs_current"])),
-    ("price", lambda r: "free" if r["free_upgrade"] else fmt_usd(r["upgrade_cost_usd"])),
-    ("$/speedup", lambda r: fmt_usd(r["dollars_per_speedup_vs_current"])),
-    ("h saved/week", lambda r: f"{r['hours_saved_per_week']:,.2f}"),
-    ("payback", fmt_payback),
-    ("$/run owned", lambda r: fmt_usd_small(r["usd_per_run_owned"])),
-    ("$/run rented", lambda r: fmt_usd_small(r["cloud_usd_per_run"])),
+    column("seconds", fmt_seconds_with_source),
+    column("speedup_vs_current"),
+    column("upgrade_cost_usd", _upgrade_cost),
+    column("dollars_per_speedup_vs_current"),
+    column("hours_saved_per_week"),
+    column("payback_weeks", fmt_payback),
+    column("usd_per_run_owned"),
+    column("cloud_usd_per_run"),
     ("source", lambda r: r["source"]),
 ]
+
+
+def table_frame(records: Sequence[Any], columns: Sequence[Column]) -> pd.DataFrame:
+    """Rows rendered as the app shows a table: one text column per (head, render)."""
+    return pd.DataFrame({name: [render(r) for r in records] for name, render in columns})
 
 
 def text_table(frame: pd.DataFrame, columns: Sequence[Column]) -> str:
@@ -96,11 +106,11 @@ def comparison_text(comparison: Comparison) -> str:
 
 LADDER_COLUMNS: list[Column] = [
     ("step", lambda r: f"{r['profile']} ({r['precision']})"),
-    ("price", lambda r: fmt_usd(r["upgrade_cost_usd"])),
-    ("seconds", fmt_seconds_with_source),
-    ("runs/h", lambda r: fmt_rate(r["runs_per_hour"])),
-    ("marginal $ per added run/h", lambda r: fmt_usd(r["marginal_usd_per_added_run_per_hour"])),
-    ("marginal $ per hour saved a week", lambda r: fmt_usd(r["marginal_usd_per_hour_saved_per_week"])),
+    column("upgrade_cost_usd"),
+    column("seconds", fmt_seconds_with_source),
+    column("runs_per_hour"),
+    column("marginal_usd_per_added_run_per_hour"),
+    column("marginal_usd_per_hour_saved_per_week"),
 ]
 
 
@@ -329,21 +339,26 @@ def fmt_range_seconds(row: Any) -> str:
     return f"{short(row['seconds'])} s ({short(row['low'])}-{short(row['high'])})"
 
 
+def _display(key: str, render: Callable[[Any], str] | None = None) -> tuple[str, str, Callable[[Any], str]]:
+    """A metric's column in the app: its head, its key (for the help text) and its cell."""
+    head, cell = column(key, render)
+    return head, key, cell
+
+
 # (header, metric key for the help text, render): the deciding columns first.
 DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("option", "", lambda r: str(r["name"]).removesuffix(" (estimated)")),  # the source column says it
     ("precision", "", lambda r: PRECISION_SHORT.get(r["precision"], r["precision"])),
-    ("speedup", "speedup_vs_current", lambda r: fmt_times(r["speedup_vs_current"])),
-    ("upgrade cost", "upgrade_cost_usd", lambda r: "free" if r["free_upgrade"] else fmt_usd(r["upgrade_cost_usd"])),
+    _display("speedup_vs_current"),
+    _display("upgrade_cost_usd", _upgrade_cost),
     ("price is", "", lambda r: "-" if r["free_upgrade"] or not isinstance(r.get("price_kind"), str)
      else short_price_kind(str(r["price_kind"]))),
-    ("$ per 1x", "dollars_per_speedup_vs_current",
-     lambda r: fmt_usd(r["dollars_per_speedup_vs_current"]) if r["faster"] else "-"),
-    ("payback", "payback_weeks", fmt_payback),
-    ("cost / run", "usd_per_run_owned", lambda r: fmt_usd_small(r["usd_per_run_owned"])),
-    ("rent / run", "cloud_usd_per_run",
-     lambda r: fmt_usd_small(r["cloud_usd_per_run"]) if not missing(r["cloud_usd_per_run"]) else "-"),
-    ("time / run", "seconds", fmt_range_seconds),
+    _display("dollars_per_speedup_vs_current",
+             lambda r: fmt_usd(r["dollars_per_speedup_vs_current"]) if r["faster"] else "-"),
+    _display("payback_weeks", fmt_payback),
+    _display("usd_per_run_owned"),
+    _display("cloud_usd_per_run"),
+    _display("seconds", fmt_range_seconds),
     ("source", "", lambda r: "does not fit" if r.get("fits") is False or r.get("fits") is np.False_ else r["source"]),
 ]  # fmt: skip
 
@@ -370,40 +385,42 @@ def option_width(names: Sequence[str]) -> int:
 def options_display(options: pd.DataFrame) -> pd.DataFrame:
     """The options as the app shows them (text cells, units, 'unknown')."""
     records = options.to_dict("records")
-    return pd.DataFrame({name: [render(r) for r in records] for name, _, render in DISPLAY_COLUMNS})
+    return table_frame(records, [(name, render) for name, _, render in DISPLAY_COLUMNS])
 
 
-def _scaling(scaling: dict) -> str:
-    return f"{scaling['speedup']:.2f}x on {scaling['devices']} ({100 * scaling['efficiency']:.0f}%)"
+def _scaling(scaling: Any) -> str:
+    text = f"{scaling.speedup:.2f}x on {scaling.devices}"
+    return text + (f" of {scaling.workers} machines" if scaling.workers else "") + f" ({100 * scaling.efficiency:.0f}%)"
 
 
-def _steady(r: dict, key: str) -> str:
-    steady = r.get("steady", {})
-    return fmt_seconds(steady[key]) if key in steady else "-"
+def _steady(r: Any, key: str) -> str:
+    value = getattr(r.steady, key, None) if r.steady is not None else None
+    return "-" if value is None else fmt_seconds(value)
 
 
+# A measured profile's results (typed: advisor.typed), one line each.
 MEASURE_COLUMNS: list[Column] = [
-    ("precision", lambda r: r["precision"]),
-    ("total", lambda r: fmt_seconds(r["total_seconds"]) if not r.get("estimated")
-     else f"~{fmt_seconds(r['total_seconds'])} ± {r['estimate']['error_seconds']:.2g}"),
-    ("first", lambda r: fmt_seconds(r["first_epoch_seconds"])),
+    ("precision", lambda r: r.precision),
+    ("total", lambda r: fmt_seconds(r.total_seconds) if not r.estimated
+     else f"~{fmt_seconds(r.total_seconds)} ± {r.estimate.error_seconds:.2g}"),
+    ("first", lambda r: fmt_seconds(r.first_epoch_seconds)),
     ("median", lambda r: _steady(r, "median")),
     ("min", lambda r: _steady(r, "min")),
     ("max", lambda r: _steady(r, "max")),
-    ("stdev", lambda r: f"{r['steady']['stdev']:.3g} s" if "stdev" in r.get("steady", {}) else "-"),
-    ("GFLOP/s", lambda r: f"{r['throughput']['achieved_gflops']:,.4g}" if "throughput" in r else "-"),
-    ("of peak", lambda r: f"{100 * r['throughput']['efficiency']:.0f}%"
-     if "efficiency" in r.get("throughput", {}) else "-"),
-    ("power", lambda r: fmt_watts(r["power"]["average_watts"]) if "power" in r else "-"),
-    ("scaling", lambda r: _scaling(r["scaling"]) if "scaling" in r else "-"),
-    ("loss", lambda r: f"{r['final_loss']:.4f}" if "final_loss" in r else "-"),
-    ("acc", lambda r: f"{r['final_accuracy']:.3f}" if "final_accuracy" in r else "-"),
+    ("stdev", lambda r: f"{r.steady.stdev:.3g} s" if r.steady is not None and r.steady.stdev is not None else "-"),
+    ("GFLOP/s", lambda r: f"{r.throughput.achieved_gflops:,.4g}" if r.throughput is not None else "-"),
+    ("of peak", lambda r: f"{100 * r.throughput.efficiency:.0f}%"
+     if r.throughput is not None and r.throughput.efficiency is not None else "-"),
+    ("power", lambda r: fmt_watts(r.power.average_watts) if r.power is not None else "-"),
+    ("scaling", lambda r: _scaling(r.scaling) if r.scaling is not None else "-"),
+    ("loss", lambda r: f"{r.final_loss:.4f}" if r.final_loss is not None else "-"),
+    ("acc", lambda r: f"{r.final_accuracy:.3f}" if r.final_accuracy is not None else "-"),
 ]  # fmt: skip
 
 
 def measure_table(profile: dict[str, Any]) -> str:
     """The summary of a measured profile: one line per precision."""
-    return text_table_of(profile["results"], MEASURE_COLUMNS, left={"precision"})
+    return text_table_of(list(typed.build(profile).results), MEASURE_COLUMNS, left={"precision"})
 
 
 CROSSVAL_TABLE: list[Column] = [

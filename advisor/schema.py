@@ -27,8 +27,9 @@ PRECISIONS = words(Precision)
 DEVICE_KINDS = words(DeviceKind)
 PROVENANCE_METHODS = (Source.MEASURED.value, Source.QUOTED.value)
 MAX_EPOCHS = 100_000
-SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,79}$"
-SLUG_HINT = "a slug (lower-case letters, digits and '-', at most 80)"
+SLUG_MAX = 80  # characters of a profile's id (its file name)
+SLUG_PATTERN = rf"^[a-z0-9][a-z0-9-]{{0,{SLUG_MAX - 1}}}$"
+SLUG_HINT = f"a slug (lower-case letters, digits and '-', at most {SLUG_MAX})"
 JSON_SCHEMA_ID = "https://advisor.invalid/profile.schema.json"
 
 # The post's training job: the default workload.

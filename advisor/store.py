@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import stat
@@ -23,7 +24,7 @@ MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 20
 MAX_NODES = 100_000
 PROFILE_SUFFIXES = (".yaml", ".yml")
-MAX_SLUG_LENGTH = 60
+MAX_SLUG_LENGTH = schema.SLUG_MAX  # one limit: the schema's
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,13 @@ class Profile:
     @property
     def id(self) -> str:
         return self.data["id"]
+
+    @functools.cached_property
+    def typed(self) -> Any:
+        """The profile as a frozen dataclass tree (:mod:`advisor.typed`): what the library and the app read."""
+        from advisor import typed
+
+        return typed.build(self.data)
 
 
 @dataclass
@@ -591,3 +599,14 @@ def add_profiles(files: list[str | os.PathLike], folder: str | os.PathLike, over
             report.refused.append(origin)
             report.problems.append(Problem(origin, "", str(error)))
     return report
+
+
+def as_upload(data: dict[str, Any], taken_ids: set[str]) -> dict[str, Any]:
+    """A validated profile uploaded to the app (never saved): named "(uploaded)", its id made unique among
+    ``taken_ids`` by a suffix (cut to the slug's limit)."""
+    data = dict(data)
+    if data["id"] in taken_ids:
+        suffix = "-upload"
+        data["id"] = data["id"][: MAX_SLUG_LENGTH - len(suffix)].rstrip("-") + suffix
+    data["name"] = f"{data.get('name', data['device']['name'])} (uploaded)"
+    return data
