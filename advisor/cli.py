@@ -587,7 +587,10 @@ def _measure(args: argparse.Namespace, plan) -> int:
     with InterruptGuard().installed() as guard:
         profile = measure(plan, _progress, guard)
         if profile is None:  # a worker other than the chief: the chief writes the profile
-            print(f"{plan.cluster.name(plan.cluster.index)}: done; the chief writes the profile")
+            if args.json:
+                _print_json({"path": None, "profile": None, "worker": plan.cluster.index})
+            else:
+                print(f"{plan.cluster.name(plan.cluster.index)}: done; the chief writes the profile")
             return 0
         problems, _ = schema.validate(profile, "(measured profile)")
         if problems:
