@@ -69,7 +69,7 @@ ESTIMATE_KEYS = ("low", "high", "bound", "basis")  # in JSON rows when a time is
 DEVICE_KEYS = ("profile", "device", "precision", "seconds", "scaling_devices", "scaling_workers", "scaling_speedup",
                "efficiency", "added_speedup_per_device", "added_speedup_per_machine", "price_per_device",
                "usd_per_added_1x")  # fmt: skip
-_FRAME_COLUMNS = (
+FRAME_COLUMNS = (
     "profile",
     "name",
     "device",
@@ -176,7 +176,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "largest_batch": math.nan,
                 }
             )
-    return pd.DataFrame(rows, columns=list(_FRAME_COLUMNS))
+    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
 
 
 def _profile_price_kind(usd: float | None, date: str | None) -> str | None:
@@ -492,7 +492,7 @@ def recommend(
         devices=added_devices(workload_frame),
         budget=budget,
         purchase=purchase,
-        horizon_runs=max(int(habits.runs_per_week * costs.WEEKS_PER_YEAR * habits.lifetime_years), 10),
+        horizon_runs=max(int(habits.lifetime_runs), 10),
     )
 
 

@@ -32,13 +32,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _budget(text: str) -> float:
-    try:
-        value = float(text.replace("$", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of dollars, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a number of dollars, 0 or more; got {text!r}")
-    return value
+    from advisor.workload import dollars
+
+    return dollars(text)
 
 
 def _price(text: str) -> tuple[str, float]:

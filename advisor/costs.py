@@ -57,6 +57,15 @@ class Habits:
         if self.runs_per_session < 1:
             raise AdvisorError("--runs-per-session must be 1 or more")
 
+    @property
+    def lifetime_weeks(self) -> float:
+        return WEEKS_PER_YEAR * self.lifetime_years
+
+    @property
+    def lifetime_runs(self) -> float:
+        """The runs bought hardware does over its lifetime at these habits."""
+        return self.runs_per_week * self.lifetime_weeks
+
 
 # --------------------------------------------------------------------------- power and rentals
 
@@ -140,13 +149,13 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
     payback = payback.where(outlay > 0, 0.0).where(out["upgrade_cost_usd"].notna())
     faster = out["faster"] if "faster" in out else out["seconds"] < current["seconds"]
     out["payback_weeks"] = payback.where(~out["free_upgrade"], 0.0).where(faster)  # a slower one never pays back
-    out["payback_beyond_lifetime"] = out["payback_weeks"] > WEEKS_PER_YEAR * habits.lifetime_years
+    out["payback_beyond_lifetime"] = out["payback_weeks"] > habits.lifetime_weeks
     out["payback_counts"] = np.where(
         energy_known,
         "time and energy",
         "time saved alone (power unknown)" if habits.hour_value > 0 else "nothing (an hour is worth $0, power unknown)",
     )
-    lifetime_runs = runs * WEEKS_PER_YEAR * habits.lifetime_years
+    lifetime_runs = habits.lifetime_runs
     owned_price = out["price_usd"].where(~out["free_upgrade"], 0.0)
     amortised = owned_price / lifetime_runs if lifetime_runs > 0 else owned_price * math.inf
     out["usd_per_run_owned"] = amortised + out["energy_usd_per_run"]

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from advisor import calibration, crossval, memory, perfmodel, scaling
-from advisor.analysis import select_workload
+from advisor.analysis import FRAME_COLUMNS, select_workload
 from advisor.catalog import Catalog
 from advisor.prose import short_device
 from advisor.schema import WORKLOAD_KEY_FIELDS
@@ -329,13 +329,8 @@ def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
     return str(names.iloc[0]) if len(names) else "workload"
 
 
-ESTIMATE_COLUMNS = (
-    "profile", "name", "device", "device_name", "device_kind", "device_count", "precision", "seconds", "price_usd",
-    "price_date", "price_kind", "price_stale", "source",
-    "approximate", "estimate_error_seconds", "source_detail", "power_watts", "workload",
-    "workload_name", "low", "high", "bound", "basis", "catalog_id", "backend", "hardware", "scaling_devices",
-    "scaling_workers", "scaling_speedup", "single_device_seconds", "memory_gb", "fits", "largest_batch",
-)  # fmt: skip
+# An estimate's row has every column of a results frame (the ones an estimate lacks stay empty).
+ESTIMATE_COLUMNS = FRAME_COLUMNS
 
 
 def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_of: str, count: int = 1,

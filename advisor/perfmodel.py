@@ -31,6 +31,7 @@ import numpy as np
 
 from advisor.catalog import Gpu
 from advisor.vocabulary import Bound, DeviceKind, DType, Precision, words
+from advisor.workload import lstm_step_flops
 
 BOUNDS = words(Bound)
 # what `measure` runs on a GPU ("mixed" = mixed_float16)
@@ -150,7 +151,7 @@ def lstm_work(units: int, timesteps: int, features: int, train_samples: int, bat
     """
     batches = math.ceil(train_samples / batch_size)
     weights = 4.0 * units * (features + units)
-    per_sample_step = 3 * 8.0 * units * (features + units)
+    per_sample_step = 3 * lstm_step_flops(units, features)  # forward and backward
     steps = float(epochs * batches * timesteps)
     flops_per_step = per_sample_step * train_samples / batches  # exact total: samples, not full batches
     return Work(

@@ -45,7 +45,7 @@ class Workload:
         (features + units) FLOPs forward. Backward costs about twice the forward (gradients for the
         inputs and for the weights), so training is 3x forward; the Dense(1) head adds 6 * units.
         """
-        forward_step = 8 * self.units * (self.features + self.units)
+        forward_step = lstm_step_flops(self.units, self.features)
         per_sample = 3 * (self.timesteps * forward_step) + 6 * self.units
         return float(per_sample * self.train_samples)
 
@@ -80,15 +80,27 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def nonnegative_number(text: str) -> float:
-    """An option's number, 0 or more ('$1,599' is 1599): one line of error otherwise."""
+def nonnegative_number(text: str, what: str = "a number") -> float:
+    """An option's number, 0 or more ('$1,599' is 1599): one line of error otherwise. The one parser of numbers
+    and dollars the options take."""
     try:
         value = float(text.replace("$", "").replace(",", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a number, 0 or more; got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be {what}, 0 or more; got {text!r}")
     return value
+
+
+def dollars(text: str) -> float:
+    """A sum of dollars ('$2,500'), 0 or more."""
+    return nonnegative_number(text, "a number of dollars")
+
+
+def lstm_step_flops(units: int, features: int) -> float:
+    """Forward FLOPs of one LSTM timestep for one sample: four gate matmuls of (features + units) x units,
+    8 x units x (features + units). Training costs about 3x (backward is twice the forward)."""
+    return 8.0 * units * (features + units)
 
 
 def add_workload_size_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
