@@ -311,10 +311,10 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
 
 
 def devices_section(rec: analysis.Recommendation) -> None:
-    """What each added device buys, where a profile measured several devices and one in the same run."""
+    """What each added device or machine buys, where a profile measured several and one device in the same run."""
     if rec.devices is None or rec.devices.empty:
         return
-    with st.expander("What each added device buys", expanded=False):
+    with st.expander("What each added device or machine buys", expanded=False):
         st.dataframe(report.table_frame(rec.devices.to_dict("records"), report.DEVICE_COLUMNS), hide_index=True,
                      width="stretch")  # fmt: skip
 

@@ -215,3 +215,20 @@ def test_a_folder_without_published_results_still_gets_estimates(monkeypatch, tm
     at = start(monkeypatch, tmp_path)
     table = options_table(at)
     assert {"RTX 4090", "2x RTX 4090"} <= set(table["option"])
+
+
+def test_a_profile_measured_across_machines_shows_what_a_machine_buys(monkeypatch, tmp_path: Path):
+    for path in SHIPPED.glob("post-*.yaml"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    cluster = post_workload_profile("two-titans", seconds=20.0, price=5000)
+    cluster["device"] = {"kind": "gpu", "name": "NVIDIA TITAN RTX", "count": 2}
+    cluster["cluster"] = {"workers": 2, "devices_per_worker": 1, "collective": "NCCL", "link_gbps": 25.0}
+    cluster["results"][0]["scaling"] = {"workers": 2, "devices": 2, "single_device_seconds": 34.0, "speedup": 1.7,
+                                        "efficiency": 0.85}  # fmt: skip
+    write_yaml(tmp_path / "two-titans.yaml", cluster)
+    at = start(monkeypatch, tmp_path)
+    expander = next(e for e in at.expander if e.label == "What each added device or machine buys")
+    table = expander.dataframe[0].value
+    row = table.iloc[0]
+    assert row["profile"] == "two-titans" and row["machines"] == "2" and row["devices"] == "2"
+    assert row["added 1x per machine"] == "0.70x" and row["$ per added 1x"] == "$3,571"  # $2,500 / 0.7
