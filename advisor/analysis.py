@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from advisor import costs, prose, typed
-from advisor.catalog import STALE_YEARS, Catalog, normalise_name
+from advisor.catalog import Catalog, normalise_name
 from advisor.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.formatting import missing
@@ -282,7 +282,12 @@ def _with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.D
 class Comparison:
     baseline: pd.Series
     table: pd.DataFrame
-    notes: list[str] = field(default_factory=list)
+    left_out_results: int = 0  # results of other workloads, not compared
+    other_workloads: int = 0
+
+    @property
+    def notes(self) -> list[str]:
+        return prose.workload_notes(self.left_out_results, self.other_workloads)
 
 
 def find_workload(frame: pd.DataFrame, name: str) -> tuple:
@@ -312,17 +317,8 @@ def compare(
         base = (candidates if not candidates.empty else choice.frame).sort_values("seconds").iloc[-1]
     table = _with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])
     table = table.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
-    notes = _workload_notes(choice)
-    return Comparison(baseline=base, table=table, notes=notes)
-
-
-def _workload_notes(choice: WorkloadChoice) -> list[str]:
-    if not choice.left_out:
-        return []
-    return [
-        f"left out {choice.left_out} result(s) of {choice.workloads - 1} other workload(s): "
-        "results are compared only within one workload"
-    ]
+    return Comparison(baseline=base, table=table, left_out_results=choice.left_out,
+                      other_workloads=choice.workloads - 1)  # fmt: skip
 
 
 def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
@@ -351,12 +347,26 @@ def hardware_signature(profile: Any) -> str:
     return f"profile:{tree.id}"
 
 
+@dataclass(frozen=True)
+class Findings:
+    """What the recommendation left out, and why: counts a renderer (:func:`advisor.prose.notes`) puts in words."""
+
+    left_out_results: int = 0  # results of other workloads (compared only within one workload)
+    other_workloads: int = 0
+    unpriced: int = 0  # faster options without a purchase price (compared by speed only)
+    unpriced_rentable: int = 0  # of which a rental is known
+    stale: int = 0  # faster options with only a launch price over STALE_YEARS old: never recommended to buy
+    too_small: int = 0  # faster options whose memory cannot hold the workload at its batch
+    too_small_example: pd.Series | None = None  # the one of them that comes closest
+    over_budget: int = 0
+
+
 @dataclass
 class Recommendation:
     current: pd.Series
     options: pd.DataFrame
     best: pd.Series | None
-    notes: list[str] = field(default_factory=list)
+    findings: Findings = field(default_factory=lambda: Findings())
     habits: Habits = field(default_factory=Habits)
     goal: str = Goal.VALUE
     ladder: pd.DataFrame | None = None  # the upgrade ladder (costs.ladder)
@@ -375,6 +385,11 @@ class Recommendation:
     @property
     def rent_advice(self) -> str:
         return prose.rent_advice(self)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the user should know about the options left out, in words."""
+        return prose.notes(self)
 
 
 def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
@@ -433,35 +448,21 @@ def recommend(
         (workload_frame["profile"] == chosen["profile"]) & (workload_frame["precision"] == chosen["precision"])
     ].iloc[0]
     options = costs.add_cost_figures(upgrade_options(workload_frame, chosen, precision), chosen, habits)
-    notes = _workload_notes(choice)
-    unpriced = options[options["faster"] & options["upgrade_cost_usd"].isna()]
-    if len(unpriced):
-        rentable = unpriced["cloud_usd_per_run"].notna().sum()
-        notes.append(
-            f"{len(unpriced)} faster option(s) have no known purchase price and are compared by speed only"
-            + (f" ({rentable} of them can be rented: goal 'cost' weighs renting)" if rentable else "")
-        )
     faster = options[options["faster"]]
+    unpriced = faster[faster["upgrade_cost_usd"].isna()]
     stale = faster[faster["price_stale"].fillna(False).astype(bool) & ~faster["free_upgrade"]]
-    if len(stale):
-        notes.append(f"{len(stale)} faster option(s) have only a launch price over {STALE_YEARS} years old (likely not "
-                     "sold new) and are not recommended to buy: give the price you were offered (--price GPU=USD, or "
-                     "the app's 'your price' column)")  # fmt: skip
     too_small = faster[faster["fits"].eq(False)]
-    if len(too_small):
-        example = too_small.sort_values("largest_batch").iloc[-1]
-        device = prose.short_device(example["device"])
-        notes.append(f"{len(too_small)} faster option(s) cannot hold this workload at its batch "
-                     f"({prose.batch_of(chosen)}) in memory and are not recommended (e.g. {device}: "
-                     f"{example['memory_gb']:.1f} GB needed, largest batch that fits {example['largest_batch']:.0f}; "
-                     "another batch is another workload)")  # fmt: skip
     faster = faster[~faster.index.isin(too_small.index)]
     buyable = faster[faster["upgrade_cost_usd"].notna() & ~faster.index.isin(stale.index)]
-    if budget is not None:
-        over = buyable[buyable["upgrade_cost_usd"] > budget]
-        buyable = buyable[buyable["upgrade_cost_usd"] <= budget]
-        if len(over):
-            notes.append(f"{len(over)} faster option(s) cost more than the budget of ${budget:,.0f}")
+    over = buyable[buyable["upgrade_cost_usd"] > budget] if budget is not None else buyable.iloc[:0]
+    buyable = buyable[~buyable.index.isin(over.index)]
+    findings = Findings(
+        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=len(unpriced),
+        unpriced_rentable=int(unpriced["cloud_usd_per_run"].notna().sum()), stale=len(stale),
+        too_small=len(too_small),
+        too_small_example=too_small.sort_values("largest_batch").iloc[-1] if len(too_small) else None,
+        over_budget=len(over),
+    )  # fmt: skip
     if goal == Goal.COST:
         rent_only = faster[(faster["cheapest_way"] == "rent") & ~faster.index.isin(buyable.index)]
         eligible = pd.concat([buyable, rent_only])
@@ -483,7 +484,7 @@ def recommend(
         current=chosen,
         options=options,
         best=best,
-        notes=notes,
+        findings=findings,
         habits=habits,
         goal=goal,
         ladder=costs.ladder(options, chosen, budget),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from advisor import costs
+from advisor.catalog import STALE_YEARS
 from advisor.costs import Habits
 from advisor.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
 from advisor.vocabulary import Goal, Source
@@ -24,6 +25,38 @@ def reason(rec: Recommendation) -> str:
     if rec.best is not None:
         return _best_reason(rec.best, rec.current, rec.habits, rec.goal)
     return _no_option_reason(rec.options, rec.current, rec.budget)
+
+
+def workload_notes(left_out: int, other_workloads: int) -> list[str]:
+    if not left_out:
+        return []
+    return [f"left out {left_out} result(s) of {other_workloads} other workload(s): results are compared only within "
+            "one workload"]  # fmt: skip
+
+
+def notes(rec: Recommendation) -> list[str]:
+    """What the recommendation left out, and why (its findings in words)."""
+    found = rec.findings
+    said = workload_notes(found.left_out_results, found.other_workloads)
+    if found.unpriced:
+        rentable = found.unpriced_rentable
+        rent = f" ({rentable} of them can be rented: goal 'cost' weighs renting)" if rentable else ""
+        said.append(f"{found.unpriced} faster option(s) have no known purchase price and are compared by speed only"
+                    f"{rent}")  # fmt: skip
+    if found.stale:
+        said.append(f"{found.stale} faster option(s) have only a launch price over {STALE_YEARS} years old (likely "
+                    "not sold new) and are not recommended to buy: give the price you were offered (--price "
+                    "GPU=USD, or the app's 'your price' column)")  # fmt: skip
+    if found.too_small and found.too_small_example is not None:
+        example = found.too_small_example
+        device = short_device(example["device"])
+        said.append(f"{found.too_small} faster option(s) cannot hold this workload at its batch "
+                    f"({batch_of(rec.current)}) in memory and are not recommended (e.g. {device}: "
+                    f"{example['memory_gb']:.1f} GB needed, largest batch that fits {example['largest_batch']:.0f}; "
+                    "another batch is another workload)")  # fmt: skip
+    if found.over_budget and rec.budget is not None:
+        said.append(f"{found.over_budget} faster option(s) cost more than the budget of ${rec.budget:,.0f}")
+    return said
 
 
 def rent_advice(rec: Recommendation) -> str:
