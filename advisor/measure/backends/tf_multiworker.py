@@ -11,6 +11,7 @@ with the same step, so the scaling ratio compares like with like. TensorFlow is 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import signal
@@ -19,7 +20,7 @@ from typing import Any
 
 from advisor import hardware
 from advisor.errors import AdvisorError
-from advisor.measure.backends import DeviceInfo
+from advisor.measure.backends import Backend, DeviceInfo
 from advisor.measure.cluster import Cluster, missing_line
 from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
@@ -100,18 +101,17 @@ def publish(cluster: Cluster, key: str, value: str) -> None:
     context.context().set_config_key_value(f"{KEY_PREFIX}/{key}", value)
 
 
-def wait_for(tf, cluster: Cluster, key: str, guard: InterruptGuard, timeout: float | None = None) -> str:
-    """A key's value once some worker has set it; Ctrl-C stays live while waiting."""
+def wait_for(tf, cluster: Cluster, key: str, guard: InterruptGuard) -> str:
+    """A key's value once some worker has set it; Ctrl-C stays live while waiting (a worker that dies meanwhile
+    ends the wait with an error)."""
     from tensorflow.python.eager import context
 
-    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         guard.check()
         try:
             return context.context().get_config_key_value(f"{KEY_PREFIX}/{key}", POLL_MS)
         except tf.errors.DeadlineExceededError:
-            if deadline is not None and time.monotonic() > deadline:
-                raise AdvisorError(f"waited {timeout:g} s for {key}; no profile written") from None
+            continue  # not yet: look at Ctrl-C again
         except tf.errors.OpError as error:
             raise AdvisorError(failure_line(cluster, error, "waiting for the other workers")) from None
 
@@ -183,13 +183,14 @@ def train_steps(
         keras.config.set_dtype_policy(Precision.FLOAT32.value)
     checks: dict[str, Any] = {
         **job.checks(model),
-        "variables_device": _variable_device(model),
+        "variables_device": Backend().variable_device(model),
         "backend": "tensorflow",
         "training_step": "custom (strategy.run)" if strategy is not None else "custom",
     }
     if strategy is not None:
         checks["replicas"] = int(strategy.num_replicas_in_sync)
-    warnings = run_warnings(checks, policy, dataclass_one(device), ("GPU",), times, monitor)
+    one_device = dataclasses.replace(device, count=1)  # the placement check applies to the reference run
+    warnings = run_warnings(checks, policy, one_device, Backend.accelerator_words, times, monitor)
     return TrainingRun(
         precision=policy,
         epoch_seconds=times,
@@ -201,13 +202,6 @@ def train_steps(
         power=power.reading(),
         memory=peak.reading(),
     )
-
-
-def dataclass_one(device: DeviceInfo) -> DeviceInfo:
-    """The device as one device (the placement check then applies to the reference run)."""
-    import dataclasses
-
-    return dataclasses.replace(device, count=1)
 
 
 def _per_example_loss(keras, loss):
@@ -256,13 +250,3 @@ def _step(tf, model, optimizer, per_example, strategy):
         return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
 
     return step
-
-
-def _variable_device(model) -> str:
-    try:
-        variable = model.trainable_variables[0]
-        value = getattr(variable, "value", variable)
-        return str(getattr(value, "device", "")) or "unknown"
-    except Exception:
-        return "unknown"
-
