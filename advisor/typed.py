@@ -10,7 +10,6 @@ after validation (:attr:`advisor.store.Profile.typed`); the library and the app 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -23,12 +22,19 @@ def _class_name(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_")) or "Profile"
 
 
-@functools.cache
+_CLASSES: dict[int, tuple[tuple[Field, ...], type]] = {}  # by the table's identity: hashing a table is slow
+
+
 def section_class(name: str, fields: tuple[Field, ...]) -> type:
     """The frozen dataclass of a section: one attribute per field (None when absent), and ``raw``."""
+    found = _CLASSES.get(id(fields))
+    if found is not None and found[0] is fields:
+        return found[1]
     spec = [(f.name, Any, dataclasses.field(default=None)) for f in fields]
     spec.append(("raw", Mapping, dataclasses.field(default_factory=dict, repr=False, compare=False)))
-    return dataclasses.make_dataclass(_class_name(name), spec, frozen=True)
+    cls = dataclasses.make_dataclass(_class_name(name), spec, frozen=True)
+    _CLASSES[id(fields)] = (fields, cls)  # the table is kept alive with its class: its id stays its own
+    return cls
 
 
 def _value(field: Field, raw: Any) -> Any:
