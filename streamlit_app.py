@@ -87,9 +87,11 @@ def load_gpu_catalog(path: str, mtime: float) -> tuple[Catalog | None, str]:
 
 
 @st.cache_resource(max_entries=16)  # read-only: the estimates of a workload, until the files or the upload change
-def catalog_estimates(key: tuple, workload: tuple, _frame: pd.DataFrame, _catalog: Catalog):
-    """The catalog's estimates of the workload (one GPU and two), calibrated on every result of the frame."""
-    return estimates.estimate_catalog(_frame, _catalog, workload, devices=estimates.OFFERED_DEVICES)
+def catalog_estimates(key: tuple, workload: tuple, link_gbps: float | None, _frame: pd.DataFrame, _catalog: Catalog):
+    """The catalog's estimates of the workload (one GPU and two; with a network's speed, two machines of them
+    too), calibrated on every result of the frame."""
+    return estimates.estimate_catalog(_frame, _catalog, workload, devices=estimates.OFFERED_DEVICES,
+                                      machines=2 if link_gbps else 1, link_gbps=link_gbps)  # fmt: skip
 
 
 def your_prices() -> dict[str, float]:
@@ -119,6 +121,7 @@ class Choices:
     include_estimates: bool
     goal: str
     habits: costs.Habits
+    link_gbps: float | None = None  # a network between two machines: their estimates are offered too
 
 
 def workload_picker(frame: pd.DataFrame, preferred: tuple | None) -> tuple:
@@ -173,6 +176,13 @@ def sidebar(wframe: pd.DataFrame, catalog: Catalog | None) -> Choices:
         key="estimates",
         help="Add the performance model's estimates for the catalog's GPUs (marked estimated, with a likely range).",
     )
+    link_gbps = bar.number_input(
+        "Also two machines, linked at (Gb/s)", min_value=0.0, value=None, step=10.0, format="%g",
+        placeholder="not offered", key="link_gbps", disabled=not include_estimates,
+        help="Offer two machines of each GPU joined by a network of this speed. Estimated: the network's cost comes "
+        "from the link's speed (an all-reduce that hides behind the backward pass), and no published result spans "
+        "machines to check it.",
+    )  # fmt: skip
     defaults = costs.Habits()
     bar.subheader("Your habits and prices")
     values = {
@@ -183,7 +193,8 @@ def sidebar(wframe: pd.DataFrame, catalog: Catalog | None) -> Choices:
         for name, (label, minimum, step) in HABIT_INPUTS.items()
     }  # fmt: skip
     habits = costs.Habits(**values)
-    return Choices(current_id, budget, PRECISION_CHOICES[precision], include_estimates, goal, habits)
+    return Choices(current_id, budget, PRECISION_CHOICES[precision], include_estimates, goal, habits,
+                   link_gbps or None)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- sections
@@ -481,7 +492,7 @@ choices = sidebar(wframe, catalog)
 found = None
 if choices.include_estimates and catalog is not None:
     upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
-    found = catalog_estimates((folder_key, upload_key, id(catalog)), workload, frame, catalog)
+    found = catalog_estimates((folder_key, upload_key, id(catalog)), workload, choices.link_gbps, frame, catalog)
     wframe = estimates.append_rows(wframe, found.rows)
 wframe = analysis.apply_prices(wframe, your_prices(), catalog)
 rec = analysis.recommend(

@@ -232,3 +232,13 @@ def test_a_profile_measured_across_machines_shows_what_a_machine_buys(monkeypatc
     row = table.iloc[0]
     assert row["profile"] == "two-titans" and row["machines"] == "2" and row["devices"] == "2"
     assert row["added 1x per machine"] == "0.70x" and row["$ per added 1x"] == "$3,571"  # $2,500 / 0.7
+
+
+def test_a_network_speed_offers_two_machines_marked_estimated(monkeypatch):
+    at = start(monkeypatch)
+    assert not any("machines" in name for name in options_table(at)["option"])
+    at.sidebar.number_input(key="link_gbps").set_value(100.0).run()
+    assert not at.exception, at.exception
+    table = options_table(at)
+    machines = table[table["option"].str.startswith("2 machines x")]
+    assert len(machines) and set(machines["source"]) <= {"estimated", "does not fit"}
