@@ -65,12 +65,13 @@ def profile_cache() -> store.ProfileCache:
 
 
 @st.cache_resource(show_spinner="Loading profiles...", max_entries=4)  # read-only: no copy per run
-def load_folder(folder: str, signature: tuple) -> tuple[pd.DataFrame, list[dict], list[str], int, list[str]]:
-    """Profiles of a folder: (results frame, profile dicts, problems, bad file count, warnings); keyed on the files."""
+def load_folder(folder: str, signature: tuple) -> tuple[pd.DataFrame, list, list[str], int, list[str]]:
+    """Profiles of a folder: (results frame, typed profiles, problems, bad file count, warnings); keyed on the
+    files."""
     loaded = store.load_profiles(folder, profile_cache())
     return (
         analysis.results_frame(loaded.profiles),
-        [p.data for p in loaded.profiles],
+        [p.typed for p in loaded.profiles],  # built once by results_frame, kept with the cache
         [str(p) for p in loaded.problems],
         len(loaded.bad_files),
         [str(w) for w in loaded.warnings],
@@ -375,9 +376,9 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
             st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
 
 
-def details_section(profile_data: list[dict], names: pd.Series, current_id: str) -> None:
+def details_section(profiles: list, names: pd.Series, current_id: str) -> None:
     st.subheader("Profile details")
-    by_id = {tree.id: tree for tree in map(typed.of, profile_data)}
+    by_id = {tree.id: tree for tree in profiles}
     detail_ids = [pid for pid in names.index if pid in by_id]
     if not detail_ids:
         return
@@ -459,7 +460,7 @@ st.caption(
     "for today's GPUs."
 )
 folder_key = store.folder_signature(PROFILES_DIR)
-frame, profile_data, problems, bad_files, warnings = load_folder(str(PROFILES_DIR), folder_key)
+frame, profiles, problems, bad_files, warnings = load_folder(str(PROFILES_DIR), folder_key)
 catalog, catalog_problem = load_gpu_catalog(
     str(CATALOG_FILE),
     sum(f.stat().st_mtime for f in (CATALOG_FILE, CATALOG_FILE.parent / "crossval.yaml") if f.exists()),
@@ -474,7 +475,7 @@ uploaded_workload = None
 if upload is not None:
     uploaded, upload_problems = read_upload(upload, set(frame["profile"]))
     if uploaded is not None:
-        profile_data = [*profile_data, uploaded]
+        profiles = [*profiles, typed.of(uploaded)]
         added = analysis.results_frame([uploaded])
         uploaded_workload = added["workload"].iloc[0]
         frame = pd.concat([frame, added], ignore_index=True)
@@ -506,6 +507,6 @@ options_section(rec)
 ladder_section(rec)
 devices_section(rec)
 charts_section(rec, wframe, choices.precision)
-details_section(profile_data, frame.groupby("profile")["name"].first(), choices.current_id)
+details_section(profiles, frame.groupby("profile")["name"].first(), choices.current_id)
 estimates_section(found, catalog)
 definitions_section(warnings)
