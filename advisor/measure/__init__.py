@@ -2,8 +2,10 @@
 
 One job per module: ``plan`` (arguments to a checked plan), ``signals`` (safe interrupts),
 ``backends`` (one small module per Keras backend: the only code that imports a framework, and only
-when a run starts), ``train`` (the model and its timed training), ``profile`` (the profile). The
-command itself is ``advisor.cli.cmd_measure``; its summary table is ``advisor.report.measure_table``.
+when a run starts), ``train`` (the model and its timed training), ``profile`` (the profile);
+``cluster`` (several machines, checked without a framework) and ``multiworker`` (one worker's part of a
+multi-machine run, trained by ``backends.tf_multiworker``). The command itself is
+``advisor.cli.cmd_measure``; its summary table is ``advisor.report.measure_table``.
 """
 
 from __future__ import annotations
