@@ -227,7 +227,7 @@ def estimate_catalog(
                 if cluster is not None:
                     records.append(_row(gpu, cluster, key, workload_name, catalog.as_of, count, estimate.seconds,
                                         machines) | room)  # fmt: skip
-    rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(ESTIMATE_COLUMNS))
+    rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(FRAME_COLUMNS))
     return CatalogEstimates(rows, fit, widths, missing)
 
 
@@ -329,8 +329,6 @@ def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
     return str(names.iloc[0]) if len(names) else "workload"
 
 
-# An estimate's row has every column of a results frame (the ones an estimate lacks stay empty).
-ESTIMATE_COLUMNS = FRAME_COLUMNS
 
 
 def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_of: str, count: int = 1,

@@ -52,11 +52,6 @@ def _table(name: str, fields: tuple[Field, ...]) -> _Table:
     return table
 
 
-def section_class(name: str, fields: tuple[Field, ...]) -> type:
-    """The frozen dataclass of a section: one attribute per field (None when absent), and ``raw``."""
-    return _table(name, fields).cls
-
-
 class _Lazy:
     """A section (or list) read from ``raw`` the first time it is asked for, then kept on the instance."""
 

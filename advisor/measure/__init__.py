@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from advisor import hardware, store
+from advisor import hardware
 from advisor.errors import AdvisorError
 from advisor.measure import backends
 from advisor.measure.plan import MeasurePlan, plan_from_args
@@ -28,9 +28,13 @@ __all__ = ["InterruptGuard", "MeasurePlan", "measure", "plan_from_args"]
 Progress = Callable[[str], None]
 
 
-def default_mixed_policy(device_kind: str) -> str:
-    """The mixed policy that helps the device: float16 tensor cores on GPUs, bfloat16 on CPUs."""
-    return Precision.mixed_for(device_kind).value
+def resolve_policies(plan: MeasurePlan, device_kind: str) -> list[str]:
+    """The plan's precisions as Keras dtype policies on this device ("mixed": the one that helps it)."""
+    mixed = plan.mixed_policy or Precision.mixed_for(device_kind).value  # float16 on GPUs, bfloat16 on CPUs
+    policies = [mixed if p == MIXED_WORD else p for p in plan.precisions]
+    if len(set(policies)) != len(policies):
+        raise AdvisorError(f"--precision: {mixed} is listed twice (mixed means {mixed} here)")
+    return policies
 
 
 def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None = None) -> dict[str, Any] | None:
@@ -46,10 +50,7 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
     backend.start(plan.device, plan.devices)
     host = hardware.host_facts()
     device = backend.resolve_device(plan.device, host, plan.devices)
-    mixed = plan.mixed_policy or default_mixed_policy(device.kind)
-    policies = [mixed if p == MIXED_WORD else p for p in plan.precisions]
-    if len(set(policies)) != len(policies):
-        raise AdvisorError(f"--precision: {mixed} is listed twice (mixed means {mixed} here)")
+    policies = resolve_policies(plan, device.kind)
     where = device.name if device.count == 1 else f"{device.count}x {device.name}"
     progress(f"device: {where} ({device.kind}, {plan.backend}); precisions: {', '.join(policies)}")
     software = {**backend.software_facts(device), **hardware.software_facts()}
@@ -83,12 +84,7 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
         for warning in run.warnings:
             progress(f"warning: {policy}: {warning}")
 
-    slug_source = plan.name or (device.name if device.count == 1 else f"{device.count}x {device.name}")
-    slug_source = f"{slug_source} {plan.backend}" if plan.backend != "tensorflow" and not plan.name else slug_source
-    # --force replaces the profile of the same slug; otherwise a clash takes the next free slug.
-    overwrite_or_dry = plan.out is None or plan.force
-    profile_id = store.slugify(slug_source) if overwrite_or_dry else store.unique_slug(plan.out, slug_source)
-    return build_profile(plan, device, host, software, results, profile_id, workload)
+    return build_profile(plan, device, host, software, results, workload)
 
 
 def _dtype(policy: str) -> str:

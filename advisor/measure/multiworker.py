@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from advisor import hardware, store
+from advisor import hardware
 from advisor.errors import AdvisorError
 from advisor.measure import backends
 from advisor.measure.cluster import check_port_free, fingerprint, link_facts, mismatch
@@ -20,14 +20,14 @@ from advisor.measure.plan import MeasurePlan
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Progress, TrainingRun
-from advisor.vocabulary import MIXED_WORD, DeviceKind
+from advisor.vocabulary import DeviceKind
 
 READY_KEY = "chief-ready"
 
 
 def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard) -> dict[str, Any] | None:
     """Run this worker's part; the chief returns the profile, the other workers None."""
-    from advisor.measure import _dtype, _jobs, default_mixed_policy
+    from advisor.measure import _dtype, _jobs, resolve_policies
     from advisor.measure.backends import tf_multiworker as mw
 
     cluster = plan.cluster
@@ -52,13 +52,9 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
 
     host = hardware.host_facts()
     device = backend.resolve_device(plan.device, host, plan.devices)
-    mixed = plan.mixed_policy or default_mixed_policy(device.kind)
-    policies = [mixed if p == MIXED_WORD else p for p in plan.precisions]
-    if len(set(policies)) != len(policies):
-        raise AdvisorError(f"--precision: {mixed} is listed twice (mixed means {mixed} here)")
+    policies = resolve_policies(plan, device.kind)
     job, single_job, workload, flops_per_epoch = _jobs(plan, progress)
-    agreed = {"precisions": policies, "devices_per_worker": device.count, "device_kind": device.kind,
-              "seed": plan.seed, "keras_dtype_policies": mixed}  # fmt: skip
+    agreed = {"devices_per_worker": device.count, "device_kind": device.kind, "seed": plan.seed}
     prints = mw.exchange(tf, cluster, "workload", fingerprint(workload, policies, agreed), guard)
     line = mismatch(cluster, prints)
     if line:
@@ -112,15 +108,4 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
     facts = {"workers": workers, "devices_per_worker": device.count, "collective": strategy.advisor_collective,
              **link}  # fmt: skip
     whole = dataclasses.replace(device, count=total)
-    slug_source = plan.name or default_name(whole, workers)
-    overwrite_or_dry = plan.out is None or plan.force
-    profile_id = store.slugify(slug_source) if overwrite_or_dry else store.unique_slug(plan.out, slug_source)
-    profile = build_profile(plan, whole, host, software, results, profile_id, workload, cluster=facts)
-    profile["name"] = plan.name or default_name(whole, workers)
-    return profile
-
-
-def default_name(device: backends.DeviceInfo, workers: int) -> str:
-    """'2 machines x Intel Xeon' or '2 machines x 4x NVIDIA H100' (each machine's devices)."""
-    per = device.count // workers
-    return f"{workers} machines x {device.name if per == 1 else f'{per}x {device.name}'}"
+    return build_profile(plan, whole, host, software, results, workload, cluster=facts)

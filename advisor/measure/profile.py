@@ -6,7 +6,7 @@ import datetime as _dt
 import math
 from typing import Any
 
-from advisor import __version__, schema, timing
+from advisor import __version__, schema, store, timing
 from advisor.measure.backends import DeviceInfo
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.train import TrainingRun
@@ -83,10 +83,19 @@ def _significant(value: float, digits: int = 5) -> float:
     return float(f"{value:.{digits}g}")
 
 
-def _default_name(device: DeviceInfo, backend: str) -> str:
-    """The device's name ('2x NVIDIA A100'), with the backend when it is not TensorFlow ('AMD EPYC (jax)')."""
-    name = device.name if device.count == 1 else f"{device.count}x {device.name}"
+def _default_name(device: DeviceInfo, backend: str, workers: int = 1) -> str:
+    """The device's name ('2x NVIDIA A100'), with the backend when it is not TensorFlow ('AMD EPYC (jax)'); on
+    several machines, each machine's devices ('2 machines x Intel Xeon', '2 machines x 4x NVIDIA H100')."""
+    per = device.count // workers
+    name = device.name if per == 1 else f"{per}x {device.name}"
+    name = f"{workers} machines x {name}" if workers > 1 else name
     return name if backend == "tensorflow" else f"{name} ({backend})"
+
+
+def _profile_id(plan: MeasurePlan, name: str) -> str:
+    """The slug of the profile's name; --force (or --dry-run) keeps it, otherwise a clash takes the next free one."""
+    overwrite_or_dry = plan.out is None or plan.force
+    return store.slugify(name) if overwrite_or_dry else store.unique_slug(plan.out, name)
 
 
 def build_profile(
@@ -95,12 +104,11 @@ def build_profile(
     host: dict[str, Any],
     software: dict[str, Any],
     results: list[dict[str, Any]],
-    profile_id: str,
     workload: dict[str, Any] | None = None,
     cluster: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The profile of a measured run (``workload``: a model's description; default: the plan's LSTM job;
-    ``cluster``: the workers of a multi-worker run)."""
+    ``cluster``: the workers of a multi-worker run). Its id is the slug of its name."""
     workload = workload or plan.workload.as_dict()
     price: dict[str, Any] = {"usd": plan.price_usd, "date": plan.price_date}
     if plan.price_note:
@@ -129,10 +137,13 @@ def build_profile(
             f"Trained on {device.count} devices with tf.distribute.MirroredStrategy (global batch "
             f"{workload['batch_size']}); each result's scaling section compares one device in the same run."
         )
+    workers = cluster["workers"] if cluster else 1
+    name = plan.name or _default_name(device, plan.backend, workers)
+    profile_id = _profile_id(plan, name)
     profile: dict[str, Any] = {
         "schema_version": schema.SCHEMA_VERSION,
         "id": profile_id,
-        "name": plan.name or _default_name(device, plan.backend),
+        "name": name,
         "device": {"kind": device.kind, "name": device.name, "count": device.count, **device.facts},
         "host": host,
         "software": software,

@@ -21,6 +21,7 @@ from typing import Any
 from advisor import hardware
 from advisor.errors import AdvisorError
 from advisor.measure.backends import Backend, DeviceInfo
+from advisor.measure.backends.tf_backend import batches
 from advisor.measure.cluster import Cluster, missing_line
 from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
@@ -217,9 +218,7 @@ def _per_example_loss(keras, loss):
 def _batches(tf, x, y, batch_size: int, seed: int, strategy):
     """The same tf.data pipeline as ``fit`` gets (shuffled each epoch, iterated once across all epochs); under a
     strategy each worker keeps its share of every global batch."""
-    dataset = tf.data.Dataset.from_tensor_slices((x, y)).cache()
-    dataset = dataset.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
-    dataset = dataset.batch(batch_size).repeat().prefetch(tf.data.AUTOTUNE)
+    dataset = batches(tf, x, y, batch_size, seed)
     if strategy is None:
         return iter(dataset)
     options = tf.data.Options()
