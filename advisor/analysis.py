@@ -107,6 +107,9 @@ FRAME_COLUMNS = (
     "memory_gb",  # catalog estimates: the predicted peak training memory per GPU (advisor.memory)
     "fits",  # catalog estimates: whether that fits the GPU's memory (a profile's result ran, so it fit)
     "largest_batch",  # catalog estimates: the largest batch per GPU that would fit
+    "data_wait_seconds",  # tracked runs: the run's time waiting for data (steps x the wait of a step); a faster
+    # GPU does not shorten it, so every estimate of the workload keeps it
+    "data_wait_share",  # tracked runs: the share of a step spent waiting for data
 )
 
 
@@ -174,9 +177,19 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
                     "memory_gb": _float_or_nan(result.memory.peak_gb if result.memory else None),
                     "fits": True,
                     "largest_batch": math.nan,
+                    **_data_wait(result, tree.workload),
                 }
             )
     return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+
+
+def _data_wait(result: Any, workload: Any) -> dict[str, float]:
+    """A tracked result's wait for data: the whole run's (its steps x a step's wait) and its share of a step."""
+    wait = result.data_wait
+    if wait is None or workload.steps is None:
+        return {"data_wait_seconds": math.nan, "data_wait_share": math.nan}
+    return {"data_wait_seconds": float(wait.seconds_per_step) * float(workload.steps),
+            "data_wait_share": float(wait.share)}  # fmt: skip
 
 
 def _profile_price_kind(usd: float | None, date: str | None) -> str | None:
@@ -359,6 +372,12 @@ class Findings:
     too_small: int = 0  # faster options whose memory cannot hold the workload at its batch
     too_small_example: pd.Series | None = None  # the one of them that comes closest
     over_budget: int = 0
+    data_wait_share: float | None = None  # the current run's measured wait for data, where it is INPUT_BOUND_SHARE+
+
+
+# A tracked run that waits for data this share of a step or more is input-bound: the advice puts the free fixes of
+# the input pipeline first, and says how far any GPU could speed it up (Amdahl: 1 / share).
+INPUT_BOUND_SHARE = 0.10
 
 
 @dataclass
@@ -408,6 +427,11 @@ def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "a
     options["added_runs_per_hour"] = added.where(faster)
     options["dollars_per_added_run_per_hour"] = (options["upgrade_cost_usd"] / added).where(faster)
     return options
+
+
+def _input_bound(current: pd.Series) -> float | None:
+    share = current.get("data_wait_share")
+    return float(share) if share is not None and not pd.isna(share) and share >= INPUT_BOUND_SHARE else None
 
 
 def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
@@ -461,7 +485,7 @@ def recommend(
         unpriced_rentable=int(unpriced["cloud_usd_per_run"].notna().sum()), stale=len(stale),
         too_small=len(too_small),
         too_small_example=too_small.sort_values("largest_batch").iloc[-1] if len(too_small) else None,
-        over_budget=len(over),
+        over_budget=len(over), data_wait_share=_input_bound(chosen),
     )  # fmt: skip
     if goal == Goal.COST:
         rent_only = faster[(faster["cheapest_way"] == "rent") & ~faster.index.isin(buyable.index)]

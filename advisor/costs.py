@@ -215,10 +215,14 @@ def ladder(options: pd.DataFrame, current: pd.Series, budget: float | None) -> p
     previous_rate = steps["runs_per_hour"].shift(fill_value=3600.0 / current["seconds"])
     previous_saving = steps["hours_saved_per_week"].shift(fill_value=0.0)
     marginal_usd = steps["upgrade_cost_usd"] - previous_cost
+    added_rate = steps["runs_per_hour"] - previous_rate
+    added_saving = steps["hours_saved_per_week"] - previous_saving
+    # A step that adds nothing measurable (a run of milliseconds: the hours saved round to the same float) has no
+    # marginal price: null, never infinity.
     return steps.assign(
         marginal_usd=marginal_usd,
-        marginal_usd_per_added_run_per_hour=marginal_usd / (steps["runs_per_hour"] - previous_rate),
-        marginal_usd_per_hour_saved_per_week=marginal_usd / (steps["hours_saved_per_week"] - previous_saving),
+        marginal_usd_per_added_run_per_hour=(marginal_usd / added_rate).where(added_rate > 0),
+        marginal_usd_per_hour_saved_per_week=(marginal_usd / added_saving).where(added_saving > 0),
     )
 
 

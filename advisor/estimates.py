@@ -36,6 +36,8 @@ def work_of(spec: dict[str, Any]) -> perfmodel.Work:
         return perfmodel.model_work(spec)
     if spec.get("kind") == "published":
         return perfmodel.published_work(spec)
+    if spec.get("kind") == "tracked":
+        return perfmodel.tracked_work(spec)
     return perfmodel.lstm_work(
         spec["units"], spec["timesteps"], spec["features"], spec["train_samples"], spec["batch_size"], spec["epochs"]
     )
@@ -203,18 +205,20 @@ def estimate_catalog(
     chosen = [catalog.by_id()[i] for i in gpu_ids] if gpu_ids is not None else list(catalog.gpus)
     records, missing = [], []
     workload_name = _workload_name(frame, key)
+    wait = data_wait(frame, key)
+    observed = observed_peaks(frame, key)
     for gpu in chosen:
         device = perfmodel.device_from_gpu(gpu)
         for precision in precisions:
             if (gpu.id, precision) in covered:
                 continue
-            estimate = _estimate(fit, widths, work, device, precision, workload, common)
+            estimate = _with_wait(_estimate(fit, widths, work, device, precision, workload, common), wait)
             if estimate.seconds is None:
                 peak = gpu.specs[PEAK_FIELDS[precision]]
                 why = f" ({peak.note})" if peak.note else ""
                 missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
                 continue
-            room = _memory(spec, precision, gpu)
+            room = _memory(spec, precision, gpu, observed.get(precision))
             if 1 in devices:
                 records.append(_row(gpu, estimate, key, workload_name, catalog.as_of) | room)
             for count in (n for n in devices if n > 1):
@@ -231,15 +235,26 @@ def estimate_catalog(
     return CatalogEstimates(rows, fit, widths, missing)
 
 
-def _memory(spec: dict[str, Any], precision: str, gpu) -> dict[str, Any]:
+def observed_peaks(frame: pd.DataFrame, key: tuple) -> dict[str, float]:
+    """Per precision: the largest peak memory measured for the workload on one GPU of a single-GPU result (a
+    framework's counter, without the CUDA context)."""
+    rows = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)
+                 & (frame["device_kind"] == DeviceKind.GPU) & (frame["device_count"] == 1) & frame["memory_gb"].notna()]
+    return {str(p): float(v) for p, v in rows.groupby("precision")["memory_gb"].max().items()}  # fmt: skip
+
+
+def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None = None) -> dict[str, Any]:
     """The predicted memory per GPU at the workload's batch, whether it fits the GPU, and the largest batch that
-    would (unknown: NaN, and taken as fitting)."""
+    would (unknown: NaN, and taken as fitting). A peak measured on a GPU at the same batch and precision (plus the
+    CUDA context its counter leaves out) is a floor: the prediction is never below what a run used."""
     footprint = memory.predict(spec, precision, DeviceKind.GPU)
     capacity = gpu.value("memory_gb")
-    if footprint is None or capacity is None:
+    if (footprint is None and observed_gb is None) or capacity is None:
         return {"memory_gb": math.nan, "fits": True, "largest_batch": math.nan}
-    return {"memory_gb": footprint.total_gb, "fits": footprint.total_gb <= capacity * memory.USABLE,
-            "largest_batch": float(memory.largest_batch(spec, precision, capacity))}  # fmt: skip
+    total = max(footprint.total_gb if footprint else 0.0,
+                observed_gb + memory.OVERHEAD_GB[DeviceKind.GPU] if observed_gb is not None else 0.0)  # fmt: skip
+    largest = float(memory.largest_batch(spec, precision, capacity)) if footprint else math.nan
+    return {"memory_gb": total, "fits": total <= capacity * memory.USABLE, "largest_batch": largest}
 
 
 def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
@@ -274,6 +289,16 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
                                basis=basis)  # fmt: skip
 
 
+
+
+def _with_wait(estimate: perfmodel.Estimate, wait: DataWait | None) -> perfmodel.Estimate:
+    """The estimate with the run's measured wait for data added to its time and its range (Amdahl: the GPU's part
+    shrinks, the wait stays)."""
+    if wait is None or estimate.seconds is None:
+        return estimate
+    return dataclasses.replace(estimate, seconds=estimate.seconds + wait.seconds, low=estimate.low + wait.seconds,
+                               high=estimate.high + wait.seconds,
+                               basis=f"{estimate.basis}; {wait.basis()}")  # fmt: skip
 
 
 def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
@@ -377,6 +402,38 @@ def _or_nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
+def _or_zero(value: Any) -> float:
+    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+@dataclass(frozen=True)
+class DataWait:
+    """What a tracked workload's runs waited for data: the whole run's seconds and the share of a step (measured on
+    the device that tracked it). No GPU shortens it: every estimate of the workload keeps the seconds."""
+
+    seconds: float
+    share: float
+
+    def basis(self) -> str:
+        return (f"plus {self.seconds:,.4g} s waiting for data ({self.share:.0%} of each step, measured where the run "
+                f"was tracked): a faster GPU cannot shorten it, so no GPU makes this run more than "
+                f"{1 / self.share:.3g}x faster")  # fmt: skip
+
+
+def data_wait(frame: pd.DataFrame, key: tuple) -> DataWait | None:
+    """The measured wait for data of a workload's tracked runs (the median of its results), None where nothing
+    was tracked or nothing waited."""
+    if "data_wait_seconds" not in frame.columns:
+        return None
+    rows = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED) & frame["data_wait_share"].notna()]
+    if rows.empty:
+        return None
+    share = float(rows["data_wait_share"].median())
+    if share <= 0:
+        return None
+    return DataWait(float(rows["data_wait_seconds"].median()), share)
+
+
 def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     """The frame with estimate rows added under its own columns."""
     if rows.empty:
@@ -472,10 +529,11 @@ def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibrat
         device = devices[row["catalog_id"]]
         if device.peak(row["precision"]) is None:
             continue
+        computing = float(row["seconds"]) - _or_zero(row.get("data_wait_seconds"))  # the GPU's part of the time
         samples.append(
             calibration.Sample(
                 label=str(row["name"]), gpu=row["catalog_id"], workload=workload_id(row["workload"]),
-                precision=row["precision"], seconds=float(row["seconds"]), work=work_of_row(row), device=device,
+                precision=row["precision"], seconds=computing, work=work_of_row(row), device=device,
                 approximate=bool(row["approximate"]),
             )
         )  # fmt: skip

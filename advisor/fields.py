@@ -54,7 +54,7 @@ class Field:
     pattern: str | None = None
     pattern_hint: str = ""  # what the pattern means, for the message
     fields: tuple[Field, ...] = ()  # for section and sections
-    required_if: tuple[str, Any] | None = None  # required when the sibling field has this value
+    required_if: tuple[str, Any] | None = None  # required when the sibling field has this value (or one of a tuple)
     required_unless: tuple[str, Any] | None = None  # required unless the sibling has this value (or one of a tuple)
     only_if: tuple[str, Any] | None = None  # allowed only when the sibling field has this value
     unit: str = ""
@@ -155,7 +155,7 @@ def check_section(c: Checker, mapping: dict, fields: tuple[Field, ...], path: st
             if f.null_allowed and f.name in mapping:
                 values[f.name] = None
                 continue
-            sibling = f.required_if and mapping.get(f.required_if[0]) == f.required_if[1]
+            sibling = f.required_if and mapping.get(f.required_if[0]) in _values(f.required_if[1])
             unless = f.required_unless and mapping.get(f.required_unless[0]) not in _values(f.required_unless[1])
             if f.required or sibling or unless:
                 c.problem(where, "is missing" + (f" ({f.missing_hint})" if f.missing_hint else ""))
@@ -385,7 +385,7 @@ def section_schema(fields: tuple[Field, ...]) -> dict[str, Any]:
             sibling, value = f.required_if
             conditions.append(
                 {
-                    "if": {"properties": {sibling: {"const": value}}, "required": [sibling]},
+                    "if": {"properties": {sibling: {"enum": list(_values(value))}}, "required": [sibling]},
                     "then": {"required": [f.name], "properties": {f.name: {"not": {"type": "null"}}}},
                 }
             )
@@ -429,7 +429,7 @@ def markdown_reference(fields: tuple[Field, ...], path: str = "") -> list[str]:
             kind += f" ({f.unit})"
         required = "yes" if f.required else ""
         if f.required_if:
-            required = f"when {f.required_if[0]} is {f.required_if[1]}"
+            required = f"when {f.required_if[0]} is {' or '.join(map(str, _values(f.required_if[1])))}"
         elif f.required_unless:
             required = f"unless {f.required_unless[0]} is {' or '.join(map(str, _values(f.required_unless[1])))}"
         if f.null_allowed:

@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import Problem
+from advisor.schema import SCHEMA_VERSION
 
 INDEX_NAME = ".advisor-index.sqlite"  # hidden: a folder listing never takes it for a profile
-FORMAT = "advisor profile index 1"  # written in the meta table; anything else is rebuilt
+# Written in the meta table; anything else is rebuilt. The profile format's version is part of it: an outcome
+# validated by an older format (its problems, its migration) is never served to a newer one.
+FORMAT = f"advisor profile index 2, profiles of schema version {SCHEMA_VERSION}"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE files (name TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, outcome TEXT)",

@@ -117,6 +117,17 @@ def published_work(workload: dict, batch_size: int | None = None, devices: int =
     """
     batch = batch_size or workload["batch_size"]
     iterations = workload["train_samples"] * workload["epochs"] / devices / batch
+    return _phased_work(workload, batch, iterations)
+
+
+def tracked_work(workload: dict) -> Work:
+    """A tracked run's work (a profile's ``workload`` of kind tracked): its phases as counted on a real step, for
+    each of the run's optimizer steps (``steps``), ``batch_size`` samples a step. Like a published throughput, the
+    total has no start-up: a tracked total is its steady steps (the warm-up is timed apart)."""
+    return _phased_work(workload, workload["batch_size"], float(workload["steps"]))
+
+
+def _phased_work(workload: dict, batch: float, iterations: float) -> Work:
     weights = 4.0 * (workload.get("parameters") or 0)
     phases = []
     for number, phase in enumerate(workload["phases"]):

@@ -21,10 +21,25 @@ if TYPE_CHECKING:
 
 
 def reason(rec: Recommendation) -> str:
-    """The recommendation in one or two sentences."""
+    """The recommendation in one or two sentences (an input-bound run: the free fixes first)."""
+    first = input_bound_words(rec.findings.data_wait_share)
     if rec.best is not None:
-        return _best_reason(rec.best, rec.current, rec.habits, rec.goal)
-    return _no_option_reason(rec.options, rec.current, rec.budget)
+        return first + _best_reason(rec.best, rec.current, rec.habits, rec.goal)
+    return first + _no_option_reason(rec.options, rec.current, rec.budget)
+
+
+FREE_INPUT_FIXES = ("more loader workers (DataLoader num_workers)", "pinned memory (pin_memory=True, non_blocking "
+                    "copies)", "prefetching (prefetch_factor, tf.data prefetch)",
+                    "preparing the data once, before training")  # fmt: skip
+
+
+def input_bound_words(share: float | None) -> str:
+    """What an input-bound run should do first, for free (empty when it is not input-bound)."""
+    if share is None:
+        return ""
+    return (f"Your run waits for data {share:.0%} of each step (measured by advisor.track): a faster GPU shortens "
+            f"only the rest, so no GPU can make it more than {1 / share:.3g}x faster. Fix the input pipeline first, "
+            f"for free: {', '.join(FREE_INPUT_FIXES)}. Then: ")  # fmt: skip
 
 
 def workload_notes(left_out: int, other_workloads: int) -> list[str]:

@@ -20,8 +20,8 @@ from advisor.vocabulary import DeviceKind, Precision, Source, words
 
 __all__ = ["is_iso_date"]
 
-SCHEMA_VERSION = 2
-WORKLOAD_KINDS = ("lstm", "model", "published")
+SCHEMA_VERSION = 3
+WORKLOAD_KINDS = ("lstm", "model", "published", "tracked")
 PHASE_KINDS = ("matmul", "attention", "recurrent", "elementwise")
 PRECISIONS = words(Precision)
 DEVICE_KINDS = words(DeviceKind)
@@ -49,7 +49,8 @@ DEFAULT_WORKLOAD: dict[str, Any] = {
 # --------------------------------------------------------------------------- the fields
 
 
-NOT_LSTM = ("model", "published")
+NOT_LSTM = ("model", "published", "tracked")
+DESCRIBED_BY_PHASES = ("published", "tracked")  # workloads whose work is a list of phases
 
 
 def _size(name: str, doc: str, lstm_only: bool = False) -> Field:
@@ -83,6 +84,8 @@ SOFTWARE = (
     Field("python", "string", "Python version"),
     Field("cuda", "string", "CUDA version the framework was built with"),
     Field("cudnn", "string", "cuDNN version the framework was built with"),
+    Field("libraries", "strings", "the training libraries over the framework, with their versions (lightning "
+          "2.6.6, transformers 5.23.0)"),
 )
 PRICE = (
     Field(
@@ -129,34 +132,50 @@ WORKLOAD = (
     Field("name", "string", "the workload's name (two results share a workload when all but the name agree; "
           "published workloads are named apart)", required=True),
     Field("kind", "choice", "lstm: the post's LSTM job, sized by the fields below; model: a Keras model file "
-          "(measure --model); published: a published benchmark described by its phases", choices=WORKLOAD_KINDS),
+          "(measure --model); published: a published benchmark described by its phases; tracked: your own training "
+          "timed where it runs (advisor.track), described by the phases its step counted", choices=WORKLOAD_KINDS),
     _size("units", "LSTM units (kind lstm)", lstm_only=True),
     _size("timesteps", "steps per series (kind lstm)", lstm_only=True),
     _size("features", "features per step (kind lstm)", lstm_only=True),
-    _size("train_samples", "training samples per epoch (published: the stated amount of work, in its unit)"),
-    _size("batch_size", "batch size (published: per device; a result may give its own)"),
+    _size("train_samples", "training samples per epoch (published: the stated amount of work, in its unit; "
+          "tracked: the samples of an epoch, or of the whole run when epochs is 1 and steps says its length)"),
+    _size("batch_size", "batch size (published: per device; a result may give its own; tracked: the samples of "
+          "one optimizer step, gradient accumulation included)"),
     Field("epochs", "integer", "epochs of the run", required=True, minimum=1, maximum=MAX_EPOCHS),
     Field("optimizer", "string", "the optimizer", required=True),
     Field("learning_rate", "number", "the optimizer's learning rate", required_unless=("kind", NOT_LSTM),
           positive=True),
-    Field("model_hash", "string", "kind model: a hash of the architecture, compile configuration and input "
-          "shapes (two different models never share a workload)", required_if=("kind", "model"),
+    Field("model_hash", "string", "kind model or tracked: a hash of the architecture, compile configuration and "
+          "input shapes (two different models never share a workload)", required_if=("kind", ("model", "tracked")),
           pattern=r"^[0-9a-f]{12,64}$", pattern_hint="12 to 64 hex digits"),
     Field("inputs", "strings", "kind model: the inputs' dtypes and shapes, e.g. float32[32, 32, 3]",
           required_if=("kind", "model")),
     Field("outputs", "strings", "kind model: the outputs' dtypes and shapes"),
     Field("loss", "string", "kind model: the loss", required_if=("kind", "model")),
-    Field("parameters", "integer", "kind model or published: the model's weights", required_if=("kind", "model"),
-          minimum=0),
+    Field("parameters", "integer", "kind model, published or tracked: the model's weights",
+          required_if=("kind", ("model", "tracked")), minimum=0),
+    Field("trainable_parameters", "integer", "kind tracked: the weights the optimizer updates (all but the frozen "
+          "ones)", required_if=("kind", "tracked"), minimum=0),
     Field("flops_per_sample", "number", "kind model: training FLOPs per sample (forward and backward)",
           required_if=("kind", "model"), minimum=0),
     Field("layers", "sections", "kind model: each layer's work (for the performance model)", fields=MODEL_LAYER,
           required_if=("kind", "model")),
-    Field("not_counted", "strings", "kind model: layers the FLOP counter does not know (counted as 0)"),
+    Field("not_counted", "strings", "kind model or tracked: layers the FLOP counter does not know (counted as 0)"),
     Field("unit", "string", "kind published: what one sample is (images, sequences, tokens...)",
           required_if=("kind", "published")),
-    Field("phases", "sections", "kind published: its work by kind, per sample (for the performance model)",
-          fields=PHASE, required_if=("kind", "published")),
+    Field("phases", "sections", "kind published or tracked: its work by kind, per sample (for the performance "
+          "model)", fields=PHASE, required_if=("kind", DESCRIBED_BY_PHASES)),
+    Field("steps", "integer", "kind tracked: optimizer steps of the whole run (the run's planned length)",
+          required_if=("kind", "tracked"), minimum=1, maximum=10**12),
+    Field("gradient_accumulation", "integer", "kind tracked: micro-batches per optimizer step", minimum=1),
+    Field("tokens_per_sample", "number", "kind tracked: tokens per sample, where the inputs have a length",
+          positive=True),
+    Field("activation_bytes_per_sample", "number", "kind tracked: bytes of the tensors the forward pass kept for "
+          "the backward pass, per sample (counted on a real step)", minimum=0, unit="B"),
+    Field("counted_precision", "choice", "kind tracked: the precision of the step its FLOPs and activations were "
+          "counted on", choices=PRECISIONS),
+    Field("model_class", "string", "kind tracked: the model's class"),
+    Field("flops_method", "string", "kind tracked: how the step's FLOPs were counted"),
     Field("source", "string", "kind published: where the description comes from"),
     Field("note", "string", "anything a reader should know about the workload"),
 )  # fmt: skip
@@ -164,6 +183,7 @@ WORKLOAD = (
 WORKLOAD_KEY_FIELDS = ("units", "timesteps", "features", "train_samples", "batch_size", "epochs", "optimizer",
                        "learning_rate")  # fmt: skip
 MODEL_KEY_FIELDS = ("model_hash", "train_samples", "batch_size", "epochs")
+TRACKED_KEY_FIELDS = ("batch_size", "steps")
 
 ESTIMATE = (
     Field("method", "string", "how the total was estimated", required=True),
@@ -228,10 +248,33 @@ CLUSTER = (
     Field("link", "string", "the link between the machines, where it could be read (loopback, a network interface)"),
     Field("link_gbps", "number", "the link's speed as its interface reports it", positive=True, unit="Gb/s"),
 )
+STEP = (
+    Field("count", "integer", "steady optimizer steps timed (the warm-up steps and those next to an evaluation, a "
+          "checkpoint or an epoch's end left out)", required=True, minimum=1),
+    Field("warmup", "integer", "warm-up steps timed apart (compilation, autotuning, the allocator's first growth)",
+          minimum=0),
+    Field("median", "number", "median steady step (data wait included)", required=True, positive=True, unit="s"),
+    Field("mean", "number", "mean steady step", required=True, positive=True, unit="s"),
+    Field("min", "number", "fastest steady step", positive=True, unit="s"),
+    Field("max", "number", "slowest steady step", positive=True, unit="s"),
+    Field("stdev", "number", "standard deviation of the steady steps", minimum=0, unit="s"),
+    Field("samples_per_second", "number", "samples of a step / mean steady step", positive=True, unit="1/s"),
+    Field("tokens_per_second", "number", "tokens of a step / mean steady step, where the inputs have a length",
+          positive=True, unit="1/s"),
+    Field("flops_per_step", "number", "training FLOPs of one optimizer step, counted on a real step", minimum=0),
+    Field("achieved_tflops", "number", "flops_per_step / mean steady step", minimum=0, unit="TFLOP/s"),
+)
+DATA_WAIT = (
+    Field("share", "number", "the share of a steady step spent waiting for the next batch (the rest computes)",
+          required=True, minimum=0, maximum=1),
+    Field("seconds_per_step", "number", "mean wait for the batches of one steady step", required=True, minimum=0,
+          unit="s"),
+    Field("method", "string", "how the wait was timed", required=True),
+)
 RESULT = (
     Field("precision", "choice", "the Keras dtype policy of the run", required=True, choices=PRECISIONS),
-    Field("total_seconds", "number", "wall time of all the workload's epochs (the first included)", required=True,
-          positive=True, unit="s"),
+    Field("total_seconds", "number", "wall time of all the workload's epochs (the first included; tracked: the "
+          "planned steps x the mean steady step)", required=True, positive=True, unit="s"),
     Field("estimated", "boolean", "true when total_seconds is estimated (--quick); then estimate says how"),
     Field("estimate", "section", "how the total was estimated", fields=ESTIMATE, required_if=("estimated", True),
           only_if=("estimated", True)),
@@ -246,6 +289,10 @@ RESULT = (
     Field("power", "section", "the power measure read during the run (where it could)", fields=POWER),
     Field("memory", "section", "the peak memory measure read during the run (where it could)", fields=MEMORY),
     Field("scaling", "section", "several devices: the speedup over one device", fields=SCALING),
+    Field("step", "section", "a tracked run (advisor.track): its optimizer steps; total_seconds is the run's planned "
+          "steps x the mean steady step", fields=STEP),
+    Field("data_wait", "section", "a tracked run: the time its steps waited for data (a faster GPU does not "
+          "shorten it)", fields=DATA_WAIT),
     Field("checks", "mapping", "what the run's self-checks saw (compute dtype, variable device)"),
     Field("warnings", "strings", "what the run's self-checks noticed"),
     Field("batch_size", "integer", "the batch per device of this result when it differs from the workload's "
@@ -258,7 +305,9 @@ PROVENANCE = (
     Field("source", "string", "where a quoted result comes from", required_if=("method", Source.QUOTED)),
     Field("advisor_version", "string", "the advisor that measured", required_if=("method", Source.MEASURED)),
     Field("date", "date", "when it was measured or quoted"),
-    Field("command", "string", "the command that measured"),
+    Field("command", "string", "the command that measured (tracked: the script that trained)"),
+    Field("interrupted", "boolean", "true when the tracked run was stopped (Ctrl-C) before its end: the profile "
+          "holds the steps done"),
 )  # fmt: skip
 PROFILE = (
     Field("schema_version", "integer", f"the format's version ({SCHEMA_VERSION}); older versions are migrated",
@@ -308,7 +357,14 @@ def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     return migrated
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2}
+def _migrate_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 added tracked workloads (advisor.track: ``workload.kind`` tracked, ``results[].step`` and
+    ``results[].data_wait``); a version 2 profile reads the same."""
+    return {**data, "schema_version": 3}
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2,
+                                                                      2: _migrate_2_to_3}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -363,7 +419,29 @@ def validate(data: Any, file: str = "", expected_id: str | None = None) -> tuple
     results = data.get("results")
     if isinstance(results, list):
         _check_results(c, results, epochs)
+        if workload.get("kind") == "tracked":
+            _check_tracked(c, results, _valid_number(workload.get("steps"), integer=True))
     return c.problems, c.warnings
+
+
+def _check_tracked(c: F.Checker, results: list, steps: float | None) -> None:
+    """A tracked result's total is its run's steps times its mean steady step; a tracked result has its steps."""
+    for index, result in enumerate(results):
+        if not isinstance(result, dict):
+            continue
+        step = result.get("step")
+        if not isinstance(step, dict):
+            c.problem(f"results[{index}].step", "is missing (a tracked result says how its steps were timed)")
+            continue
+        low, high, median = (_valid_number(step.get(k)) for k in ("min", "max", "median"))
+        if low is not None and high is not None and median is not None and not low <= median <= high:
+            c.problem(f"results[{index}].step.median", f"{median} lies outside min..max ({low}..{high})")
+        mean, total = _valid_number(step.get("mean")), _valid_number(result.get("total_seconds"))
+        if steps is not None and mean is not None and total is not None and total > 0:
+            expected = steps * mean
+            if abs(expected - total) > 0.01 * total + 1e-6:
+                c.problem(f"results[{index}].total_seconds", f"{total:g} is not workload.steps x step.mean "
+                          f"({steps:g} x {mean:g} = {expected:.6g})")
 
 
 def _valid_number(value: Any, integer: bool = False) -> float | None:
@@ -459,6 +537,8 @@ def workload_key(workload: dict[str, Any]) -> tuple:
         return ("model", str(workload["model_hash"]), *(int(workload[k]) for k in MODEL_KEY_FIELDS[1:]))
     if workload.get("kind") == "published":  # each GPU ran the batch that fit: the batch is not part of it
         return ("published", str(workload["name"]))
+    if workload.get("kind") == "tracked":  # the same model at the same batch and length, whatever ran it
+        return ("tracked", str(workload["model_hash"]), *(int(workload[k]) for k in TRACKED_KEY_FIELDS))
     return (
         "lstm",
         *(

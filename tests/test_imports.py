@@ -1,4 +1,5 @@
-"""TensorFlow is imported only by the measurement code."""
+"""TensorFlow, PyTorch, Lightning and transformers are imported only by the measurement and tracking code, when a
+run starts."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from helpers import ROOT
 CHECK = """
 import sys
 {imports}
-heavy = sorted(m for m in ("tensorflow", "keras") if m in sys.modules)
+heavy = sorted(m for m in ("tensorflow", "keras", "torch", "jax", "lightning", "pytorch_lightning", "transformers")
+               if m in sys.modules)
 print("HEAVY=" + ",".join(heavy))
 """
 
@@ -36,6 +38,8 @@ def test_library_and_cli_do_not_import_tensorflow():
             "main(['estimate', '--gpu', 'rtx-4090'])",
             "main(['catalog'])",
             "import advisor.catalog, advisor.perfmodel, advisor.estimates, advisor.costs, advisor.metrics",
+            "import advisor.track, advisor.track.session",
+            "main(['estimate', '--workload', 'ResNet-50'])",
         ]
     )
     assert modules_after(imports) == ""
@@ -43,6 +47,10 @@ def test_library_and_cli_do_not_import_tensorflow():
 
 def test_measure_module_imports_tensorflow_only_when_a_run_starts():
     assert modules_after("import advisor.measure") == ""
+
+
+def test_the_tracking_api_imports_a_framework_only_when_an_adapter_is_made():
+    assert modules_after("import advisor.track\nfrom advisor.track import torch, keras, lightning, huggingface") == ""
 
 
 def test_app_does_not_import_tensorflow():
