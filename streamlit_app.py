@@ -132,7 +132,11 @@ def workload_picker(frame: pd.DataFrame, preferred: tuple | None) -> tuple:
     counts = frame["workload"].value_counts()
     if len(names) == 1:
         return names.index[0]
-    kinds = {"lstm": "LSTM, ", "model": "your model, ", "published": ""}  # a published name says it already
+    kinds = {"lstm": "LSTM, ", "model": "your model, ", "tracked": "your job, tracked, ",
+             "published": ""}  # a published name says it already  # fmt: skip
+    if preferred is not None and st.session_state.get("upload_workload") != preferred:
+        st.session_state["upload_workload"] = preferred  # a new upload: its workload is shown (once; then the
+        st.session_state["workload"] = preferred  # picker is the user's again)
     return st.sidebar.selectbox(
         "Workload",
         analysis.workload_order(frame, preferred),
@@ -455,9 +459,9 @@ def definitions_section(warnings: list[str]) -> None:
 
 st.title("Which upgrade makes your training pay?")
 st.caption(
-    "Speedups, dollars per speedup and what a run really costs, from real training runs (the post's LSTM(1000) "
-    "or your own Keras model, measured with `python -m advisor measure` or quoted from a source) and estimates "
-    "for today's GPUs."
+    "Speedups, dollars per speedup and what a run really costs, from real training runs (the post's LSTM(1000), "
+    "your own Keras model measured with `python -m advisor measure`, your own training job recorded where it runs "
+    "with `advisor.track`, or quoted from a source) and estimates for today's GPUs."
 )
 folder_key = store.folder_signature(PROFILES_DIR)
 frame, profiles, problems, bad_files, warnings = load_folder(str(PROFILES_DIR), folder_key)

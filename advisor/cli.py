@@ -489,7 +489,8 @@ def cmd_crossval(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"summary": found.summary, "checks": found.checks(), "coverage": found.coverage,
                      "half_widths": {k: math.exp(v) for k, v in found.half_widths.items()}, "samples": found.samples,
-                     "not_in_catalog": unmatched, "data_parallel": found.scaling})  # fmt: skip
+                     "not_in_catalog": unmatched, "data_parallel": found.scaling,
+                     "tracked": crossval.tracked_errors(found.summary)})  # fmt: skip
     else:
         print(crossval_text(found))
         if unmatched:

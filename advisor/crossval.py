@@ -222,6 +222,20 @@ COVERAGE_TARGET = (0.85, 0.97)
 
 SCALING_SITUATION = "data-parallel"  # the widths' key of the scaling's error
 
+# A tracked job (advisor.track) is a workload measured on one device, described by the FLOPs counted on one of its
+# steps. Tracked on a catalog GPU, its estimates on the other GPUs are in the new-workload situation (scaled from
+# one reference GPU); tracked on a CPU (or a GPU the catalog lacks), nothing of its time carries over to a GPU, so
+# they stand on its counted description alone: the no-gpu-result situation. Their errors are those experiments'.
+TRACKED_SITUATIONS = (("a catalog GPU", "new-workload"), ("a CPU", "no-gpu-result"))
+
+
+def tracked_errors(summary: list[dict]) -> list[dict]:
+    """How far a tracked job's estimates on other GPUs are off, by where it was tracked (from ``summary``)."""
+    found = {row["experiment"]: row for row in summary if row["precision"] == "all"}
+    return [{"tracked_on": device, "experiment": experiment, "median": found[experiment]["median"],
+             "p90": found[experiment]["p90"], "results": found[experiment]["results"]}
+            for device, experiment in TRACKED_SITUATIONS if experiment in found]  # fmt: skip
+
 
 def report(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS,
            scaling_observations: list[scaling.Observation] | None = None) -> Report:  # fmt: skip

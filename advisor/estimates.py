@@ -152,8 +152,8 @@ def calibration_basis(fit: calibration.Fit, widths: Widths) -> str:
 
 
 def situation_text(fit: calibration.Fit, device: perfmodel.Device, situation: calibration.Situation,
-                   workload: str, precision: str) -> str:  # fmt: skip
-    """The situation of an estimate in words."""
+                   workload: str, precision: str, kind: str | None = None) -> str:  # fmt: skip
+    """The situation of an estimate in words (``kind``: the workload's; a tracked job says where it was tracked)."""
     gpu = {
         "gpu": "this GPU has results of other workloads",
         "architecture": f"no result on this GPU, some on {device.architecture}",
@@ -166,7 +166,16 @@ def situation_text(fit: calibration.Fit, device: perfmodel.Device, situation: ca
         "reference": "this workload has a result on one GPU (scaled from it)",
         "description": "no GPU result of this workload: its description at face value",
     }[situation.workload]
+    if kind == "tracked" and situation.workload in TRACKED_WORDS:
+        work = TRACKED_WORDS[situation.workload]
     return f"{gpu}; {work}"
+
+
+TRACKED_WORDS = {
+    "reference": "tracked on one GPU of the catalog (scaled from that run)",
+    "description": "tracked on a CPU (or a GPU the catalog lacks): its time says nothing of a GPU's, so the FLOPs "
+                   "counted on its step are taken at face value",
+}  # fmt: skip
 
 
 def estimate_catalog(
@@ -212,7 +221,8 @@ def estimate_catalog(
         for precision in precisions:
             if (gpu.id, precision) in covered:
                 continue
-            estimate = _with_wait(_estimate(fit, widths, work, device, precision, workload, common), wait)
+            estimate = _with_wait(_estimate(fit, widths, work, device, precision, workload, common, spec.get("kind")),
+                                  wait)  # fmt: skip
             if estimate.seconds is None:
                 peak = gpu.specs[PEAK_FIELDS[precision]]
                 why = f" ({peak.note})" if peak.note else ""
@@ -302,7 +312,7 @@ def _with_wait(estimate: perfmodel.Estimate, wait: DataWait | None) -> perfmodel
 
 
 def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
-              workload: str, common: str) -> perfmodel.Estimate:  # fmt: skip
+              workload: str, common: str, kind: str | None = None) -> perfmodel.Estimate:  # fmt: skip
     """One GPU's estimate with its range: the cross-validated error of its situation."""
     predicted = fit.estimate(work, device, precision, workload)
     if predicted is None:
@@ -311,8 +321,9 @@ def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device
     seconds, bound = predicted
     situation = fit.situation(device, workload, precision)
     width, how = crossval.width_for(widths.half_widths, situation, widths.fallback)
-    basis = (f"{common}; {situation_text(fit, device, situation, workload, precision)}: range = the 90th-percentile "
-             f"error of that situation, {math.exp(width):.2f}x ({how})")  # fmt: skip
+    words = situation_text(fit, device, situation, workload, precision, kind)
+    basis = (f"{common}; {words}: range = the 90th-percentile error of that situation, {math.exp(width):.2f}x "
+             f"({how})")  # fmt: skip
     return perfmodel.Estimate(device, precision, seconds, seconds / math.exp(width), seconds * math.exp(width), bound,
                               basis)  # fmt: skip
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from advisor import typed
+from advisor import crossval, typed
 from advisor.analysis import Comparison, Recommendation
 from advisor.catalog import Catalog, Gpu
 from advisor.estimates import CatalogEstimates
@@ -447,6 +447,12 @@ def crossval_text(found: Any) -> str:
     lines += ["", "Range of an estimate, per situation (GPU/workload: the 90th-percentile error):"]
     lines += [f"  {key}: x/{math.exp(width):.2f} .. x{math.exp(width):.2f}" for key, width in found.half_widths.items()]
     lines.append(f"Coverage (each held-out group's range from the other groups' errors): {found.coverage:.1%}")
+    tracked = crossval.tracked_errors(found.summary)
+    if tracked:
+        lines += ["", "A job tracked on one device (advisor.track), estimated on the other GPUs:"]
+        lines += [f"  tracked on {row['tracked_on']}: median error {row['median']:.2f}x, 90th percentile "
+                  f"{row['p90']:.2f}x ({row['experiment']}, {row['results']:,} held-out results)"
+                  for row in tracked]  # fmt: skip
     scaled = found.scaling
     if scaled:
         lines += ["", "Data-parallel efficiency, one system left out at a time "

@@ -4,8 +4,10 @@ Target (issue: your real training job, in place): the tracker's cost under 2 % o
 nothing when disabled. Each round runs the loop untracked, tracked, and tracked with ``enabled=False``, in a rotating
 order (so drift and the machine's noise fall on all three alike); the ratio of each round's tracked to untracked
 median step is the cost, reported as the median of the rounds with its spread, in wall time and in the process's
-CPU time (torch runs on one thread here). The counted step (FLOPs and saved tensors) is excluded from the tracked loop's timing as the tracker excludes it from the profile, so what is measured
-is what the tracker adds to every other step: two clock reads, a forward pre-hook and the bookkeeping.
+CPU time (torch runs on one thread here). The counted step (FLOPs and saved tensors) is excluded from the tracked
+loop's timing as the tracker excludes it from the profile, so what is measured is what the tracker adds to every
+other step: three clock reads, the batch's size and the bookkeeping. ``own_cost`` measures that work alone, on a
+near-empty step.
 
 Usage: python benchmarks/bench_track.py [ROUNDS] [STEPS]   (defaults 21 and 100)
 """

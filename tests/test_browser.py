@@ -205,3 +205,18 @@ def test_a_bad_upload_shows_its_errors_and_the_page_keeps_working(app_url, brows
     expect(page.get_by_test_id("stMetricValue").first).to_contain_text("(estimated)")
     assert page.get_by_test_id("stException").count() == 0
     page.close()
+
+
+def test_an_uploaded_tracked_job_is_answered_with_its_wait_for_data(app_url, browser):
+    """A profile advisor.track recorded (an input-bound PyTorch loop on a CPU), uploaded: its workload is the one
+    shown, estimated on the catalog, and the answer puts the free input-pipeline fixes first."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(app_url)
+    expect(page.get_by_text("Best upgrade")).to_be_visible(timeout=60_000)
+    fixture = ROOT / "tests" / "fixtures" / "input-bound-mlp.yaml"
+    page.get_by_test_id("stSidebar").locator("input[type=file]").set_input_files(str(fixture))
+    expect(page.get_by_text("Your run waits for data").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("num_workers").first).to_be_visible()
+    assert page.get_by_test_id("stException").count() == 0
+    keep_screenshot(page, "app-tracked-upload.png")
+    page.close()

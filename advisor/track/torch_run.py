@@ -362,8 +362,7 @@ class TorchTracker:
             planned_steps=self.planned_steps,
             steps_per_epoch=self.steps_per_epoch,
             memory=self.memory.reading() if self.memory is not None else None,
-            checks={"device": str(device), "synchronised": _sync_words(device),
-                    "training_forwards": self.training_forwards},
+            checks={"device": str(device), "synchronised": _sync_words(device)},
             wait_method=self.wait_method,
         )
         weights_dtype = str(parameters[0].dtype).removeprefix("torch.")

@@ -1,0 +1,88 @@
+"""Advice from a tracked profile without a framework: a real profile recorded by advisor.track on a CPU (an
+input-bound PyTorch loop, tests/fixtures/input-bound-mlp.yaml, made by tests/fixtures/make_input_bound.py) among
+the shipped ones, through the library, the CLI, crossval's words and the app."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from advisor import analysis, crossval, estimates, memory, store
+from advisor.cli import main
+from helpers import ROOT, SHIPPED
+
+FIXTURE = ROOT / "tests" / "fixtures" / "input-bound-mlp.yaml"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    target = tmp_path / "profiles"
+    shutil.copytree(SHIPPED, target)
+    shutil.copy(FIXTURE, target / FIXTURE.name)
+    return target
+
+
+def tracked() -> dict:
+    profile, problems = store.load_profile(FIXTURE)
+    assert not problems, problems
+    return profile.data
+
+
+def test_the_fixture_is_a_valid_tracked_profile():
+    data = tracked()
+    assert data["workload"]["kind"] == "tracked" and data["provenance"]["method"] == "measured"
+    assert data["results"][0]["data_wait"]["share"] > analysis.INPUT_BOUND_SHARE
+
+
+def test_every_estimate_keeps_the_wait_and_says_where_it_was_tracked(folder: Path, shipped_catalog):
+    frame = analysis.results_frame(store.load_profiles(folder).profiles)
+    data = tracked()
+    key = analysis.find_workload(frame, data["workload"]["name"])
+    found = estimates.estimate_catalog(frame, shipped_catalog, key)
+    rows = found.rows
+    wait = data["results"][0]["data_wait"]["seconds_per_step"] * data["workload"]["steps"]
+    assert len(rows) > 40
+    assert (rows["low"] > wait).all()  # the wait is no GPU's to shorten
+    assert rows["basis"].str.contains("tracked on a CPU").all()
+    assert rows["basis"].str.contains("waiting for data").all()
+    # the memory of each GPU: the counted parts, with the GPU's own overhead
+    footprint = memory.predict(data["workload"], "float32")
+    assert footprint is not None and rows["memory_gb"].min() == pytest.approx(footprint.total_gb, rel=0.5)
+
+
+def test_the_recommendation_puts_the_free_fixes_first(folder: Path, capsys):
+    data = tracked()
+    share = data["results"][0]["data_wait"]["share"]
+    assert main(["recommend", "--profiles", str(folder), "--current", data["id"], "--estimates", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    reason = found["reason"]
+    assert reason.startswith(f"Your run waits for data {share:.0%} of each step")
+    assert reason.index("num_workers") < reason.index("Then:")
+    assert found["best"] is None or found["best"]["speedup_vs_current"] <= 1 / share + 1e-9
+
+
+def test_crossval_says_how_wide_a_tracked_jobs_ranges_are():
+    summary = [{"experiment": "new-workload", "precision": "all", "results": 10, "median": 1.2, "p90": 1.7},
+               {"experiment": "no-gpu-result", "precision": "all", "results": 5, "median": 2.1, "p90": 5.0}]
+    rows = crossval.tracked_errors(summary)
+    assert [(r["tracked_on"], r["experiment"], r["p90"]) for r in rows] == [
+        ("a catalog GPU", "new-workload", 1.7), ("a CPU", "no-gpu-result", 5.0)]  # fmt: skip
+
+
+def test_the_app_answers_for_a_tracked_job(monkeypatch, folder: Path):
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ADVISOR_PROFILES", str(folder))
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60).run()
+    assert not at.exception, at.exception
+    picker = at.sidebar.selectbox(key="workload")
+    choice = next(option for option in picker.options if "input-bound MLP" in option)
+    picker.select_index(picker.options.index(choice)).run()
+    assert not at.exception, at.exception
+    assert at.sidebar.selectbox(key="current").value == tracked()["id"]
+    said = " ".join(block.value for block in [*at.info, *at.success]).replace("\\", "")  # Markdown escapes
+    assert "waits for data" in said and "num_workers" in said
