@@ -1,8 +1,8 @@
 """A persistent index of a profiles folder: each file's validated outcome, kept in SQLite beside the files.
 
 The YAML files stay the source of truth. A row holds a file's name, its cache key (size, modification time in
-nanoseconds, inode) and its outcome as JSON (the profiles it holds, or its problems), so that a cold start parses
-only the files that changed since the index was written. An index that is missing, stale, corrupt (truncated,
+nanoseconds, inode, status change time) and its outcome as JSON (the profiles it holds, or its problems), so that
+a cold start parses only the files that changed since the index was written. An index that is missing, stale, corrupt (truncated,
 zero bytes, random bytes), another program's SQLite file, an older version, or locked by another process is never
 trusted: it is rebuilt from the files with a warning, or (locked, read-only folder) not used at all.
 """
@@ -21,10 +21,11 @@ from advisor.schema import SCHEMA_VERSION
 INDEX_NAME = ".advisor-index.sqlite"  # hidden: a folder listing never takes it for a profile
 # Written in the meta table; anything else is rebuilt. The profile format's version is part of it: an outcome
 # validated by an older format (its problems, its migration) is never served to a newer one.
-FORMAT = f"advisor profile index 2, profiles of schema version {SCHEMA_VERSION}"
+FORMAT = f"advisor profile index 3, profiles of schema version {SCHEMA_VERSION}"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE files (name TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, outcome TEXT)",
+    "CREATE TABLE files (name TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, ctime_ns INTEGER, "
+    "outcome TEXT)",
 )
 
 
@@ -105,24 +106,25 @@ class ProfileIndex:
 
     # ------------------------------------------------------------------ reading and writing outcomes
 
-    def get(self, name: str, key: tuple[int, int, int]) -> dict[str, Any] | None:
+    def get(self, name: str, key: tuple[int, int, int, int]) -> dict[str, Any] | None:
         """A file's stored outcome when its key still matches (else None: parse the file)."""
         if self.connection is None:
             return None
         try:
             row = self.connection.execute(
-                "SELECT outcome FROM files WHERE name=? AND size=? AND mtime_ns=? AND inode=?", (name, *key)
+                "SELECT outcome FROM files WHERE name=? AND size=? AND mtime_ns=? AND inode=? AND ctime_ns=?",
+                (name, *key),
             ).fetchone()
             return json.loads(row[0]) if row else None
         except (sqlite3.Error, ValueError):
             return None  # a row that cannot be read is parsed again
 
-    def put(self, name: str, key: tuple[int, int, int], outcome: dict[str, Any]) -> None:
+    def put(self, name: str, key: tuple[int, int, int, int], outcome: dict[str, Any]) -> None:
         if self.connection is None:
             return
         # an index that cannot be written is skipped
         with contextlib.suppress(sqlite3.Error, TypeError, ValueError), self.connection:
-            self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+            self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                                     (name, *key, json.dumps(outcome)))  # fmt: skip
 
     def forget_missing(self, names: set[str]) -> None:

@@ -301,8 +301,16 @@ class FileEntry:
     """A profile file found in a folder (or named on the command line), with its cache key."""
 
     path: Path
-    key: tuple[int, int, int]  # size, modification time (ns), inode: a change in any re-reads the file
+    # size, modification time (ns), inode, status change time (ns): a change in any re-reads the file. The ctime is
+    # there for the edit that keeps the size and puts the mtime back (touch -r, tools that preserve times): no user
+    # can set it, and every write changes it.
+    key: tuple[int, int, int, int]
     in_folder: bool  # found by listing a folder: links are not followed
+
+
+def file_key(info: os.stat_result) -> tuple[int, int, int, int]:
+    """A file's cache key (see :class:`FileEntry`)."""
+    return info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns
 
 
 def profile_files(paths: list[str | os.PathLike]) -> tuple[list[FileEntry], list[Problem]]:
@@ -326,7 +334,7 @@ def profile_files(paths: list[str | os.PathLike]) -> tuple[list[FileEntry], list
             files.extend(found)
             problems.extend(bad)
         else:
-            files.append(FileEntry(path, (info.st_size, info.st_mtime_ns, info.st_ino), in_folder=False))
+            files.append(FileEntry(path, file_key(info), in_folder=False))
     return files, problems
 
 
@@ -350,12 +358,13 @@ def _folder_entries(folder: Path) -> tuple[list[FileEntry], list[Problem]]:
         if reason is not None:
             problems.append(Problem(str(path), "", reason))
             continue
-        files.append(FileEntry(path, (info.st_size, info.st_mtime_ns, info.st_ino), in_folder=True))
+        files.append(FileEntry(path, file_key(info), in_folder=True))
     return files, problems
 
 
 def folder_signature(folder: str | os.PathLike) -> tuple:
-    """(name, size, modification time, inode) of every profile file in a folder: a cache key that changes with them."""
+    """(name, size, modification time, inode, ctime) of every profile file in a folder: a cache key that changes with
+    them."""
     files, problems = profile_files([folder])
     return tuple((f.path.name, *f.key) for f in files) + tuple((p.file, p.message) for p in problems)
 
@@ -364,7 +373,7 @@ _Outcome = tuple[list[Profile], list[Problem], list[Problem]]  # the file's prof
 
 
 class ProfileCache:
-    """Remembers each file's outcome by path, size, modification time and inode, in memory and (for a folder) in
+    """Remembers each file's outcome by path, size, modification time, inode and ctime, in memory and (for a folder) in
     its persistent index (:mod:`advisor.index`).
 
     Loading a folder again re-reads only the files that changed: adding one profile to 10,000 costs
@@ -372,7 +381,7 @@ class ProfileCache:
     """
 
     def __init__(self) -> None:
-        self._outcomes: dict[str, tuple[tuple[int, int, int], _Outcome]] = {}
+        self._outcomes: dict[str, tuple[tuple[int, int, int, int], _Outcome]] = {}
         self._indexes: dict[str, ProfileIndex] = {}
         self.reads = 0  # files parsed so far (for tests and benchmarks)
         self.lock = threading.Lock()  # the app's sessions share one cache

@@ -48,6 +48,26 @@ def test_a_profile_edited_behind_its_back_is_read_again(shipped_copy: Path):
     assert reads == 0 and "post-gtx-1070-ti" not in snapshot(found)
 
 
+def test_an_edit_that_keeps_the_size_and_restores_the_time_is_seen(shipped_copy: Path, capsys):
+    """The stale edit of the issue: the same size, the modification time put back (touch -r): list, the library and
+    the app see the new figure (the file's ctime changed; no user can set it)."""
+    path = shipped_copy / "post-gtx-1070-ti.yaml"
+    assert main(["list", "--profiles", str(shipped_copy)]) == 0
+    assert "float32 150 s" in capsys.readouterr().out
+    before, signature = path.stat(), store.folder_signature(shipped_copy)  # the app's cached load is keyed on it
+    text = path.read_text()
+    assert "total_seconds: 150" in text
+    path.write_text(text.replace("total_seconds: 150", "total_seconds: 950"))  # one digit for another
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert main(["list", "--profiles", str(shipped_copy)]) == 0
+    assert "float32 950 s" in capsys.readouterr().out
+    found, reads = load(shipped_copy)
+    assert round(snapshot(found)["post-gtx-1070-ti"]["results"][0]["total_seconds"]) == 950
+    assert store.folder_signature(shipped_copy) != signature  # so the app loads the folder again
+
+
 def _other_sqlite(path: Path) -> None:
     connection = sqlite3.connect(path)
     connection.execute("CREATE TABLE notes (text TEXT)")

@@ -29,12 +29,17 @@ def test_the_wheel_installs_and_runs_from_another_folder(tmp_path: Path):
                    "advisor/data/crossval.yaml", "advisor/data/catalog.schema.json"):  # fmt: skip
         assert needed in names, needed
 
-    # A fresh environment that sees the machine's packages (TensorFlow, pandas) but installs advisor from the wheel.
+    # A fresh environment that sees none of the machine's packages: the wheel and its declared dependencies (the
+    # core's, and the measure extra's TensorFlow) are all it has, as for a user who runs pip install advisor.
     env = tmp_path / "env"
-    assert run(sys.executable, "-m", "venv", "--system-site-packages", env, cwd=tmp_path).returncode == 0
+    assert run(sys.executable, "-m", "venv", env, cwd=tmp_path).returncode == 0
     python, advisor = env / "bin" / "python", env / "bin" / "advisor"
-    installed = run(python, "-m", "pip", "install", "--no-deps", "--quiet", wheel, cwd=tmp_path)
+    installed = run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{wheel}[measure]",
+                    cwd=tmp_path)  # fmt: skip
     assert installed.returncode == 0, installed.stderr
+    isolated = run(python, "-c", "import importlib.util; print(importlib.util.find_spec('streamlit') is None)",
+                   cwd=tmp_path)  # fmt: skip
+    assert isolated.stdout.strip() == "True"  # the app's Streamlit, which this machine's Python has, is not seen
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     where = run(python, "-c", "import advisor; print(advisor.__file__)", cwd=elsewhere)

@@ -55,10 +55,8 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
     policies = resolve_policies(plan, device.kind)
     job, single_job, workload, flops_per_epoch = _jobs(plan, progress)
     agreed = {"devices_per_worker": device.count, "device_kind": device.kind, "seed": plan.seed}
-    prints = mw.exchange(tf, cluster, "workload", fingerprint(workload, policies, agreed), guard)
-    line = mismatch(cluster, prints)
-    if line:
-        raise AdvisorError(line)
+    mw.exchange(tf, cluster, "workload", fingerprint(workload, policies, agreed), guard,
+                verdict=lambda prints: mismatch(cluster, prints))  # raises the mismatch line on every worker
 
     one = dataclasses.replace(device, count=1)
     references: dict[str, TrainingRun] = {}
@@ -80,9 +78,16 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
     else:
         progress(f"{me}: waiting while the chief times one device...")
         answer = mw.wait_for(tf, cluster, READY_KEY, guard)
-        mw.barrier(tf, cluster, f"{READY_KEY}/read", "starting to train together")
-        if answer.startswith("error: "):
-            raise AdvisorError(f"the chief stopped: {answer.removeprefix('error: ')}; no profile written")
+        stopped = (f"the chief stopped: {answer.removeprefix('error: ')}; no profile written"
+                   if answer.startswith("error: ") else None)  # fmt: skip
+        try:
+            mw.barrier(tf, cluster, f"{READY_KEY}/read", "starting to train together")
+        except AdvisorError:
+            if stopped:  # the chief said why before it left: that is the line, whenever the barrier's answer came
+                raise AdvisorError(stopped) from None
+            raise
+        if stopped:
+            raise AdvisorError(stopped)
 
     workers = len(cluster.workers)
     total = workers * device.count

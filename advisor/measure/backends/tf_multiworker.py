@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from advisor import hardware
@@ -74,15 +75,26 @@ def join(tf, cluster: Cluster, device_kind: str) -> Any:
     return strategy
 
 
-def exchange(tf, cluster: Cluster, key: str, value: str, guard: InterruptGuard) -> dict[int, str]:
+def exchange(tf, cluster: Cluster, key: str, value: str, guard: InterruptGuard,
+             verdict: Callable[[dict[int, str]], str | None] | None = None) -> dict[int, str]:  # fmt: skip
     """Every worker publishes ``value`` under ``key`` and reads everyone's (through the cluster's coordination
     service, which the chief hosts): {worker index: value}. A barrier at the end keeps the chief alive until every
-    worker has read, whatever the chief then decides."""
+    worker has read. ``verdict`` (the values: a line, or None when they agree) is each worker's own, from what it
+    read before the barrier: when the chief, having decided, leaves before the barrier's answer reaches a worker,
+    that worker still says the verdict, not that the chief stopped answering."""
     from tensorflow.python.eager import context  # the coordination service's key-value store has no public API
 
     context.context().set_config_key_value(f"{KEY_PREFIX}/{key}/{cluster.index}", value)
     values = {i: wait_for(tf, cluster, f"{key}/{i}", guard) for i in range(len(cluster.workers))}
-    barrier(tf, cluster, f"{key}/read", "comparing the workloads")
+    line = verdict(values) if verdict is not None else None
+    try:
+        barrier(tf, cluster, f"{key}/read", "comparing the workloads")
+    except AdvisorError:
+        if line:
+            raise AdvisorError(line) from None
+        raise
+    if line:
+        raise AdvisorError(line)
     return values
 
 
