@@ -2,9 +2,10 @@
 
 The YAML files stay the source of truth. A row holds a file's name, its cache key (size, modification time in
 nanoseconds, inode, status change time) and its outcome as JSON (the profiles it holds, or its problems), so that
-a cold start parses only the files that changed since the index was written. An index that is missing, stale, corrupt (truncated,
-zero bytes, random bytes), another program's SQLite file, an older version, or locked by another process is never
-trusted: it is rebuilt from the files with a warning, or (locked, read-only folder) not used at all.
+a cold start parses only the files that changed since the index was written. An index that is missing, stale,
+corrupt (truncated, zero bytes, random bytes), another program's SQLite file, an older version, or locked by
+another process is never trusted: it is rebuilt from the files with a warning, or (locked, read-only folder) not
+used at all.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def test_an_edit_that_keeps_the_size_and_restores_the_time_is_seen(shipped_copy:
     assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
     assert main(["list", "--profiles", str(shipped_copy)]) == 0
     assert "float32 950 s" in capsys.readouterr().out
-    found, reads = load(shipped_copy)
+    found, _ = load(shipped_copy)
     assert round(snapshot(found)["post-gtx-1070-ti"]["results"][0]["total_seconds"]) == 950
     assert store.folder_signature(shipped_copy) != signature  # so the app loads the folder again
 
