@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -249,11 +250,13 @@ def catalog_text(catalog: Catalog) -> str:
 
 
 def _shown_path(path: str) -> str:
-    """A path relative to the working folder when it lies inside it (shorter, and the same on every machine)."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return path
+    """The package's own files as ``advisor/...`` (installed or not, wherever the command runs); another path
+    relative to the working folder when it lies inside it (shorter, and the same on every machine)."""
+    resolved = Path(path).resolve()
+    for base in (Path(__file__).resolve().parent.parent, Path.cwd().resolve()):
+        with contextlib.suppress(ValueError):
+            return str(resolved.relative_to(base))
+    return path
 
 
 def text_table_of(items: Sequence[Any], columns: Sequence[Column], left: set[str]) -> str:

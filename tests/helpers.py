@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import stat
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -14,7 +17,19 @@ from advisor.schema import DEFAULT_WORKLOAD
 ROOT = Path(__file__).resolve().parent.parent
 # A machine with an NVIDIA GPU (its driver's device node): tests that expect none skip there, saying so.
 HAS_GPU = Path("/dev/nvidia0").exists() or Path("/dev/nvidiactl").exists()
-SHIPPED = ROOT / "profiles"
+CHECKOUT_PROFILES = ROOT / "profiles"
+
+
+def _shipped_copy() -> Path:
+    """A copy of the shipped profiles for this test session (removed at its end): loading a folder writes its index
+    beside the files, and the tests leave nothing in the checkout."""
+    folder = Path(tempfile.mkdtemp(prefix="advisor-tests-")) / "profiles"
+    shutil.copytree(CHECKOUT_PROFILES, folder, ignore=shutil.ignore_patterns(".*"))
+    atexit.register(shutil.rmtree, folder.parent, ignore_errors=True)
+    return folder
+
+
+SHIPPED = _shipped_copy()  # the shipped profiles, read-only by convention (tests that change them copy them)
 
 
 def valid_profile(profile_id: str = "test-gpu", seconds: float = 100.0, price: float | None = 500.0) -> dict:

@@ -10,12 +10,15 @@ its output. A line ``...`` ends an output early (the rest is not compared).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
 import re
 import shlex
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,14 +53,28 @@ def _finish(command: str, lines: list[str]) -> tuple[str, list[str], bool]:
     return command.removeprefix(PROMPT), [line.rstrip() for line in lines], truncated
 
 
+_WORKDIR: list[Path] = []
+
+
+def workdir() -> Path:
+    """Where the examples run: a folder with a copy of the shipped profiles as ``profiles`` (the examples' default
+    folder), made once; nothing is written into the checkout (loading a folder writes its index beside it)."""
+    if not _WORKDIR:
+        folder = Path(tempfile.mkdtemp(prefix="advisor-readme-"))
+        shutil.copytree(ROOT / "profiles", folder / "profiles", ignore=shutil.ignore_patterns(".*"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _WORKDIR.append(folder)
+    return _WORKDIR[0]
+
+
 def run(arguments: str) -> list[str]:
-    """Standard output of ``python -m advisor ARGUMENTS``, run in-process from the repository root."""
+    """Standard output of ``python -m advisor ARGUMENTS``, run in-process in :func:`workdir`."""
     sys.path.insert(0, str(ROOT))
     from advisor.cli import main
 
     out = io.StringIO()
     previous = Path.cwd()
-    os.chdir(ROOT)
+    os.chdir(workdir())
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             main(shlex.split(arguments))

@@ -13,7 +13,7 @@ import yaml
 from advisor import __version__, store
 from advisor.cli import main
 from advisor.index import INDEX_NAME  # the folder's persistent index, written beside the profiles
-from helpers import ROOT, SHIPPED, valid_profile, write_yaml
+from helpers import SHIPPED, valid_profile, write_yaml
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -157,7 +157,7 @@ def test_commands_use_good_files_and_warn_about_bad(capsys, shipped_copy: Path):
 def test_python_dash_m_subprocess():
     completed = subprocess.run(
         [sys.executable, "-m", "advisor", "recommend", "--current", "post-gtx-1070-ti", "--precision", "float32"],
-        cwd=ROOT,
+        cwd=SHIPPED.parent,  # its ./profiles: the session's copy of the shipped ones
         capture_output=True,
         text=True,
         timeout=120,
@@ -166,7 +166,7 @@ def test_python_dash_m_subprocess():
     assert "4.42x faster" in completed.stdout
     bad = subprocess.run(
         [sys.executable, "-m", "advisor", "recommend", "--current", "x"],
-        cwd=ROOT,
+        cwd=SHIPPED.parent,
         capture_output=True,
         text=True,
         timeout=120,

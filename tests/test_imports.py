@@ -3,10 +3,11 @@ run starts."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
-from helpers import ROOT
+from helpers import ROOT, SHIPPED
 
 CHECK = """
 import sys
@@ -19,8 +20,9 @@ print("HEAVY=" + ",".join(heavy))
 
 def modules_after(imports: str) -> str:
     completed = subprocess.run(
-        [sys.executable, "-c", CHECK.format(imports=imports)], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+        [sys.executable, "-c", CHECK.format(imports=imports)], cwd=SHIPPED.parent, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "ADVISOR_PROFILES": str(SHIPPED), "PYTHONPATH": str(ROOT)},
+    )  # in the folder of the session's copy of the profiles: the commands' ./profiles, and nothing in the checkout
     assert completed.returncode == 0, completed.stderr
     return completed.stdout.strip().splitlines()[-1].removeprefix("HEAVY=")
 
@@ -32,8 +34,8 @@ def test_library_and_cli_do_not_import_tensorflow():
             "import advisor.analysis, advisor.store, advisor.schema, advisor.report, advisor.charts",
             "import advisor.hardware, advisor.timing, advisor.workload, advisor.cli",
             "from advisor.cli import main",
-            "main(['list', '--profiles', 'profiles'])",
-            "main(['recommend', '--current', 'post-cpu-only', '--profiles', 'profiles'])",
+            f"main(['list', '--profiles', {str(SHIPPED)!r}])",
+            f"main(['recommend', '--current', 'post-cpu-only', '--profiles', {str(SHIPPED)!r}])",
             "main(['measure', '--help'])",
             "main(['estimate', '--gpu', 'rtx-4090'])",
             "main(['catalog'])",
@@ -56,7 +58,7 @@ def test_the_tracking_api_imports_a_framework_only_when_an_adapter_is_made():
 def test_app_does_not_import_tensorflow():
     imports = (
         "from streamlit.testing.v1 import AppTest\n"
-        "at = AppTest.from_file('streamlit_app.py', default_timeout=60).run()\n"
+        f"at = AppTest.from_file({str(ROOT / 'streamlit_app.py')!r}, default_timeout=60).run()\n"
         "assert not at.exception, at.exception"
     )
     assert modules_after(imports) == ""
