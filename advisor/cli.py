@@ -385,10 +385,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_recommend(args: argparse.Namespace) -> int:
     from advisor.analysis import recommend, recommendation_record
-    from advisor.costs import Habits
+    from advisor.costs import HABIT_OPTIONS, Habits
     from advisor.report import recommendation_text
 
-    habits = Habits(args.runs_per_week, args.hour_value, args.kwh_price, args.lifetime_years, args.resale_usd)
+    habits = Habits(**{name: getattr(args, name) for name in HABIT_OPTIONS})  # every habit option, by its name
     rec = recommend(
         _frame_with_estimates(args, args.current),
         args.current,

@@ -221,8 +221,8 @@ def estimate_catalog(
         for precision in precisions:
             if (gpu.id, precision) in covered:
                 continue
-            estimate = _with_wait(_estimate(fit, widths, work, device, precision, workload, common, spec.get("kind")),
-                                  wait)  # fmt: skip
+            computing = _estimate(fit, widths, work, device, precision, workload, common, spec.get("kind"))
+            estimate = _with_wait(computing, wait)
             if estimate.seconds is None:
                 peak = gpu.specs[PEAK_FIELDS[precision]]
                 why = f" ({peak.note})" if peak.note else ""
@@ -231,13 +231,15 @@ def estimate_catalog(
             room = _memory(spec, precision, gpu, observed.get(precision))
             if 1 in devices:
                 records.append(_row(gpu, estimate, key, workload_name, catalog.as_of) | room)
+            # Several GPUs share the computing; the wait for data stays whole (the same host's loader feeds them:
+            # never more optimistic than the one-GPU figure's Amdahl bound)
             for count in (n for n in devices if n > 1):
-                several = _several(gpu, estimate, count, spec, scale, widths)
+                several = _with_wait(_several(gpu, computing, count, spec, scale, widths), wait)
                 if several is not None:
                     records.append(_row(gpu, several, key, workload_name, catalog.as_of, count, estimate.seconds)
                                    | room)  # fmt: skip
             for count in devices if machines > 1 and link_gbps else ():
-                cluster = _several(gpu, estimate, count, spec, scale, widths, machines, link_gbps)
+                cluster = _with_wait(_several(gpu, computing, count, spec, scale, widths, machines, link_gbps), wait)
                 if cluster is not None:
                     records.append(_row(gpu, cluster, key, workload_name, catalog.as_of, count, estimate.seconds,
                                         machines) | room)  # fmt: skip
@@ -301,10 +303,10 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
 
 
 
-def _with_wait(estimate: perfmodel.Estimate, wait: DataWait | None) -> perfmodel.Estimate:
+def _with_wait(estimate: perfmodel.Estimate | None, wait: DataWait | None) -> perfmodel.Estimate | None:
     """The estimate with the run's measured wait for data added to its time and its range (Amdahl: the GPU's part
     shrinks, the wait stays)."""
-    if wait is None or estimate.seconds is None:
+    if wait is None or estimate is None or estimate.seconds is None:
         return estimate
     return dataclasses.replace(estimate, seconds=estimate.seconds + wait.seconds, low=estimate.low + wait.seconds,
                                high=estimate.high + wait.seconds,

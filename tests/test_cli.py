@@ -225,3 +225,18 @@ def test_add_copies_valid_profiles_and_refuses_clashes(capsys, tmp_path: Path):
     assert status == 0
     assert store.load_profile(folder / "friends-gpu.yaml")[0].data["results"][0]["total_seconds"] == 50.0
     assert sorted(p.name for p in folder.iterdir() if p.name != INDEX_NAME) == ["friends-gpu.yaml"]  # no temporary file
+
+
+def test_a_rented_sessions_start_up_and_runs_change_the_rent_advice(capsys):
+    """--session-minutes and --runs-per-session reach the habits (they were parsed and then left out)."""
+    base = ["recommend", "--profiles", str(SHIPPED), "--current", "post-cpu-only", "--estimates", "--json"]
+    advice = {}
+    for extra in ([], ["--session-minutes", "60"], ["--runs-per-session", "4"]):
+        status, out, _ = run(capsys, *base, *extra)
+        assert status == 0
+        found = json.loads(out)
+        advice[" ".join(extra)] = found["rent_advice"]
+        if extra:
+            assert found["inputs"][extra[0].removeprefix("--").replace("-", "_")] == float(extra[1])
+    assert len(set(advice.values())) == 3, advice
+    assert "60 minutes" in advice["--session-minutes 60"] and "4 run(s) a session" in advice["--runs-per-session 4"]

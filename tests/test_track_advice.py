@@ -41,11 +41,14 @@ def test_every_estimate_keeps_the_wait_and_says_where_it_was_tracked(folder: Pat
     frame = analysis.results_frame(store.load_profiles(folder).profiles)
     data = tracked()
     key = analysis.find_workload(frame, data["workload"]["name"])
-    found = estimates.estimate_catalog(frame, shipped_catalog, key)
+    found = estimates.estimate_catalog(frame, shipped_catalog, key, devices=estimates.OFFERED_DEVICES)
     rows = found.rows
+    assert (rows["device_count"] == 2).any()
     wait = data["results"][0]["data_wait"]["seconds_per_step"] * data["workload"]["steps"]
     assert len(rows) > 40
-    assert (rows["low"] > wait).all()  # the wait is no GPU's to shorten
+    assert (rows["low"] > wait).all()  # the wait is no GPU's to shorten, nor two GPUs'
+    share = data["results"][0]["data_wait"]["share"]
+    assert (data["results"][0]["total_seconds"] / rows["seconds"] <= 1 / share).all()  # Amdahl
     assert rows["basis"].str.contains("tracked on a CPU").all()
     assert rows["basis"].str.contains("waiting for data").all()
     # the memory of each GPU: the counted parts, with the GPU's own overhead

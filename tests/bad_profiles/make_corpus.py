@@ -28,6 +28,16 @@ def mutate(name: str, change) -> str:
     return dump(data)
 
 
+TRACKED = HERE.parent / "fixtures" / "input-bound-mlp.yaml"  # a real profile advisor.track wrote
+
+
+def mutate_tracked(name: str, change) -> str:
+    data = yaml.safe_load(TRACKED.read_text(encoding="utf-8"))
+    data["id"] = name
+    change(data)
+    return dump(data)
+
+
 def setter(path: str, value):
     def change(data):
         *parents, last = path.split(".")
@@ -124,6 +134,14 @@ case("huge-number", mutate("huge-number", setter("workload.learning_rate", 10**4
      "is implausibly large")
 case("device-not-mapping", mutate("device-not-mapping", setter("device", "RTX 4090")), "device",
      "must be a mapping, got a string ('RTX 4090')")
+case("tracked-total-not-steps-x-mean", mutate_tracked("tracked-total-not-steps-x-mean",
+     setter("results.0.total_seconds", 1.0)), "results[0].total_seconds", "is not workload.steps x step.mean")
+case("tracked-without-step", mutate_tracked("tracked-without-step", setter("results.0.step", DELETE)),
+     "results[0].step", "is missing (a tracked result says how its steps were timed)")
+case("tracked-wait-above-one", mutate_tracked("tracked-wait-above-one", setter("results.0.data_wait.share", 1.5)),
+     "results[0].data_wait.share", "must be at most 1, got 1.5")
+case("tracked-without-steps", mutate_tracked("tracked-without-steps", setter("workload.steps", DELETE)),
+     "workload.steps", "is missing")
 
 
 # Problems a JSON Schema cannot express: the file is not one YAML document of plain data, or the rule
@@ -132,7 +150,7 @@ case("device-not-mapping", mutate("device-not-mapping", setter("device", "RTX 40
 BEYOND_JSON_SCHEMA = {
     "not-yaml", "empty", "python-tag", "alias-bomb", "deep-nesting", "not-utf8", "two-documents", "duplicate-key",
     "nan-seconds", "duplicate-precision", "epochs-run-too-many", "too-many-epoch-times", "total-does-not-match",
-    "id-not-file-name", "steady-min-above-max",
+    "id-not-file-name", "steady-min-above-max", "tracked-total-not-steps-x-mean", "tracked-without-step",
 }
 
 # Files that are not regular files cannot all be committed (a FIFO, a socket, a device): the tests make
