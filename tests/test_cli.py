@@ -240,3 +240,13 @@ def test_a_rented_sessions_start_up_and_runs_change_the_rent_advice(capsys):
             assert found["inputs"][extra[0].removeprefix("--").replace("-", "_")] == float(extra[1])
     assert len(set(advice.values())) == 3, advice
     assert "60 minutes" in advice["--session-minutes 60"] and "4 run(s) a session" in advice["--runs-per-session 4"]
+
+
+def test_the_readme_states_every_habit_options_default_as_the_code_has_it():
+    from advisor.costs import HABIT_OPTIONS, Habits
+
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8").split())
+    defaults = Habits()
+    for name in HABIT_OPTIONS:
+        option = f"`--{name.replace('_', '-')}` ({getattr(defaults, name):g}"
+        assert option in readme, f"README.md: {option}...) expected"
