@@ -120,12 +120,10 @@ class Session:
         self.paused = 0.0
         self.counting = False
         self.interrupted = False
-        self.cpu = hardware.CpuUsageMonitor()
-        self.started = time.perf_counter()
+        self.cpu = hardware.CpuUsageMonitor()  # other processes' load during the run: a warning when busy
         self.cpu.__enter__()
 
     now = staticmethod(time.perf_counter)  # the step clock (called a few times a step: no wrapper)
-
 
     def should_count(self) -> bool:
         """Whether the step about to start is the one whose FLOPs are counted: the first after the warm-up."""
