@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from advisor.track.session import Options, Session
-from advisor.track.torch_run import TorchTracker, batch_shape, library_version
+from advisor.track.torch_run import TorchTracker, batch_shape, library_version, synchronize
 
 
 def _callback_base() -> type:
@@ -97,6 +97,8 @@ def make(options: Options) -> Any:
             if self.stepped:
                 self.tracker.end_step()
                 self.stepped = False
+            else:  # a micro-batch of an accumulating step: the gap to the next one is timed from the device's idle
+                synchronize(self.tracker.device)
             self.last_end = Session.now()
 
         def on_train_end(self, trainer, pl_module) -> None:

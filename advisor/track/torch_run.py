@@ -444,11 +444,14 @@ class Run(TorchTracker):
         self.batches_from_forward, self.drop_hook_when_counted = False, True  # the samples: from each batch
         iterator = iter(loader)
         now = time.perf_counter  # the steady path below runs every batch: few calls, no wrappers
+        on_device = self.device is not None and self.device.type != "cpu"
         while True:
             session = self.session
             if session is None:  # the block has ended: the rest of the loader, untimed
                 yield from iterator
                 return
+            if session.in_step and on_device:
+                synchronize(self.device)  # a micro-batch after the first: the wait is timed from the device's idle
             asked = now()
             if not session.in_step:
                 self.begin_step(asked)
