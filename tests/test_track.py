@@ -282,28 +282,28 @@ def test_a_step_that_raises_propagates_and_writes_nothing(tmp_path: Path, capsys
     assert list(tmp_path.iterdir()) == []
 
 
-def test_ctrl_c_writes_a_complete_profile_of_the_steps_done(tmp_path: Path):
+def interrupted(out: Path, at: int, **options):
+    """A loop of 40 batches stopped by Ctrl-C before batch ``at``; the run."""
     model = mlp()
     optimizer = torch.optim.SGD(model.parameters(), 0.01)
-    with pytest.raises(KeyboardInterrupt), advisor.track.torch(model, optimizer, out=tmp_path, steps=100) as run:
+    with pytest.raises(KeyboardInterrupt), advisor.track.torch(model, optimizer, out=out, **options) as run:
         for number, (x, y) in enumerate(run.batches(batches(40))):
-            if number == 20:
+            if number == at:
                 raise KeyboardInterrupt
             torch.nn.functional.cross_entropy(model(x), y).backward()
             optimizer.step()
             run.step()
+    return run
+
+
+def test_ctrl_c_writes_a_complete_profile_of_the_steps_done(tmp_path: Path):
+    run = interrupted(tmp_path, 20, steps=100)
     data = load(run.path)
     assert data["provenance"]["interrupted"] is True
     assert data["workload"]["steps"] == 100  # the planned run, at the steady time of the 20 steps done
     assert [p.name for p in tmp_path.iterdir()] == [run.path.name]  # no temporary file left
     early = tmp_path / "early"
-    with pytest.raises(KeyboardInterrupt), advisor.track.torch(model, optimizer, out=early) as run:
-        for number, (x, y) in enumerate(run.batches(batches(40))):
-            if number == 4:
-                raise KeyboardInterrupt
-            torch.nn.functional.cross_entropy(model(x), y).backward()
-            optimizer.step()
-            run.step()
+    run = interrupted(early, 4)
     assert run.path is None and list(early.iterdir()) == []
 
 

@@ -98,6 +98,23 @@ def _profile_id(plan: MeasurePlan, name: str) -> str:
     return store.slugify(name) if overwrite_or_dry else store.unique_slug(plan.out, name)
 
 
+def price_section(usd: float | None, date: str, includes: str | None, source: str | None, power_watts: float | None,
+                  usd_per_hour: float | None, given: str) -> dict[str, Any]:
+    """A profile's ``price``: what the person said, ``given`` as its source when they priced it without one."""
+    price: dict[str, Any] = {"usd": usd, "date": date}
+    if includes:
+        price["includes"] = includes
+    if source:
+        price["source"] = source
+    elif usd is not None or usd_per_hour is not None:
+        price["source"] = given
+    if power_watts:
+        price["power_watts"] = power_watts
+    if usd_per_hour:
+        price["usd_per_hour"] = usd_per_hour
+    return price
+
+
 def build_profile(
     plan: MeasurePlan,
     device: DeviceInfo,
@@ -110,17 +127,8 @@ def build_profile(
     """The profile of a measured run (``workload``: a model's description; default: the plan's LSTM job;
     ``cluster``: the workers of a multi-worker run). Its id is the slug of its name."""
     workload = workload or plan.workload.as_dict()
-    price: dict[str, Any] = {"usd": plan.price_usd, "date": plan.price_date}
-    if plan.price_note:
-        price["includes"] = plan.price_note
-    if plan.price_source:
-        price["source"] = plan.price_source
-    elif plan.price_usd is not None or plan.price_usd_per_hour is not None:
-        price["source"] = "given by the person who measured"
-    if plan.power_watts:
-        price["power_watts"] = plan.power_watts
-    if plan.price_usd_per_hour:
-        price["usd_per_hour"] = plan.price_usd_per_hour
+    price = price_section(plan.price_usd, plan.price_date, plan.price_note, plan.price_source, plan.power_watts,
+                          plan.price_usd_per_hour, "given by the person who measured")
     notes = []
     if plan.price_usd is None:
         notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")

@@ -23,6 +23,7 @@ from typing import Any
 
 from advisor import __version__, hardware, schema, store
 from advisor.errors import AdvisorError
+from advisor.measure.profile import price_section
 from advisor.vocabulary import DeviceKind, Source
 
 MIN_STEADY_STEPS = 5  # fewer steady steps than this and no profile is written: nothing would be known
@@ -200,7 +201,6 @@ class Summary:
     tokens_per_step: float | None
     wait_share: float | None
     wait_per_step: float | None
-    micro_batches: int
 
     @property
     def steady_steps(self) -> int:
@@ -236,13 +236,12 @@ def summarise(records: list[StepRecord], warmup: int) -> Summary | str:
     total = sum(r.seconds for r in waits)
     wait_share = sum(r.wait for r in waits) / total if waits and total > 0 else None  # type: ignore[misc]
     wait_per_step = sum(r.wait for r in waits) / sum(r.steps for r in waits) if waits else None  # type: ignore[misc]
-    micro = round(statistics.median(r.micro_batches for r in steady))
     return Summary(
         steady=steady, warmup=warmup, steps_done=done, median=statistics.median(per_step),
         mean=statistics.fmean(per_step), low=min(per_step), high=max(per_step),
         stdev=statistics.stdev(per_step) if len(per_step) > 1 else 0.0,
         samples_per_step=statistics.median(samples), tokens_per_step=statistics.median(tokens) if tokens else None,
-        wait_share=wait_share, wait_per_step=wait_per_step, micro_batches=max(micro, 1),
+        wait_share=wait_share, wait_per_step=wait_per_step,
     )  # fmt: skip
 
 
@@ -411,7 +410,8 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
         "device": facts.device,
         "host": hardware.host_facts(),
         "software": facts.software,
-        "price": _price(options),
+        "price": price_section(options.price_usd, _dt.date.today().isoformat(), options.price_note, None,
+                               options.power_watts, options.price_usd_per_hour, "given by the person who trained"),
         "workload": workload,
         "results": [result],
         "provenance": {"method": Source.MEASURED.value, "advisor_version": __version__,
@@ -421,19 +421,6 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
     if notes:
         profile["notes"] = notes
     return profile
-
-
-def _price(options: Options) -> dict[str, Any]:
-    price: dict[str, Any] = {"usd": options.price_usd, "date": _dt.date.today().isoformat()}
-    if options.price_note:
-        price["includes"] = options.price_note
-    if options.price_usd is not None or options.price_usd_per_hour is not None:
-        price["source"] = "given by the person who trained"
-    if options.power_watts:
-        price["power_watts"] = options.power_watts
-    if options.price_usd_per_hour:
-        price["usd_per_hour"] = options.price_usd_per_hour
-    return price
 
 
 def _command() -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -428,7 +429,7 @@ class Run(TorchTracker):
 
     def __exit__(self, kind, error, traceback) -> bool:
         if self.steps_per_epoch is None and self._loader_length and self.session is not None:
-            micro = max(1, round(_median_micro(self.session)))
+            micro = max(1, round(statistics.median([r.micro_batches for r in self.session.records] or [1])))
             self.steps_per_epoch = math.ceil(self._loader_length / micro)
         self.stop(error)
         return False  # an error in the loop is the loop's: it goes on up
@@ -504,11 +505,6 @@ class Run(TorchTracker):
                 session.add_pause(time.perf_counter() - start)
             else:
                 session.mark_unclean()
-
-
-def _median_micro(session: Session) -> float:
-    values = sorted(r.micro_batches for r in session.records) or [1]
-    return values[len(values) // 2]
 
 
 def library_version(module: str) -> str | None:
