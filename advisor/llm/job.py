@@ -1,0 +1,213 @@
+"""A language-model training job: a model, a method (full fine-tuning, LoRA, QLoRA), its sequence length, micro-batch,
+gradient accumulation, optimizer, activation checkpointing and the tokens of the run; its work per token for the
+performance model. Pure; no I/O.
+
+Work per token, for the model's matmul weights N (the blocks' linear layers and the output layer):
+
+- **full**: 6 N (forward 2 N, the activations' gradients 2 N, the weights' gradients 2 N);
+- **LoRA / QLoRA**: 4 N + 6 A (the frozen weights cost the forward and the activations' gradients only; the
+  adapters' A weights train): about two thirds of full fine-tuning's;
+- **attention**: causal attention over the sequence, 2 x seq x width forward per token and layer (the scores and
+  the weighted sum, half the positions on average), backward twice the forward;
+- **activation checkpointing** recomputes the forward in the backward pass: 2 N (and the attention's forward) more;
+- **QLoRA** dequantizes every 4-bit weight to 16 bits in each pass: memory traffic per micro-batch, which is why
+  QLoRA is slower than LoRA at a small batch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from advisor.errors import AdvisorError
+from advisor.llm.config import ModelConfig
+from advisor.vocabulary import Precision
+
+
+class Method(StrEnum):
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class Checkpointing(StrEnum):
+    AUTO = "auto"  # on only where the job does not fit without it (what a user would do on each GPU)
+    ON = "on"
+    OFF = "off"
+
+
+# Bytes of optimizer state per trained weight (fp32 states; 8-bit Adam keeps one byte per state).
+OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adam": 8.0, "adamw_8bit": 2.0, "paged_adamw_8bit": 2.0, "adamw_bnb_8bit": 2.0,
+                         "lion": 4.0, "adafactor": 4.0, "sgd": 4.0, "sgd_no_momentum": 0.0}  # fmt: skip
+ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+DEFAULT_RANK = 16
+QLORA_PASSES_DEQUANT_BYTES = 2.5  # a 4-bit weight read (0.5 byte) and its 16-bit copy written (2 bytes), per pass
+TOKENS_MAX = 10**15
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """What the user trains: the model, how, and how much. ``tokens`` is the whole run (examples x length x
+    epochs); ``micro_batch`` sequences of ``seq_len`` tokens go through the model at once, ``grad_accum`` of them
+    make an optimizer step."""
+
+    model: ModelConfig
+    method: Method = Method.LORA
+    seq_len: int = 2048
+    micro_batch: int = 1
+    grad_accum: int = 1
+    tokens: float = 0.0  # 0: one optimizer step's tokens (set it for a run's time)
+    optimizer: str = "adamw"
+    checkpointing: bool = False
+    precision: Precision = Precision.MIXED_BFLOAT16
+    lora_rank: int = DEFAULT_RANK
+    lora_targets: tuple[str, ...] = field(default=ALL_LINEAR)
+
+    def __post_init__(self) -> None:
+        checks = (
+            (self.seq_len >= 1, f"--seq-len must be 1 or more, got {self.seq_len}"),
+            (self.micro_batch >= 1, f"--batch must be 1 or more, got {self.micro_batch}"),
+            (self.grad_accum >= 1, f"--grad-accum must be 1 or more, got {self.grad_accum}"),
+            (0 <= self.tokens <= TOKENS_MAX, f"--tokens must be 0 to {TOKENS_MAX:.0e}, got {self.tokens:g}"),
+            (self.optimizer in OPTIMIZER_STATE_BYTES,
+             f"--optimizer must be one of {', '.join(OPTIMIZER_STATE_BYTES)}, got {self.optimizer!r}"),
+            (self.lora_rank >= 1, f"--lora-rank must be 1 or more, got {self.lora_rank}"),
+            (self.precision != Precision.FLOAT32 or self.method != Method.QLORA,
+             "QLoRA computes in 16 bits: choose bf16 or fp16"),
+        )  # fmt: skip
+        for ok, message in checks:
+            if not ok:
+                raise AdvisorError(message)
+        unknown = set(self.lora_targets) - set(self.model.linear_shapes())
+        if self.method != Method.FULL and unknown:
+            raise AdvisorError(f"--lora-targets: {sorted(unknown)} are not linear layers of {self.model.name} "
+                               f"({', '.join(self.model.linear_shapes())})")  # fmt: skip
+
+    @property
+    def tokens_per_micro_batch(self) -> int:
+        return self.seq_len * self.micro_batch
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.tokens_per_micro_batch * self.grad_accum
+
+    @property
+    def run_tokens(self) -> float:
+        return self.tokens or float(self.tokens_per_step)
+
+    @property
+    def adapter_parameters(self) -> int:
+        """LoRA's trained weights: rank x (inputs + outputs) for each targeted layer of each block."""
+        if self.method == Method.FULL:
+            return 0
+        shapes = self.model.linear_shapes()
+        return self.model.layers * sum(self.lora_rank * (shapes[t][0] + shapes[t][1]) for t in self.lora_targets
+                                       if t in shapes)  # fmt: skip
+
+    @property
+    def trainable_parameters(self) -> int:
+        return self.model.parameters if self.method == Method.FULL else self.adapter_parameters
+
+    def attention_flops_per_token(self) -> float:
+        """Causal attention's forward per token over all layers: scores and weighted sum, 2 x 2 x (seq / 2) x width."""
+        return 2.0 * self.seq_len * self.model.attention_width * self.model.layers
+
+    def flops_per_token(self) -> float:
+        """Training FLOPs per token (forward, backward and, with checkpointing, the recomputed forward)."""
+        n = float(self.model.matmul_parameters)
+        attention = self.attention_flops_per_token()
+        if self.method == Method.FULL:
+            total = 6 * n + 3 * attention
+        else:
+            total = 4 * n + 6 * self.adapter_parameters + 3 * attention
+        if self.checkpointing:
+            total += 2 * n + attention
+        return total
+
+    def dequantized_bytes_per_micro_batch(self) -> float:
+        """QLoRA: every 4-bit block weight turned back into 16 bits, in each forward, backward (and recompute)."""
+        if self.method != Method.QLORA:
+            return 0.0
+        passes = 3 if self.checkpointing else 2
+        return passes * QLORA_PASSES_DEQUANT_BYTES * self.model.layers * self.model.block_linear_parameters
+
+    def with_checkpointing(self, on: bool) -> TrainingJob:
+        return replace(self, checkpointing=on)
+
+    def describe(self) -> str:
+        """'Llama 3.1 8B, LoRA rank 16 on all linear layers, 2,048 tokens x 1 (x 8 accumulated), adamw'."""
+        method = {Method.FULL: "full fine-tuning", Method.LORA: f"LoRA rank {self.lora_rank}",
+                  Method.QLORA: f"QLoRA (4-bit base) rank {self.lora_rank}"}[self.method]  # fmt: skip
+        if self.method != Method.FULL:
+            on = "all linear layers" if set(self.lora_targets) >= set(self.model.linear_shapes()) else \
+                ", ".join(self.lora_targets)  # fmt: skip
+            method += f" on {on}"
+        accum = f" (x {self.grad_accum} accumulated)" if self.grad_accum > 1 else ""
+        ckpt = ", activation checkpointing" if self.checkpointing else ""
+        return (f"{self.model.name}, {method}, {self.seq_len:,} tokens x {self.micro_batch}{accum}, "
+                f"{self.optimizer}{ckpt}")  # fmt: skip
+
+    def workload_spec(self) -> dict[str, Any]:
+        """The job as the performance model's published-style workload: a sample is a token, a batch the tokens of a
+        micro-batch, the run ``run_tokens`` of them; one matmul phase (its FLOPs per token) and one element-wise
+        phase (the activations it moves, and QLoRA's dequantization)."""
+        per_token = self.flops_per_token()
+        activations = activation_values_per_token(self)
+        dequant = self.dequantized_bytes_per_micro_batch() / (6.0 * self.tokens_per_micro_batch)
+        tokens = max(1, round(self.run_tokens))
+        return {
+            "name": self.describe(),
+            "kind": "published",
+            "unit": "tokens",
+            "train_samples": tokens,
+            "batch_size": self.tokens_per_micro_batch,
+            "epochs": 1,
+            "optimizer": self.optimizer,
+            "parameters": int(self.model.parameters),
+            "flops_per_sample": per_token,
+            "phases": [
+                {"kind": "matmul", "flops_per_sample": per_token},
+                {"kind": "elementwise", "activations_per_sample": activations + dequant},
+            ],
+            "source": f"{self.model.source}; work per token by advisor.llm.job",
+        }
+
+
+def activation_values_per_token(job: TrainingJob) -> float:
+    """16-bit values a block's forward pass writes per token, over all blocks (what the element-wise work moves):
+    the norms' inputs and outputs, queries, keys, values, the attention output, the MLP's branches."""
+    m = job.model
+    mlp = (3 if m.gated_mlp else 1) * m.intermediate + m.intermediate
+    per_layer = 5 * m.hidden + 2 * m.attention_width + 2 * m.kv_width + mlp
+    return float(m.layers * per_layer)
+
+
+def job_from_options(model: ModelConfig, method: str, seq_len: int, batch: int, grad_accum: int = 1,
+                     tokens: float = 0.0, optimizer: str = "adamw", checkpointing: bool = False,
+                     precision: str = Precision.MIXED_BFLOAT16.value, lora_rank: int = DEFAULT_RANK,
+                     lora_targets: str = "all-linear") -> TrainingJob:  # fmt: skip
+    """A job from the command line's (or the app's) words; a clear error for a wrong one."""
+    try:
+        chosen = Method(method.lower())
+    except ValueError:
+        raise AdvisorError(f"--method must be one of {', '.join(m.value for m in Method)}, got {method!r}") from None
+    targets = tuple(model.linear_shapes()) if lora_targets in ("all-linear", "all") else \
+        tuple(t.strip() for t in lora_targets.split(",") if t.strip())  # fmt: skip
+    return TrainingJob(model=model, method=chosen, seq_len=seq_len, micro_batch=batch, grad_accum=grad_accum,
+                       tokens=float(tokens), optimizer=optimizer.lower(), checkpointing=checkpointing,
+                       precision=Precision(precision), lora_rank=lora_rank, lora_targets=targets)  # fmt: skip
+
+
+def parse_tokens(text: str) -> float:
+    """'10000x2048', '20M', '1.5e9' or '3,000,000' tokens."""
+    cleaned = text.replace(",", "").replace("_", "").strip().lower()
+    try:
+        if "x" in cleaned:
+            return float(math.prod(float(part) for part in cleaned.split("x")))
+        scale = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}.get(cleaned[-1:], 1.0)
+        return float(cleaned[:-1] if scale != 1.0 else cleaned) * scale
+    except ValueError:
+        raise AdvisorError(f"--tokens: {text!r} is not a number of tokens (e.g. 20M, 1.5e9, or 10000x2048x3 for "
+                           "examples x length x epochs)") from None  # fmt: skip
