@@ -165,10 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the link's speed: no published multi-machine results check it)",
     )  # fmt: skip
     estimate.add_argument("--link-gbps", type=float, metavar="GBPS", help="the network between the machines, in Gb/s")
+    from advisor.llm.options import add_job_arguments  # no framework
     from advisor.workload import add_model_arguments, add_workload_size_arguments  # no TensorFlow
 
     add_workload_size_arguments(estimate)
     add_model_arguments(estimate)
+    add_job_arguments(estimate)
 
     cross = commands.add_parser(
         "crossval",
@@ -430,6 +432,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
     loaded = load_profiles(args.profiles)  # no profiles is fine: then the priors alone, said in the basis
     frame = results_frame(loaded.profiles)
+    if args.model_config:
+        return _estimate_job(args, frame, catalog, gpu_ids)
     sizes = workload_from_args(args)
     if args.workload:  # a workload of the profiles (a published benchmark): its description, at its stated batch
         key = _workload_option(args, frame)
@@ -452,6 +456,24 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         _print_json(estimates.estimate_records(rows) + estimates.machine_records(machines))
     else:
         print(estimates_text(rows, found, machines))
+    return 0
+
+
+def _estimate_job(args: argparse.Namespace, frame, catalog, gpu_ids: list[str] | None) -> int:
+    """``estimate --model-config``: a language-model training job on every catalog GPU."""
+    from advisor.llm.advice import advise, option_record
+    from advisor.llm.job import Checkpointing
+    from advisor.llm.options import job_from_args
+    from advisor.report import job_advice_text
+
+    if not 1 <= args.devices <= 1024:
+        raise AdvisorError(f"estimate: --devices must be 1 to 1024, got {args.devices}")
+    advice = advise(frame, catalog, job_from_args(args), Checkpointing(args.checkpointing), gpu_ids, args.devices,
+                    pure_16bit=args.pure_bf16)  # fmt: skip
+    if args.json:
+        _print_json([option_record(option) for option in advice.options])
+    else:
+        print(job_advice_text(advice))
     return 0
 
 

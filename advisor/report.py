@@ -488,3 +488,45 @@ def calibration_text(fit: Any, names: dict[str, str]) -> str:
         for name in ("arithmetic float32", "arithmetic mixed", "memory float32", "memory mixed", "per step")
     ]
     return "\n".join([*lines, "", text_table_of(rows, columns, left={"workload"})])
+
+
+def _job_memory(option: Any) -> str:
+    f = option.footprint
+    return f"{f.total_gb:.1f} GB ({f.low_gb:.0f}-{f.high_gb:.0f}) of {option.gpu.value('memory_gb'):g}"
+
+
+JOB_TABLE: list[Column] = [
+    ("gpu", lambda o: o.name),
+    ("fits?", lambda o: str(o.verdict)),
+    ("memory (range) of the card", _job_memory),
+    ("ckpt", lambda o: "on" if o.checkpointing else "off"),
+    ("precision", lambda o: o.precision),
+    ("tokens/s", lambda o: f"{o.tokens_per_second:,.0f}"),
+    ("the run", lambda o: f"{fmt_seconds(o.seconds)} ({fmt_seconds(o.low)} - {fmt_seconds(o.high)})"),
+    ("to buy", lambda o: fmt_usd(o.price_usd if o.price_usd else math.nan)),
+    ("rented, the run", lambda o: "-" if o.rental_cost_usd is None else
+     f"${o.rental_cost_usd:,.2f} at ${o.rental_usd_per_hour:,.2f}/h"),
+    ("largest batch / seq that fits", lambda o: f"{o.largest_micro_batch} / {o.largest_seq_len:,}"),
+]
+
+
+def job_advice_text(advice: Any) -> str:
+    """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
+    from advisor.llm.advice import MEMORY_BASIS, summary_lines  # the LLM layer, no framework
+
+    job = advice.job
+    head = [
+        f"Training job: {job.describe()}; {job.run_tokens:,.0f} tokens "
+        f"({job.model.parameters / 1e9:.2f} B parameters, {job.trainable_parameters / 1e6:,.1f} M trained, "
+        f"{job.flops_per_token() / 1e9:.1f} GFLOPs per token).",
+        "Estimated, not measured: time from the performance model calibrated on every published result (the "
+        "language-model throughputs of llm-foundry, NeMo AutoModel and Qwen among them), its range the "
+        "cross-validated error of its situation; " + MEMORY_BASIS + ".",
+        "",
+        text_table_of(advice.options, JOB_TABLE, left={"gpu", "fits?", "memory (range) of the card", "precision"}),
+        "",
+        *summary_lines(advice),
+    ]
+    if advice.missing:
+        head.append(f"Not estimated: {'; '.join(advice.missing[:5])}" + (" ..." if len(advice.missing) > 5 else ""))
+    return "\n".join(head)

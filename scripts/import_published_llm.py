@@ -189,7 +189,7 @@ def build_collection(rows: list[dict]) -> dict:
         source_key = row["source"].split("@")[0].replace("github:", "").strip().split("/")[-1].lower()
         system = collection._slug(f"{gpu}-{source_key}")
         systems[system] = {"name": f"{row['gpu']}, {row['source'].split('@')[0].replace('github:', '').strip()}",
-                           "gpu": CATALOG.by_id()[gpu].name, "gpus": 1, "date": str(row["date"]),
+                           "gpu": CATALOG.by_id()[gpu].name, "gpus": 1, "date": str(row["date"]).split("/")[-1],
                            "source": f"{row['source']}: {how}"}  # fmt: skip
         results.append({"system": system, "workload": key, "precision": "mixed_bfloat16",
                         "throughput": round(tokens_per_s, 3), "batch_per_gpu": job.tokens_per_micro_batch})  # fmt: skip

@@ -1,0 +1,210 @@
+"""A language-model training job on every catalog GPU: does it fit, how fast, what the run costs owned and rented,
+and the cheapest way that fits. The time is the calibrated performance model's (:mod:`advisor.estimates`, on every
+published result, the language-model throughputs among them); the memory is :mod:`advisor.llm.memory`'s. Pure;
+no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pandas as pd
+
+from advisor import estimates
+from advisor.catalog import Catalog, Gpu
+from advisor.llm import memory
+from advisor.llm.job import Checkpointing, TrainingJob
+from advisor.schema import workload_key
+from advisor.vocabulary import Precision
+
+# What a job computes in on a GPU: bfloat16 where the GPU has it (Ampere and newer), else float16 (Volta, Turing).
+JOB_PRECISIONS = (Precision.MIXED_BFLOAT16.value, Precision.MIXED_FLOAT16.value)
+
+
+@dataclass(frozen=True)
+class JobOption:
+    """One way to run the job: a catalog GPU (or several in data parallel), its verdict, time and cost."""
+
+    gpu: Gpu
+    devices: int
+    precision: str
+    checkpointing: bool
+    footprint: memory.Footprint
+    verdict: memory.Fit
+    seconds: float
+    low: float
+    high: float
+    bound: str
+    basis: str
+    largest_micro_batch: int
+    largest_seq_len: int
+    price_usd: float | None  # to buy the GPUs
+    rental_usd_per_hour: float | None  # all of them, the cheapest on-demand rental
+    rental_provider: str | None
+    tokens: float
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds
+
+    @property
+    def rental_cost_usd(self) -> float | None:
+        """The run's cost rented: its hours at the rental's rate (the upper end of the range: what a budget needs)."""
+        return self.rental_usd_per_hour * self.high / 3600 if self.rental_usd_per_hour else None
+
+    @property
+    def name(self) -> str:
+        return f"{self.devices}x {self.gpu.name}" if self.devices > 1 else self.gpu.name
+
+
+@dataclass(frozen=True)
+class JobAdvice:
+    job: TrainingJob
+    options: tuple[JobOption, ...]
+    missing: tuple[str, ...]  # GPUs with no estimate, and why
+
+    def fitting(self) -> list[JobOption]:
+        return [o for o in self.options if o.verdict == memory.Fit.FITS]
+
+    def cheapest_rental(self) -> JobOption | None:
+        """The option that fits whose run costs least rented."""
+        priced = [o for o in self.fitting() if o.rental_cost_usd is not None]
+        return min(priced, key=lambda o: (o.rental_cost_usd, o.seconds)) if priced else None
+
+    def cheapest_purchase(self) -> JobOption | None:
+        """The option that fits that costs least to buy."""
+        priced = [o for o in self.fitting() if o.price_usd]
+        return min(priced, key=lambda o: (o.price_usd, o.seconds)) if priced else None
+
+    def fastest(self) -> JobOption | None:
+        found = self.fitting()
+        return min(found, key=lambda o: o.seconds) if found else None
+
+
+def _choose_checkpointing(job: TrainingJob, capacity: float, mode: Checkpointing) -> bool:
+    """auto: checkpointing only where the job does not fit without it."""
+    if mode != Checkpointing.AUTO:
+        return mode == Checkpointing.ON
+    return memory.predict(job.with_checkpointing(False)).verdict(capacity) != memory.Fit.FITS
+
+
+def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointing: Checkpointing = Checkpointing.AUTO,
+           gpu_ids: list[str] | None = None, devices: int = 1, pure_16bit: bool = False) -> JobAdvice:  # fmt: skip
+    """The job on every catalog GPU (or ``gpu_ids``), one GPU and, with ``devices`` above 1, that many in data
+    parallel (each holding the whole model: DDP, the memory per GPU unchanged)."""
+    chosen = [catalog.by_id()[i] for i in gpu_ids] if gpu_ids is not None else list(catalog.gpus)
+    plans: dict[bool, list[Gpu]] = {False: [], True: []}
+    for gpu in chosen:
+        capacity = gpu.value("memory_gb")
+        if capacity is not None:
+            plans[_choose_checkpointing(job, capacity, checkpointing)].append(gpu)
+    options, missing = [], []
+    counts = tuple(sorted({1, devices}))
+    for on, gpus in plans.items():
+        if not gpus:
+            continue
+        planned = job.with_checkpointing(on)
+        spec = planned.workload_spec()
+        found = estimates.estimate_catalog(frame, catalog, workload_key(spec), precisions=JOB_PRECISIONS,
+                                           gpu_ids=[g.id for g in gpus], keep_covered=True, spec=spec,
+                                           devices=counts)  # fmt: skip
+        estimated = set(found.rows["catalog_id"]) if not found.rows.empty else set()
+        missing.extend(f"{e.device.name}: {e.reason}" for e in found.not_estimated
+                       if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1])  # fmt: skip
+        footprint = memory.predict(planned, pure_16bit)
+        by_gpu: dict[tuple[str, int], dict[str, Any]] = {}
+        for row in found.rows.to_dict("records"):
+            key = (row["catalog_id"], int(row["device_count"]))
+            # bfloat16 where the GPU has it; float16 only where it has not
+            if key not in by_gpu or row["precision"] == Precision.MIXED_BFLOAT16:
+                by_gpu[key] = row
+        for (gpu_id, count), row in by_gpu.items():
+            gpu = catalog.by_id()[gpu_id]
+            capacity = float(gpu.value("memory_gb") or 0.0)
+            rental = gpu.best_rental
+            price = gpu.current_price(catalog.as_of)
+            options.append(JobOption(
+                gpu=gpu, devices=count, precision=row["precision"], checkpointing=on, footprint=footprint,
+                verdict=footprint.verdict(capacity), seconds=float(row["seconds"]), low=float(row["low"]),
+                high=float(row["high"]), bound=str(row["bound"]), basis=str(row["basis"]),
+                largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit),
+                largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit),
+                price_usd=count * float(price.usd) if price else None,
+                rental_usd_per_hour=count * rental.usd_per_hour if rental else None,
+                rental_provider=rental.provider if rental else None, tokens=job.run_tokens,
+            ))  # fmt: skip
+    order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
+    options.sort(key=lambda o: (order[o.verdict], o.seconds, o.gpu.name, o.devices))
+    return JobAdvice(job, tuple(options), tuple(missing))
+
+
+def option_record(option: JobOption) -> dict[str, Any]:
+    """``estimate --model-config --json``: one object per GPU (and GPU count)."""
+    f = option.footprint
+    return {
+        "gpu": option.name,
+        "catalog_id": option.gpu.id,
+        "devices": option.devices,
+        "precision": option.precision,
+        "checkpointing": option.checkpointing,
+        "fits": str(option.verdict),
+        "memory_gb": round(f.total_gb, 2),
+        "memory_low_gb": round(f.low_gb, 2),
+        "memory_high_gb": round(f.high_gb, 2),
+        "gpu_memory_gb": option.gpu.value("memory_gb"),
+        "memory_parts_gb": {k: round(v, 2) for k, v in f.parts().items()},
+        "largest_micro_batch": option.largest_micro_batch,
+        "largest_seq_len": option.largest_seq_len,
+        "seconds_estimate": option.seconds,
+        "low": option.low,
+        "high": option.high,
+        "tokens_per_second": option.tokens_per_second,
+        "bound": option.bound,
+        "price_usd": option.price_usd,
+        "rental_usd_per_hour": option.rental_usd_per_hour,
+        "rental_provider": option.rental_provider,
+        "rental_cost_usd": option.rental_cost_usd,
+        "basis": option.basis,
+        "memory_basis": MEMORY_BASIS,
+        "source": "estimated",
+    }
+
+
+MEMORY_BASIS = (f"memory: weights, gradients, optimizer state, activations and the framework's own (advisor.llm."
+                f"memory), fitted on published peaks; range {memory.RANGE_LOW:.2f}x..{memory.RANGE_HIGH:.2f}x = the "
+                "5th-95th percentile of published / predicted, each source's model left out of its own fit; fits = "
+                "the range's upper end fits 95 % of the card")  # fmt: skip
+
+
+def with_tokens(job: TrainingJob, examples: int, epochs: float = 1.0) -> TrainingJob:
+    """The job with its run's tokens: examples x sequence length x epochs (every example padded or packed to it)."""
+    return replace(job, tokens=float(examples) * job.seq_len * epochs)
+
+
+def hours(seconds: float) -> str:
+    return f"{seconds / 3600:,.1f} h" if seconds >= 3600 else f"{seconds / 60:,.0f} min"
+
+
+def summary_lines(advice: JobAdvice) -> list[str]:
+    """The decision in words: the cheapest rental and purchase that fit, and the fastest."""
+    lines = []
+    rent, buy, fast = advice.cheapest_rental(), advice.cheapest_purchase(), advice.fastest()
+    if rent is not None:
+        lines.append(f"Cheapest rented: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}): "
+                     f"{hours(rent.seconds)} (up to {hours(rent.high)}), about ${rent.rental_cost_usd:,.0f} for the "
+                     "run at the range's upper end")  # fmt: skip
+    if buy is not None:
+        lines.append(f"Cheapest to buy that fits: {buy.name} (${buy.price_usd:,.0f}): {hours(buy.seconds)} "
+                     f"({hours(buy.low)} to {hours(buy.high)})")  # fmt: skip
+    if fast is not None:
+        lines.append(f"Fastest that fits: {fast.name}: {hours(fast.seconds)} ({fast.tokens_per_second:,.0f} tokens/s)")
+    if not advice.fitting():
+        lines.append("No catalog GPU fits this job with room to spare: try QLoRA, activation checkpointing, a "
+                     "shorter sequence or a smaller micro-batch")  # fmt: skip
+    return lines
+
+
+def is_finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
