@@ -43,6 +43,7 @@ DESCRIPTION = (
     Field("parameters", "integer", "the model's weights", required=True, minimum=0),
     Field("phases", "sections", "its work by kind, per sample", required=True, fields=PHASE),
     Field("source", "string", "where the description comes from", required=True),
+    Field("family", "string", "the family whose fitted terms it shares (transformer)"),
 )  # fmt: skip
 SYSTEM = (
     Field("name", "string", "the system's name as published", required=True),
@@ -121,6 +122,7 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
         "flops_per_sample": sum(p.get("flops_per_sample") or 0.0 for p in described["phases"]),
         "phases": described["phases"],
         "source": described["source"],
+        **({"family": described["family"]} if described.get("family") else {}),
         "note": f"the time for {described['work']}: {described['samples']:,} {described['unit']} / the throughput",
     }
     price = {"usd": system.get("price_usd"), "date": system["date"], "includes": "the whole system",

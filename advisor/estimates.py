@@ -204,7 +204,7 @@ def estimate_catalog(
     work = work_of(spec)
     widths = widths if widths is not None else catalog.widths
     fit = calibration.fit(calibration_samples(frame, catalog))
-    workload = workload_id(key)
+    workload = calibration_workload(spec, key)
     common = calibration_basis(fit, widths)
     scale = scaling_fit(frame, catalog) if any(n > 1 for n in devices) or machines > 1 else scaling.DEFAULT
     covered: set[tuple[str, str]] = set()
@@ -528,6 +528,13 @@ def workload_id(key: tuple) -> str:
     return "|".join(str(part) for part in key)
 
 
+def calibration_workload(spec: dict[str, Any], key: tuple) -> str:
+    """The calibration's name for a workload's fitted terms: its family's where it has one (every language-model
+    job shares the transformer family's), else its own."""
+    family = spec.get("family") if isinstance(spec, dict) else None
+    return f"family:{family}" if family else workload_id(key)
+
+
 def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibration.Sample, ...]:
     """Every single-GPU measured or quoted result on a catalog GPU with the precision's peak, as calibration
     samples (the --quick and catalog estimates left out)."""
@@ -545,7 +552,8 @@ def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibrat
         computing = float(row["seconds"]) - _or_zero(row.get("data_wait_seconds"))  # the GPU's part of the time
         samples.append(
             calibration.Sample(
-                label=str(row["name"]), gpu=row["catalog_id"], workload=workload_id(row["workload"]),
+                label=str(row["name"]), gpu=row["catalog_id"],
+                workload=calibration_workload(row["workload_spec"], row["workload"]),
                 precision=row["precision"], seconds=computing, work=work_of_row(row), device=device,
                 approximate=bool(row["approximate"]),
             )

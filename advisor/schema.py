@@ -177,6 +177,8 @@ WORKLOAD = (
     Field("model_class", "string", "kind tracked: the model's class"),
     Field("flops_method", "string", "kind tracked: how the step's FLOPs were counted"),
     Field("source", "string", "kind published: where the description comes from"),
+    Field("family", "string", "kind published: the family whose fitted terms it shares (transformer: a "
+          "language-model training job, whose every size and method the calibration learns as one)"),
     Field("note", "string", "anything a reader should know about the workload"),
 )  # fmt: skip
 # The fields that define a workload: two results share a workload when these are equal.

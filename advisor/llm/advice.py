@@ -14,8 +14,8 @@ import pandas as pd
 
 from advisor import estimates
 from advisor.catalog import Catalog, Gpu
-from advisor.llm import memory
-from advisor.llm.job import Checkpointing, TrainingJob
+from advisor.llm import crossval, memory
+from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
 from advisor.schema import workload_key
 from advisor.vocabulary import Precision
 
@@ -102,6 +102,8 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
             plans[_choose_checkpointing(job, capacity, checkpointing)].append(gpu)
     options, missing = [], []
     counts = tuple(sorted({1, devices}))
+    measured = llm_gpus(frame, catalog)
+    widths = crossval.load_widths()
     for on, gpus in plans.items():
         if not gpus:
             continue
@@ -122,6 +124,7 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
                 by_gpu[key] = row
         for (gpu_id, count), row in by_gpu.items():
             gpu = catalog.by_id()[gpu_id]
+            row = _llm_range(row, gpu_id in measured, widths)
             capacity = float(gpu.value("memory_gb") or 0.0)
             rental = gpu.best_rental
             price = gpu.current_price(catalog.as_of)
@@ -138,6 +141,30 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
     order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
     options.sort(key=lambda o: (order[o.verdict], o.seconds, o.gpu.name, o.devices))
     return JobAdvice(job, tuple(options), tuple(missing))
+
+
+def llm_gpus(frame: pd.DataFrame, catalog: Catalog) -> set[str]:
+    """The catalog GPUs with a published language-model result among the profiles."""
+    if frame.empty:
+        return set()
+    rows = frame[frame["workload_spec"].map(lambda s: isinstance(s, dict) and s.get("family") == FAMILY)]
+    return {g for g in estimates.match_catalog(rows, catalog) if g} if len(rows) else set()
+
+
+def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float]) -> dict[str, Any]:
+    """The row's range from the language-model cross-validation: a new model on a GPU with language-model results,
+    or on one without (the wider); the calibration's own situation where that file is absent."""
+    situation = "llm-new-model" if measured_gpu else "llm-new-model-new-gpu"
+    width = widths.get(situation)
+    if width is None:
+        return row
+    one = row["seconds"]
+    several = f" and the data-parallel scaling's" if int(row["device_count"]) > 1 else ""
+    basis = (f"{row['basis'].split('; ')[0]}; a language-model job ({situation}: "
+             f"{'this GPU has' if measured_gpu else 'no'} published language-model results): range = the "
+             f"90th-percentile error of that situation on the published language-model throughputs, "
+             f"{math.exp(width):.2f}x{several}")  # fmt: skip
+    return {**row, "low": one / math.exp(width), "high": one * math.exp(width), "basis": basis}
 
 
 def option_record(option: JobOption) -> dict[str, Any]:
@@ -201,7 +228,7 @@ def summary_lines(advice: JobAdvice) -> list[str]:
     if fast is not None:
         lines.append(f"Fastest that fits: {fast.name}: {hours(fast.seconds)} ({fast.tokens_per_second:,.0f} tokens/s)")
     if not advice.fitting():
-        lines.append("No catalog GPU fits this job with room to spare: try QLoRA, activation checkpointing, a "
+        lines.append("None of these GPUs fits this job with room to spare: try QLoRA, activation checkpointing, a "
                      "shorter sequence or a smaller micro-batch")  # fmt: skip
     return lines
 

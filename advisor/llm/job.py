@@ -45,6 +45,7 @@ ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "d
 DEFAULT_RANK = 16
 QLORA_PASSES_DEQUANT_BYTES = 2.5  # a 4-bit weight read (0.5 byte) and its 16-bit copy written (2 bytes), per pass
 TOKENS_MAX = 10**15
+FAMILY = "transformer"  # the calibration learns every language-model job's terms as one family
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,11 @@ class TrainingJob:
         passes = 3 if self.checkpointing else 2
         return passes * QLORA_PASSES_DEQUANT_BYTES * self.model.layers * self.model.block_linear_parameters
 
+    @property
+    def passes(self) -> int:
+        """Passes through the blocks per micro-batch: forward, backward, and the recomputed forward."""
+        return 3 if self.checkpointing else 2
+
     def with_checkpointing(self, on: bool) -> TrainingJob:
         return replace(self, checkpointing=on)
 
@@ -156,6 +162,9 @@ class TrainingJob:
         per_token = self.flops_per_token()
         activations = activation_values_per_token(self)
         dequant = self.dequantized_bytes_per_micro_batch() / (6.0 * self.tokens_per_micro_batch)
+        # the optimizer's step reads and writes every trained weight, its gradient and its states once per step
+        step_bytes = 2 * self.trainable_parameters * (4 + 4 + OPTIMIZER_STATE_BYTES[self.optimizer])
+        optimizer = step_bytes / (6.0 * self.tokens_per_step)
         tokens = max(1, round(self.run_tokens))
         return {
             "name": self.describe(),
@@ -169,9 +178,13 @@ class TrainingJob:
             "flops_per_sample": per_token,
             "phases": [
                 {"kind": "matmul", "flops_per_sample": per_token},
-                {"kind": "elementwise", "activations_per_sample": activations + dequant},
+                {"kind": "elementwise", "activations_per_sample": activations + dequant + optimizer},
+                # each block's kernels launch one after another, in every pass: a dependent step per block and pass
+                # with no work of its own, whose fitted per-step cost is what a small micro-batch waits for
+                {"kind": "recurrent", "flops_per_sample": 0.0, "sequential_steps": self.passes * self.model.layers},
             ],
             "source": f"{self.model.source}; work per token by advisor.llm.job",
+            "family": FAMILY,
         }
 
 

@@ -1,0 +1,116 @@
+"""Cross-validation of the time estimates on the published language-model throughputs, as their own situations:
+
+- ``llm-new-gpu``: every language-model result of one GPU predicted by a fit that saw no result of that GPU at all;
+- ``llm-new-model``: every result of one model (all its methods, lengths and batches) predicted by a fit that saw
+  none of them: a new size of a known family (MPT 7B from MPT 1B...30B, Qwen 14B from Qwen 1.8B, 7B, 72B);
+- ``llm-new-model-new-gpu``: both at once, what a user's own model on a GPU without language-model results is.
+
+The 90th percentile of each situation's absolute log errors is the range of a language-model job's estimate in
+it (:mod:`advisor.llm.advice`); the figures live in ``advisor/data/llm_crossval.yaml``, written by
+
+    python -m advisor.llm.crossval --write
+
+Pure NumPy over calibration samples, but for that file.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from advisor import calibration
+from advisor.calibration import Sample
+
+FILE = "llm_crossval.yaml"
+QUANTILE = 0.9
+LLM_MARK = " (published)"  # how the collection's language-model workloads end (scripts/import_published_llm.py)
+SITUATIONS = ("llm-new-gpu", "llm-new-model", "llm-new-model-new-gpu")
+
+
+@dataclass(frozen=True)
+class Errors:
+    by_situation: dict[str, tuple[float, ...]]  # log(predicted / observed)
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        found = {}
+        for situation, errors in self.by_situation.items():
+            absolute = np.abs(errors)
+            found[situation] = {"results": len(errors), "median": float(math.exp(np.median(absolute))),
+                                "p90": float(math.exp(np.quantile(absolute, QUANTILE)))}  # fmt: skip
+        return found
+
+
+def model_of(sample: Sample) -> str | None:
+    """The model of a language-model sample (the workload name's first part), None for any other workload."""
+    name = sample.work.name
+    return name.split(",")[0] if name.endswith(LLM_MARK) else None
+
+
+def run(samples: tuple[Sample, ...]) -> Errors:
+    llm = [s for s in samples if model_of(s)]
+    found: dict[str, list[float]] = defaultdict(list)
+
+    def held(fit: calibration.Fit, chosen: list[Sample], situation: str) -> None:
+        for s in chosen:
+            predicted = fit.estimate(s.work, s.device, s.precision, s.workload)
+            if predicted is not None:
+                found[situation].append(math.log(predicted[0] / s.seconds))
+
+    for gpu in sorted({s.gpu for s in llm}):
+        fit = calibration.fit(tuple(s for s in samples if s.gpu != gpu))
+        held(fit, [s for s in llm if s.gpu == gpu], "llm-new-gpu")
+    for model in sorted({model_of(s) for s in llm}):
+        rest = tuple(s for s in samples if model_of(s) != model)
+        held(calibration.fit(rest), [s for s in llm if model_of(s) == model], "llm-new-model")
+        for gpu in sorted({s.gpu for s in llm if model_of(s) == model}):
+            fit = calibration.fit(tuple(s for s in rest if s.gpu != gpu))
+            held(fit, [s for s in llm if model_of(s) == model and s.gpu == gpu], "llm-new-model-new-gpu")
+    return Errors({k: tuple(v) for k, v in found.items()})
+
+
+@lru_cache(maxsize=1)
+def load_widths() -> dict[str, float]:
+    """Each situation's log half-width (the 90th percentile), from the shipped file; empty when absent."""
+    path = resources.files("advisor").joinpath("data", FILE)
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {k: math.log(v["p90"]) for k, v in (data.get("situations") or {}).items()}
+
+
+def text(summary: dict[str, dict[str, float]]) -> str:
+    lines = ["Language-model throughputs, each predicted by a fit that did not see it:"]
+    for situation, row in summary.items():
+        lines.append(f"  {situation:24} {row['results']:4d} results  median error {row['median']:.3f}x  "
+                     f"90th percentile {row['p90']:.3f}x")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    from advisor.analysis import results_frame  # the library's loaders: this command reads the shipped profiles
+    from advisor.catalog import DEFAULT_CATALOG, load_catalog
+    from advisor.estimates import calibration_samples
+    from advisor.store import load_profiles
+
+    root = Path(__file__).resolve().parents[2]
+    frame = results_frame(load_profiles(root / "profiles").profiles)
+    summary = run(calibration_samples(frame, load_catalog(DEFAULT_CATALOG))).summary()
+    print(text(summary))
+    if "--write" in argv:
+        target = Path(__file__).resolve().parent.parent / "data" / FILE
+        head = "# Written by python -m advisor.llm.crossval --write (see advisor/llm/crossval.py). Do not edit.\n"
+        target.write_text(head + yaml.safe_dump({"situations": summary}, sort_keys=False), encoding="utf-8")
+        print(f"written: {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
