@@ -93,7 +93,7 @@ RULES = (  # (source contains, workload contains, how its rows read)
 
 def preset_of(workload: str) -> str | None:
     for words, preset in sorted(MODELS.items(), key=lambda item: -len(item[0])):
-        if workload.startswith(words + " ") or workload.startswith(words + "-") and words.startswith("Qwen"):
+        if workload.startswith(words + " ") or (workload.startswith(words + "-") and words.startswith("Qwen")):
             return preset
     return None
 
@@ -111,8 +111,10 @@ def memory_cases(rows: list[dict]) -> list[dict]:
         settings = rule(row)
         if settings is None:
             continue
+        gpu = GPUS[row["gpu"]]
         cases.append({"model": preset, **{k: v for k, v in settings.items() if k != "settings"},
-                      "batch": int(row["batch"] or 1), "gpu": GPUS[row["gpu"]], "gpu_memory_gb": GPU_MEMORY_GB[GPUS[row["gpu"]]], "peak_gb": float(row["peak_vram_gb"]),
+                      "batch": int(row["batch"] or 1), "gpu": gpu, "gpu_memory_gb": GPU_MEMORY_GB[gpu],
+                      "peak_gb": float(row["peak_vram_gb"]),
                       "workload": row["workload"], "published_method": row["method"], "source": row["source"],
                       "settings": settings["settings"]})  # fmt: skip
     return cases
@@ -208,7 +210,7 @@ def build_collection(rows: list[dict]) -> dict:
                       "Each workload is a training job described by its model's config (advisor/data/models.yaml) "
                       "and the settings its source states; a result's time is 100,000,000 tokens at its "
                       "throughput per GPU."],
-        },  # fmt: skip
+        },
         "workloads": workloads,
         "systems": systems,
         "results": results,

@@ -159,7 +159,7 @@ def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float]
     if width is None:
         return row
     one = row["seconds"]
-    several = f" and the data-parallel scaling's" if int(row["device_count"]) > 1 else ""
+    several = " and the data-parallel scaling's" if int(row["device_count"]) > 1 else ""
     basis = (f"{row['basis'].split('; ')[0]}; a language-model job ({situation}: "
              f"{'this GPU has' if measured_gpu else 'no'} published language-model results): range = the "
              f"90th-percentile error of that situation on the published language-model throughputs, "

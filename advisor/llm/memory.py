@@ -109,10 +109,8 @@ def activation_bytes(job: TrainingJob) -> float:
     if job.method != Method.FULL:
         shapes = m.linear_shapes()
         per_layer += 2.0 * sum(shapes[t][0] + job.lora_rank for t in job.lora_targets if t in shapes)
-    if job.checkpointing:
-        blocks = m.layers * 2.0 * m.hidden + per_layer  # each block's input, and one block recomputed
-    else:
-        blocks = m.layers * per_layer
+    # with checkpointing: each block's input, and one block recomputed at a time
+    blocks = m.layers * 2.0 * m.hidden + per_layer if job.checkpointing else m.layers * per_layer
     logits = LOGIT_BYTES * m.vocab
     return tokens * (blocks + logits)
 

@@ -6,8 +6,15 @@ from __future__ import annotations
 import argparse
 
 from advisor.llm.config import resolve
-from advisor.llm.job import DEFAULT_RANK, OPTIMIZER_STATE_BYTES, Checkpointing, Method, TrainingJob, \
-    job_from_options, parse_tokens  # fmt: skip
+from advisor.llm.job import (
+    DEFAULT_RANK,
+    OPTIMIZER_STATE_BYTES,
+    Checkpointing,
+    Method,
+    TrainingJob,
+    job_from_options,  # fmt: skip
+    parse_tokens,
+)
 
 
 def _positive(text: str) -> int:

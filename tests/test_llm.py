@@ -1,0 +1,213 @@
+"""Language-model training jobs: configs, work per token, memory against published peaks, the CLI's answer."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from advisor.errors import AdvisorError
+from advisor.llm import crossval, memory, validation
+from advisor.llm.config import load_presets, read_config_json, relative_size_error, resolve
+from advisor.llm.job import Method, TrainingJob, job_from_options, parse_tokens
+from tests.helpers import ROOT, SHIPPED
+
+LLAMA_CONFIG = {  # a Llama-3-like config.json, shrunk (the keys Hugging Face writes)
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
+    "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
+    "tie_word_embeddings": False, "hidden_act": "silu", "max_position_embeddings": 512, "rms_norm_eps": 1e-5,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key", sorted(load_presets()))
+def test_every_preset_adds_up_to_its_stated_size(key):
+    """A preset's numbers count to the size its model card states (a mistyped field cannot hide)."""
+    model = load_presets()[key]
+    assert model.source
+    assert abs(relative_size_error(model)) < math.log(1.04), (key, model.parameters)
+
+
+def test_a_config_json_is_read_from_disk(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA_CONFIG))
+    model = read_config_json(tmp_path)  # the folder that holds it works too
+    assert (model.layers, model.hidden, model.heads, model.kv_heads, model.intermediate, model.vocab) == \
+        (4, 256, 8, 2, 512, 1000)  # fmt: skip
+    assert model.gated_mlp and not model.tied_embeddings and model.kv_width == 64
+    assert resolve(str(path)).parameters == model.parameters
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"num_hidden_layers": None, "n_layer": None}, "the model's layers is missing"),
+        ({"hidden_size": "big"}, "hidden_size: must be a whole number"),
+        ({"num_local_experts": 8}, "mixture-of-experts"),
+        ({"num_key_value_heads": 3}, "not a multiple of 3 key-value heads"),
+        ({"is_encoder_decoder": True}, "encoder-decoder"),
+    ],
+)
+def test_a_wrong_config_json_says_file_field_and_what(tmp_path, change, words):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({k: v for k, v in {**LLAMA_CONFIG, **change}.items() if v is not None}))
+    with pytest.raises(AdvisorError, match=words) as raised:
+        read_config_json(path)
+    assert str(path) in str(raised.value)
+
+
+def test_not_json_and_an_unknown_preset_are_one_line_errors(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text("{\n  'layers': 4\n}")
+    with pytest.raises(AdvisorError, match=r"config.json: line 2: not valid JSON"):
+        read_config_json(path)
+    with pytest.raises(AdvisorError, match="neither a preset nor a config.json.*presets like it: llama"):
+        resolve("llama-9-400b")
+
+
+def test_the_counted_parameters_are_the_real_models(tmp_path):
+    """The config's parameter count is the real transformers model's (a tiny Llama and GPT-2 built from local
+    configs, nothing downloaded): weights of the blocks, embeddings, norms."""
+    transformers = pytest.importorskip("transformers")
+    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(**{k: v for k, v in LLAMA_CONFIG.items()
+                                                                      if k != "architectures"}))  # fmt: skip
+    counted = sum(p.numel() for p in llama.parameters())
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    assert read_config_json(tmp_path).parameters == counted
+    gpt2_config = {"model_type": "gpt2", "n_layer": 2, "n_embd": 128, "n_head": 4, "vocab_size": 500,
+                   "n_positions": 64, "bos_token_id": 0, "eos_token_id": 0}
+    gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(**gpt2_config))
+    (tmp_path / "config.json").write_text(json.dumps(gpt2_config))
+    model = read_config_json(tmp_path)
+    assert not model.gated_mlp and model.tied_embeddings
+    real = sum(p.numel() for n, p in gpt2.named_parameters() if "wpe" not in n and not n.endswith(".bias"))
+    assert model.parameters == real  # the count leaves out biases and GPT-2's learned positions
+
+
+def test_lora_trains_adapters_and_costs_two_thirds_of_full_work():
+    model = load_presets()["llama-3.1-8b"]
+    full = job_from_options(model, "full", 2048, 1)
+    lora = job_from_options(model, "lora", 2048, 1, lora_rank=16)
+    # rank 16 on every linear layer of Llama 3.1 8B: 41.9 M adapter weights (PEFT prints 41,943,040)
+    assert lora.trainable_parameters == 41_943_040
+    assert full.trainable_parameters == model.parameters
+    assert 0.6 < lora.flops_per_token() / full.flops_per_token() < 0.72
+    assert job_from_options(model, "lora", 2048, 1, checkpointing=True).flops_per_token() > lora.flops_per_token()
+    assert job_from_options(model, "qlora", 2048, 1).dequantized_bytes_per_micro_batch() > 0
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [({"seq_len": 0}, "--seq-len"), ({"optimizer": "sgdx"}, "--optimizer"), ({"lora_targets": ("q", "v_proj")},
+     "not linear layers")],
+)  # fmt: skip
+def test_a_wrong_job_option_is_named(change, words):
+    with pytest.raises(AdvisorError, match=words):
+        TrainingJob(model=load_presets()["llama-3.2-1b"], **change)
+
+
+def test_tokens_are_read_as_people_write_them():
+    assert parse_tokens("10000x2048") == 20_480_000
+    assert parse_tokens("20M") == 20e6 and parse_tokens("1.5e9") == 1.5e9 and parse_tokens("3,000,000") == 3e6
+    with pytest.raises(AdvisorError, match="--tokens"):
+        parse_tokens("lots")
+
+
+def test_memory_is_never_optimistic_on_the_published_peaks():
+    """Cross-validated (each source's model predicted without it): median error within 1.2x, the prediction below
+    0.8x of a published peak in at most 5 % of them, no published run said not to fit the GPU it ran on."""
+    report = validation.cross_validate()
+    assert len(report.cases) >= 60
+    assert report.median_error <= 1.2
+    assert report.point_below_share <= 0.05
+    assert report.said_not_to_fit() == []
+
+
+def test_memory_py_holds_the_fitted_constants_and_range():
+    """The constants memory.py ships are the fit's on all peaks, and its range the cross-validated percentiles
+    (re-fit: python -m advisor.llm.validation)."""
+    report = validation.cross_validate()
+    assert memory.ACTIVATION_FACTOR == pytest.approx(report.factor, rel=0.01)
+    assert memory.OVERHEAD_GB == pytest.approx(report.overhead_gb, abs=0.05)
+    low, high = report.range()
+    assert (memory.RANGE_LOW, memory.RANGE_HIGH) == (pytest.approx(low, abs=0.002), pytest.approx(high, abs=0.002))
+
+
+def test_fits_tight_and_does_not_fit_follow_the_range():
+    job = job_from_options(load_presets()["llama-3.1-8b"], "qlora", 2048, 1, checkpointing=True)
+    footprint = memory.predict(job)
+    assert footprint.verdict(footprint.high_gb / memory.USABLE + 0.01) == memory.Fit.FITS
+    assert footprint.verdict(footprint.total_gb) == memory.Fit.TIGHT
+    assert footprint.verdict(footprint.low_gb * 0.99) == memory.Fit.NO
+    largest = memory.largest_seq_len(job, 24)
+    assert largest % 128 == 0
+    longer = job_from_options(load_presets()["llama-3.1-8b"], "qlora", largest + 128, 1, checkpointing=True)
+    assert memory.predict(longer).verdict(24) != memory.Fit.FITS
+    fitting = job_from_options(load_presets()["llama-3.1-8b"], "qlora", largest, 1, checkpointing=True)
+    assert memory.predict(fitting).verdict(24) == memory.Fit.FITS
+
+
+def test_the_llm_crossval_file_has_every_situation():
+    widths = crossval.load_widths()
+    assert set(widths) == set(crossval.SITUATIONS)
+    assert all(w > 0 for w in widths.values())
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "advisor", "--profiles", str(SHIPPED), *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)  # fmt: skip
+
+
+def test_estimate_model_config_answers_the_buyers_question():
+    """'Can I fine-tune Llama 3.1 8B with LoRA on an RTX 4090, how long for 10,000 examples of 2,048 tokens, and would
+    renting an H100 be cheaper?' as rows with fits, memory, tokens/s, the run's time and its rented cost."""
+    done = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--tokens",
+                "10000x2048", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = {(r["catalog_id"], r["devices"]): r for r in json.loads(done.stdout)}
+    rtx, h100 = rows[("rtx-4090", 1)], rows[("h100-sxm", 1)]
+    for row in (rtx, h100):
+        assert row["fits"] in ("fits", "tight", "does not fit")
+        assert row["memory_low_gb"] < row["memory_gb"] < row["memory_high_gb"]
+        assert row["tokens_per_second"] == pytest.approx(20_480_000 / row["seconds_estimate"])
+        assert row["low"] < row["seconds_estimate"] < row["high"]
+    assert rtx["checkpointing"] is True  # auto: it does not fit 24 GB without it
+    assert h100["checkpointing"] is False and h100["fits"] == "fits"
+    assert h100["rental_cost_usd"] == pytest.approx(h100["rental_usd_per_hour"] * h100["high"] / 3600)
+    text = _cli("estimate", "--model-config", "Llama 3.1 8B", "--tokens", "10000x2048", "--gpu", "h100-sxm")
+    assert text.returncode == 0 and "Cheapest rented: H100 SXM5 80GB" in text.stdout
+
+
+def test_the_newest_consumer_cards_are_estimated_in_mixed_precision():
+    done = _cli("estimate", "--model-config", "qwen2.5-7b", "--method", "qlora", "--json")
+    rows = {r["catalog_id"]: r for r in json.loads(done.stdout)}
+    for gpu in ("rtx-5080", "rtx-5090"):
+        assert rows[gpu]["precision"] == "mixed_bfloat16"
+
+
+def test_a_wrong_model_config_is_one_line_and_exit_1(tmp_path):
+    done = _cli("estimate", "--model-config", "no-such-model")
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "--model-config" in done.stderr
+    bad = tmp_path / "config.json"
+    bad.write_text("[1, 2]")
+    done = _cli("estimate", "--model-config", str(bad))
+    assert done.returncode == 1 and "not a model configuration" in done.stderr
+
+
+SHARED = ROOT.parent / "shared" / "data" / "published_2026.yaml"
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="the shared reference data is not beside this checkout")
+def test_the_shipped_llm_data_is_what_the_import_script_makes():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import import_published_llm as script
+
+    rows = yaml.safe_load(SHARED.read_text(encoding="utf-8"))
+    shipped = yaml.safe_load((ROOT / "advisor" / "data" / "llm_memory_peaks.yaml").read_text(encoding="utf-8"))
+    assert shipped["cases"] == script.memory_cases(rows)
+    collection = yaml.safe_load((ROOT / "profiles" / "published-llm-2026.yaml").read_text(encoding="utf-8"))
+    assert collection == yaml.safe_load(script.collection.dump(script.build_collection(rows)))
+    assert all(c["method"] in {m.value for m in Method} for c in shipped["cases"])
