@@ -20,6 +20,9 @@ import streamlit as st
 from advisor import analysis, charts, costs, estimates, metrics, prose, report, store, typed
 from advisor.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 from advisor.errors import AdvisorError, ProfileError
+from advisor.llm import advice as llm_advice
+from advisor.llm import config as llm_config
+from advisor.llm.job import Method, job_from_options
 from advisor.vocabulary import Goal, PrecisionFilter, Source
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
@@ -93,6 +96,14 @@ def catalog_estimates(key: tuple, workload: tuple, link_gbps: float | None, _fra
     too), calibrated on every result of the frame."""
     return estimates.estimate_catalog(_frame, _catalog, workload, devices=estimates.OFFERED_DEVICES,
                                       machines=2 if link_gbps else 1, link_gbps=link_gbps)  # fmt: skip
+
+
+@st.cache_resource(max_entries=16)  # read-only: a language-model job's answer, until the files change
+def job_advice(key: tuple, model: llm_config.ModelConfig, words: tuple, _frame: pd.DataFrame, _catalog: Catalog):
+    """The job on every catalog GPU (``words``: method, sequence length, micro-batch, examples, epochs)."""
+    method, seq_len, batch, examples, epochs = words
+    job = job_from_options(model, method, int(seq_len), int(batch), tokens=examples * seq_len * epochs)
+    return llm_advice.advise(_frame, _catalog, job)
 
 
 def your_prices() -> dict[str, float]:
@@ -446,6 +457,64 @@ def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog
             st.text("\n".join(f"Not estimated: {e.device.name} {e.precision}: {e.reason}" for e in found.not_estimated))
 
 
+def chosen_model(preset: str | None, config_upload) -> tuple[llm_config.ModelConfig | None, str]:
+    """The model picked, or read from an uploaded config.json (never saved): (model, problem)."""
+    if config_upload is not None:
+        import json  # only for an uploaded config
+
+        try:
+            data = json.loads(config_upload.getvalue().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            return None, f"upload {config_upload.name}: not valid JSON ({error})"
+        try:
+            return llm_config.config_from_mapping(data, f"upload {config_upload.name}"), ""
+        except AdvisorError as error:
+            return None, str(error)
+    return (llm_config.load_presets()[preset], "") if preset else (None, "")
+
+
+def language_model_section(frame: pd.DataFrame, catalog: Catalog | None) -> None:
+    """What are you training? A language model by its config: per GPU, does it fit, how fast, what it costs."""
+    if catalog is None:
+        return
+    presets = llm_config.load_presets()
+    picked = st.session_state.get("llm_model") or st.session_state.get("llm_config") is not None
+    with st.expander("What are you training? A language model: full fine-tuning, LoRA or QLoRA", expanded=bool(picked)):
+        left, middle, right = st.columns(3)
+        preset = left.selectbox("Model", list(presets), index=None, key="llm_model", placeholder="Pick a model",
+                                format_func=lambda k: f"{presets[k].name} ({llm_config.size_text(presets[k])})")
+        upload = left.file_uploader("or its config.json (read, never saved)", type=["json"], key="llm_config")
+        method = middle.selectbox("Method", [m.value for m in Method], index=1, key="llm_method",
+                                  format_func=lambda m: {"full": "full fine-tuning", "lora": "LoRA",
+                                                         "qlora": "QLoRA (4-bit base)"}[m])
+        seq_len = middle.number_input("Tokens per example (sequence length)", 64, 262_144, 2048, 128, key="llm_seq")
+        batch = middle.number_input("Micro-batch (sequences)", 1, 4096, 1, key="llm_batch")
+        examples = right.number_input("Examples", 1, 10**9, 10_000, 1000, key="llm_examples")
+        epochs = right.number_input("Epochs", 0.1, 1000.0, 1.0, 0.5, key="llm_epochs")
+        model, problem = chosen_model(preset, upload)
+        if problem:
+            st.error(safe(problem))
+        if model is None:
+            st.caption("Pick a preset (their numbers come from each model's config.json) or upload your own.")
+            return
+        try:
+            found = job_advice((folder_key, id(catalog)), model, (method, int(seq_len), int(batch), int(examples),
+                                                                   float(epochs)), frame, catalog)  # fmt: skip
+        except AdvisorError as error:
+            st.error(safe(str(error)))
+            return
+        st.markdown(f"**{safe(found.job.describe())}**: " + safe(f"{found.job.run_tokens:,.0f} tokens, "
+                    f"{found.job.trainable_parameters / 1e6:,.1f} M of {model.parameters / 1e9:.2f} B weights "
+                    "trained."))  # fmt: skip
+        for line in llm_advice.summary_lines(found):
+            st.markdown("- " + safe(line))
+        table = pd.DataFrame([{name: render(o) for name, render in report.JOB_TABLE} for o in found.options])
+        st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
+        st.caption(safe("Estimated, not measured. Activation checkpointing is on only where the job does not fit "
+                        "without it. " + llm_advice.MEMORY_BASIS + "; time ranges: the cross-validated error of "
+                        "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)."))
+
+
 def definitions_section(warnings: list[str]) -> None:
     with st.expander("What the numbers mean"):
         st.markdown(metrics.markdown_definitions())
@@ -484,6 +553,7 @@ if upload is not None:
         uploaded_workload = added["workload"].iloc[0]
         frame = pd.concat([frame, added], ignore_index=True)
 problems_section(problems, bad_files, upload_problems, catalog_problem)
+language_model_section(frame, catalog)
 if frame.empty:
     st.info(
         "No profiles yet. Measure this machine with `python -m advisor measure --price-usd 0` and put the "

@@ -242,3 +242,27 @@ def test_a_network_speed_offers_two_machines_marked_estimated(monkeypatch):
     table = options_table(at)
     machines = table[table["option"].str.startswith("2 machines x")]
     assert len(machines) and set(machines["source"]) <= {"estimated", "does not fit"}
+
+
+def job_table(at: AppTest):
+    return next(d.value for d in at.dataframe if "fits?" in d.value.columns)
+
+
+def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
+    """What are you training? Llama 3.1 8B with LoRA, 10,000 examples of 2,048 tokens: per GPU whether it fits, its
+    tokens/s, the run's time and cost, and the cheapest rental that fits."""
+    at = start(monkeypatch)
+    at.selectbox(key="llm_model").set_value("llama-3.1-8b").run()
+    assert not at.exception, at.exception
+    text = " ".join(m.value for m in at.markdown).replace("\\", "")  # the Markdown's escapes
+    assert "Llama 3.1 8B, LoRA rank 16" in text and "20,480,000 tokens" in text
+    assert "Cheapest rented:" in text and "Fastest that fits:" in text
+    table = job_table(at)
+    assert {"fits?", "tokens/s", "the run", "rented, the run"} <= set(table.columns)
+    rows = table.set_index("gpu")
+    assert rows.loc["H100 SXM5 80GB", "fits?"] == "fits"
+    assert rows.loc["GeForce RTX 4060 Ti (8 GB)", "fits?"] == "does not fit"
+    at.selectbox(key="llm_method").set_value("qlora").run()  # QLoRA fits where LoRA does not
+    rows = job_table(at).set_index("gpu")
+    assert rows.loc["GeForce RTX 4090", "fits?"] == "fits"
+    assert any(m.label == "Best upgrade" for m in at.metric)  # the rest of the page still answers below

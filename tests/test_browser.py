@@ -220,3 +220,22 @@ def test_an_uploaded_tracked_job_is_answered_with_its_wait_for_data(app_url, bro
     assert page.get_by_test_id("stException").count() == 0
     keep_screenshot(page, "app-tracked-upload.png")
     page.close()
+
+
+def test_a_language_model_job_is_answered_in_the_browser(app_url, browser):
+    """The buyer's question in a real browser: a preset and LoRA picked, the answer per GPU and the cheapest
+    rental that fits, in a 1,400-pixel window."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1400})
+    page.goto(app_url)
+    expect(page.get_by_text("Best upgrade")).to_be_visible(timeout=60_000)
+    page.get_by_text("What are you training? A language model").click()
+    page.get_by_test_id("stSelectbox").filter(has_text="Model").first.click()
+    page.get_by_role("option", name="Llama 3.1 8B (8.03 B parameters)").click()
+    expect(page.get_by_text("Cheapest rented:").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Fastest that fits:").first).to_be_visible()
+    table = page.get_by_test_id("stDataFrame").first
+    expect(table).to_be_visible()
+    box = table.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1400
+    assert page.get_by_test_id("stException").count() == 0
+    page.close()

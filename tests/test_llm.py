@@ -14,7 +14,7 @@ from advisor.errors import AdvisorError
 from advisor.llm import crossval, memory, validation
 from advisor.llm.config import load_presets, read_config_json, relative_size_error, resolve
 from advisor.llm.job import Method, TrainingJob, job_from_options, parse_tokens
-from tests.helpers import ROOT, SHIPPED
+from helpers import ROOT, SHIPPED
 
 LLAMA_CONFIG = {  # a Llama-3-like config.json, shrunk (the keys Hugging Face writes)
     "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
@@ -64,7 +64,7 @@ def test_not_json_and_an_unknown_preset_are_one_line_errors(tmp_path):
     path.write_text("{\n  'layers': 4\n}")
     with pytest.raises(AdvisorError, match=r"config.json: line 2: not valid JSON"):
         read_config_json(path)
-    with pytest.raises(AdvisorError, match="neither a preset nor a config.json.*presets like it: llama"):
+    with pytest.raises(AdvisorError, match=r"neither a preset nor a config\.json.*presets like it: llama"):
         resolve("llama-9-400b")
 
 
@@ -130,10 +130,10 @@ def test_memory_py_holds_the_fitted_constants_and_range():
     """The constants memory.py ships are the fit's on all peaks, and its range the cross-validated percentiles
     (re-fit: python -m advisor.llm.validation)."""
     report = validation.cross_validate()
-    assert memory.ACTIVATION_FACTOR == pytest.approx(report.factor, rel=0.01)
-    assert memory.OVERHEAD_GB == pytest.approx(report.overhead_gb, abs=0.05)
+    assert pytest.approx(report.factor, rel=0.01) == memory.ACTIVATION_FACTOR
+    assert pytest.approx(report.overhead_gb, abs=0.05) == memory.OVERHEAD_GB
     low, high = report.range()
-    assert (memory.RANGE_LOW, memory.RANGE_HIGH) == (pytest.approx(low, abs=0.002), pytest.approx(high, abs=0.002))
+    assert (pytest.approx(low, abs=0.002), pytest.approx(high, abs=0.002)) == (memory.RANGE_LOW, memory.RANGE_HIGH)
 
 
 def test_fits_tight_and_does_not_fit_follow_the_range():
