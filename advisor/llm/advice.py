@@ -17,7 +17,7 @@ from advisor.catalog import Catalog, Gpu
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
 from advisor.schema import workload_key
-from advisor.vocabulary import Precision
+from advisor.vocabulary import Precision, Source
 
 # What a job computes in on a GPU: bfloat16 where the GPU has it (Ampere and newer), else float16 (Volta, Turing).
 JOB_PRECISIONS = (Precision.MIXED_BFLOAT16.value, Precision.MIXED_FLOAT16.value)
@@ -195,7 +195,7 @@ def option_record(option: JobOption) -> dict[str, Any]:
         "rental_cost_usd": option.rental_cost_usd,
         "basis": option.basis,
         "memory_basis": MEMORY_BASIS,
-        "source": "estimated",
+        "source": Source.ESTIMATED.value,
     }
 
 
