@@ -193,6 +193,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fitted.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
 
+    commands.add_parser(
+        "models",
+        parents=[common],
+        help="the language-model presets of estimate --model-config (each config's numbers and source)",
+    )
+
     examples = commands.add_parser(
         "examples",
         parents=[common],
@@ -538,6 +544,18 @@ def cmd_calibration(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    from advisor.llm.config import load_presets, model_rows
+    from advisor.report import models_text
+
+    rows = model_rows(load_presets())
+    if args.json:
+        _print_json(rows)
+    else:
+        print(models_text(rows))
+    return 0
+
+
 def cmd_examples(args: argparse.Namespace) -> int:
     from advisor.measure import backends
     from advisor.measure.examples import write_examples
@@ -640,6 +658,7 @@ _COMMANDS = {
     "catalog": cmd_catalog,
     "estimate": cmd_estimate,
     "examples": cmd_examples,
+    "models": cmd_models,
     "crossval": cmd_crossval,
     "calibration": cmd_calibration,
     "schema": cmd_schema,

@@ -530,3 +530,21 @@ def job_advice_text(advice: Any) -> str:
     if advice.missing:
         head.append(f"Not estimated: {'; '.join(advice.missing[:5])}" + (" ..." if len(advice.missing) > 5 else ""))
     return "\n".join(head)
+
+
+def models_text(rows: Sequence[dict[str, Any]]) -> str:
+    """``advisor models``: the presets, a line each, with where their numbers come from."""
+    columns: list[Column] = [
+        ("id", lambda r: r["id"]),
+        ("model", lambda r: r["name"]),
+        ("parameters", lambda r: f"{r['counted_parameters'] / 1e9:.2f} B"),
+        ("layers", lambda r: str(r["layers"])),
+        ("hidden", lambda r: f"{r['hidden']:,}"),
+        ("heads / kv", lambda r: f"{r['heads']} / {r['kv_heads']}"),
+        ("mlp", lambda r: f"{r['intermediate']:,}" + (" gated" if r["gated_mlp"] else "")),
+        ("vocabulary", lambda r: f"{r['vocab']:,}" + (" tied" if r["tied_embeddings"] else "")),
+        ("config.json", lambda r: r["source"]),
+    ]
+    return text_table_of(rows, columns, left={"id", "model", "config.json"}) + (
+        "\n\nNumbers from each model's config.json on the Hugging Face Hub (or the file named); "
+        "`estimate --model-config FILE` reads your own.")

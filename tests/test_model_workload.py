@@ -247,3 +247,40 @@ def test_a_model_profile_gets_catalog_estimates_in_the_analysis(capsys, examples
     if rec.best is not None:
         assert rec.best["seconds"] < rec.current["seconds"] and rec.best["fits"] is not False
         assert rec.best["dollars_per_speedup_vs_current"] == ranked["dollars_per_speedup_vs_current"].min()
+
+
+def test_stacked_lstms_keep_every_step_and_are_not_said_to_fit_a_small_card():
+    """4 x LSTM(1024) over 512 steps at batch 256 keeps about 13 GB of gates and states (float32) for the backward
+    pass: never said to fit an 8 GB card (counting the layers' outputs alone said 4 GB, and "fits")."""
+    from advisor import memory
+
+    layers = [keras.layers.LSTM(1024, return_sequences=True) for _ in range(3)] + [keras.layers.LSTM(1024)]
+    model = keras.Sequential([keras.Input((512, 1)), *layers, keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(loss="binary_crossentropy", optimizer="adam")
+    spec = model_file.workload(model, 937, 256, 1)
+    kept = sum(layer["activations_per_sample"] for layer in spec["layers"]) * 256 * 4 / 1e9
+    assert kept == pytest.approx(4 * 512 * 6 * 1024 * 256 * 4 / 1e9, rel=0.01)  # gates, cell and hidden per step
+    footprint = memory.predict(spec, "float32", "gpu")
+    assert footprint.total_gb > 8 * memory.USABLE
+    assert memory.largest_batch(spec, "float32", 8.0) < 256
+
+
+def test_a_measured_lstm_peak_on_the_cpu_is_covered(tmp_path: Path):
+    """A stacked LSTM trained for real on the CPU (measure's own path): its measured peak (resident memory above
+    the run's start) is never above the prediction, and the counted parts are most of it."""
+    from advisor import memory
+
+    layers = [keras.layers.LSTM(256, return_sequences=True), keras.layers.LSTM(256)]
+    model = keras.Sequential([keras.Input((128, 1)), *layers, keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(loss="binary_crossentropy", optimizer="adam")
+    path = tmp_path / "lstm.keras"
+    model.save(path)
+    status = main(["measure", "--model", str(path), "--samples", "512", "--batch-size", "256", "--epochs", "2",
+                   "--precision", "float32", "--device", "cpu", "--matmul-size", "64", "--out", str(tmp_path),
+                   "--name", "lstm-peak"])  # fmt: skip
+    assert status == 0
+    profile, _ = store.load_profile(tmp_path / "lstm-peak.yaml")
+    measured = profile.data["results"][0]["memory"]["peak_gb"]
+    predicted = memory.predict(profile.data["workload"], "float32", "cpu")
+    assert measured > 0 and predicted.total_gb >= measured
+    assert predicted.static_gb + predicted.activation_gb >= 0.5 * measured

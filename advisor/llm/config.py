@@ -220,6 +220,12 @@ def resolve(name_or_path: str) -> ModelConfig:
                        "`advisor models` lists the presets")  # fmt: skip
 
 
+def model_rows(presets: dict[str, ModelConfig]) -> list[dict[str, Any]]:
+    """``advisor models --json``: one object per preset, its config's numbers and the size they add up to."""
+    return [{"id": key, **{f.name: getattr(m, f.name) for f in fields(ModelConfig)}, "counted_parameters": m.parameters}
+            for key, m in presets.items()]  # fmt: skip
+
+
 def size_text(model: ModelConfig) -> str:
     """'8.03 B parameters', from the config's numbers."""
     billions = model.parameters / 1e9

@@ -22,7 +22,7 @@ class LayerWork:
     forward_flops: float  # per sample
     parameters: int
     sequential_steps: int = 1  # an RNN's timesteps: dependent steps per batch
-    activations: float = 0.0  # values it outputs per sample
+    activations: float = 0.0  # values it keeps for the backward pass per sample (its output; an RNN: every step)
 
     @property
     def training_flops(self) -> float:
@@ -97,6 +97,18 @@ def _rnn_step(cell_type: str, units: int, features: int) -> float:
 def _rnn(layer, inputs, output) -> float:
     timesteps, features = inputs[0][0], inputs[0][-1]
     return timesteps * _rnn_step(type(layer).__name__, layer.units, features)
+
+
+def _recurrent_kept(layer, inputs) -> float:
+    """What a recurrent layer keeps for the backward pass per sample, whatever it outputs: every timestep's gates,
+    cell and hidden state (an LSTM's 4 gates + 2 states: 6 x units a step; a GRU's 3 + 1; a SimpleRNN's 1 + 1),
+    both directions of a Bidirectional one. Its output alone (the last state) would count a thousandth of it."""
+    timesteps = inputs[0][0]
+    cell = layer.forward_layer if type(layer).__name__ == "Bidirectional" else layer
+    directions = 2 if cell is not layer else 1
+    kind = type(cell).__name__
+    states = 2 if kind == "LSTM" else 1
+    return float(directions * timesteps * (RNN_GATES[kind] + states) * cell.units)
 
 
 def _bidirectional(layer, inputs, output) -> float:
@@ -206,7 +218,9 @@ def count(model) -> ModelWork:
         if flops is None:
             work.not_counted.append(f"{layer.name} ({kind})")
             flops = 0.0
-        sequential = int(inputs[0][0]) if kind in RNN_GATES or kind == "Bidirectional" else 1
+        recurrent = kind in RNN_GATES or kind == "Bidirectional"
+        sequential = int(inputs[0][0]) if recurrent else 1
+        kept = _recurrent_kept(layer, inputs) if recurrent and flops else (_size(output) if output else 0.0)
         work.layers.append(LayerWork(layer.name, kind, float(flops), int(layer.count_params()), sequential,
-                                     _size(output) if output else 0.0))  # fmt: skip
+                                     kept))  # fmt: skip
     return work
