@@ -33,6 +33,7 @@ QUANTILE = 0.9  # an estimate's range holds this share of the cross-validated er
 MIN_ERRORS = 20  # fewer errors than this in a situation: its width is combined from the neighbouring ones
 FOLDS = 10
 FEW_REFERENCES = 3
+FAMILY_PREFIX = "family:"  # advisor.estimates.calibration_workload: the fitted terms a family shares
 EXPERIMENTS = ("new-gpu", "new-architecture", "new-workload", "few-gpus", "no-gpu-result", "other-results")
 
 
@@ -92,7 +93,9 @@ def leave_workload_out(samples: tuple[Sample, ...], references: int, rounds: int
     """A new workload measured on ``references`` GPUs (0: none), predicted on every other GPU."""
     experiment = {0: "no-gpu-result", 1: "new-workload"}.get(references, "few-gpus")
     found = []
-    for workload in sorted({s.workload for s in samples}):
+    # A family's shared terms (every language-model job) are not one workload: held out, it would be the whole
+    # family from its descriptions. Its own situations (a new model, a new GPU) are advisor.llm.crossval's.
+    for workload in sorted({s.workload for s in samples if not s.workload.startswith(FAMILY_PREFIX)}):
         own = [s for s in samples if s.workload == workload]
         rest = tuple(s for s in samples if s.workload != workload)
         gpus = sorted({s.gpu for s in own})

@@ -234,7 +234,9 @@ def estimate_catalog(
             # Several GPUs share the computing; the wait for data stays whole (the same host's loader feeds them:
             # never more optimistic than the one-GPU figure's Amdahl bound)
             for count in (n for n in devices if n > 1):
-                several = _with_wait(_several(gpu, computing, count, spec, scale, widths), wait)
+                mirrored = _mirrored(gpu, computing, count, spec, scale, widths, fit, device, workload) \
+                    if spec.get("kind") in MIRRORED_KINDS else None  # fmt: skip
+                several = _with_wait(mirrored or _several(gpu, computing, count, spec, scale, widths), wait)
                 if several is not None:
                     records.append(_row(gpu, several, key, workload_name, catalog.as_of, count, estimate.seconds)
                                    | room)  # fmt: skip
@@ -267,6 +269,43 @@ def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None
                 observed_gb + memory.OVERHEAD_GB[DeviceKind.GPU] if observed_gb is not None else 0.0)  # fmt: skip
     largest = float(memory.largest_batch(spec, precision, capacity)) if footprint else math.nan
     return {"memory_gb": total, "fits": total <= capacity * memory.USABLE, "largest_batch": largest}
+
+
+# Workloads that train with Keras: tf.distribute.MirroredStrategy splits the global batch over the GPUs and
+# all-reduces the gradients after the backward pass (no overlap, unlike PyTorch DDP's buckets, which the published
+# multi-GPU rows the scaling is fitted on use).
+MIRRORED_KINDS = ("lstm", "model")
+
+
+def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
+              widths: Widths, fit: calibration.Fit, device: perfmodel.Device,
+              workload: str) -> perfmodel.Estimate | None:  # fmt: skip
+    """``count`` GPUs under MirroredStrategy, the global batch kept (the post's batch of 100 split): each GPU runs
+    every iteration on its share of the batch, which the calibrated model times (a per-step-bound run's steps do
+    not shrink), then the whole all-reduce waits; the scaling's sync per doubling is the fitted one."""
+    link = scaling.link_of(gpu)
+    parameters = memory.parameters(spec)
+    if link is None or not parameters or one.seconds is None or spec["batch_size"] < count:
+        return None
+    split = {**spec, "train_samples": spec["train_samples"] / count, "batch_size": spec["batch_size"] / count}
+    whole = fit.estimate(work_of(spec), device, one.precision, workload)
+    share = fit.estimate(work_of(split), device, one.precision, workload)
+    if whole is None or share is None:
+        return None
+    per_gpu = one.seconds * share[0] / whole[0]
+    iterations = spec["epochs"] * math.ceil(spec["train_samples"] / spec["batch_size"])
+    allreduce = scaling.comm_seconds(count, scaling.GRADIENT_BYTES * parameters, link[1])
+    seconds = per_gpu * (1 + scale.sync * math.log2(count)) + iterations * allreduce
+    efficiency = one.seconds / (count * seconds)
+    one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
+    scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
+    width = math.hypot(one_width, scale_width)
+    basis = (f"{one.basis}; {count} GPUs over {link[0]} under tf.distribute.MirroredStrategy, the global batch of "
+             f"{spec['batch_size']:g} split ({spec['batch_size'] / count:g} a GPU): each GPU's share timed by the "
+             f"model ({per_gpu / one.seconds:.0%} of one GPU's time: {share[1]}-bound), the all-reduce after the "
+             f"backward pass not overlapped: efficiency {efficiency:.0%} ({one.seconds / seconds:.2f}x one GPU)")  # fmt: skip
+    return dataclasses.replace(one, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width),
+                               basis=basis)  # fmt: skip
 
 
 def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
@@ -532,7 +571,7 @@ def calibration_workload(spec: dict[str, Any], key: tuple) -> str:
     """The calibration's name for a workload's fitted terms: its family's where it has one (every language-model
     job shares the transformer family's), else its own."""
     family = spec.get("family") if isinstance(spec, dict) else None
-    return f"family:{family}" if family else workload_id(key)
+    return f"{crossval.FAMILY_PREFIX}{family}" if family else workload_id(key)
 
 
 def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibration.Sample, ...]:
