@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     recommend = commands.add_parser(
         "recommend", parents=[common, estimates], help="the best upgrade from your hardware"
     )
-    recommend.add_argument("--current", metavar="ID", required=True, help="the profile of the hardware you have")
+    recommend.add_argument("--current", metavar="ID",
+                           help="the profile of the hardware you have (required, but with --model-config)")
     recommend.add_argument(
         "--current-precision",
         choices=words(Precision),
@@ -136,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=Goal.VALUE.value,
         help="; ".join(f"{goal}: {text}" for goal, text in GOAL_HELP.items()) + f" (default {Goal.VALUE})",
     )
+    from advisor.llm.options import add_job_arguments  # no framework
+
+    recommend.add_argument("--optimizer", metavar="NAME", help="with --model-config: the optimizer (adamw)")
+    recommend.add_argument("--devices", type=int, default=1, metavar="N", help="with --model-config: also N GPUs")
+    recommend.add_argument("--gpu", metavar="NAME", help="with --model-config: one GPU only")
+    add_job_arguments(recommend)
 
     catalog = commands.add_parser("catalog", parents=[common], help="the GPU catalog: specifications and prices")
     catalog.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
@@ -396,6 +403,11 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     from advisor.costs import HABIT_OPTIONS, Habits
     from advisor.report import recommendation_text
 
+    if args.model_config:
+        return _recommend_job(args)
+    if not args.current:
+        raise AdvisorError("recommend: --current ID is required (the profile of the hardware you have), or "
+                           "--model-config for a language-model job")  # fmt: skip
     habits = Habits(**{name: getattr(args, name) for name in HABIT_OPTIONS})  # every habit option, by its name
     rec = recommend(
         _frame_with_estimates(args, args.current),
@@ -480,6 +492,28 @@ def _estimate_job(args: argparse.Namespace, frame, catalog, gpu_ids: list[str] |
         _print_json([option_record(option) for option in advice.options])
     else:
         print(job_advice_text(advice))
+    return 0
+
+
+def _recommend_job(args: argparse.Namespace) -> int:
+    """``recommend --model-config``: the option for the goal among the GPUs the job fits, and renting instead."""
+    from advisor.analysis import results_frame
+    from advisor.llm.advice import advise, choice_lines, choice_record, choose, summary_lines
+    from advisor.llm.job import Checkpointing
+    from advisor.llm.options import job_from_args
+    from advisor.store import load_profiles
+
+    catalog = _catalog(args)
+    frame = results_frame(load_profiles(args.profiles).profiles)
+    gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
+    advice = advise(frame, catalog, job_from_args(args), Checkpointing(args.checkpointing), gpu_ids,
+                    max(1, args.devices), pure_16bit=args.pure_bf16)  # fmt: skip
+    choice = choose(advice, args.goal, args.budget)
+    if args.json:
+        _print_json(choice_record(choice))
+    else:
+        print(f"Training job: {advice.job.describe()}; {advice.job.run_tokens:,.0f} tokens (estimated, not measured)")
+        print("\n".join([*choice_lines(choice), *summary_lines(advice)]))
     return 0
 
 

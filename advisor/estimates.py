@@ -303,7 +303,8 @@ def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sc
     basis = (f"{one.basis}; {count} GPUs over {link[0]} under tf.distribute.MirroredStrategy, the global batch of "
              f"{spec['batch_size']:g} split ({spec['batch_size'] / count:g} a GPU): each GPU's share timed by the "
              f"model ({per_gpu / one.seconds:.0%} of one GPU's time: {share[1]}-bound), the all-reduce after the "
-             f"backward pass not overlapped: efficiency {efficiency:.0%} ({one.seconds / seconds:.2f}x one GPU)")  # fmt: skip
+             f"backward pass not overlapped: efficiency {efficiency:.0%} ({one.seconds / seconds:.2f}x one "
+             "GPU)")  # fmt: skip
     return dataclasses.replace(one, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width),
                                basis=basis)  # fmt: skip
 

@@ -211,3 +211,17 @@ def test_the_shipped_llm_data_is_what_the_import_script_makes():
     collection = yaml.safe_load((ROOT / "profiles" / "published-llm-2026.yaml").read_text(encoding="utf-8"))
     assert collection == yaml.safe_load(script.collection.dump(script.build_collection(rows)))
     assert all(c["method"] in {m.value for m in Method} for c in shipped["cases"])
+
+
+def test_recommend_model_config_names_the_cheapest_way_that_fits():
+    done = _cli("recommend", "--model-config", "llama-3.1-8b", "--method", "qlora", "--tokens", "10000x2048",
+                "--budget", "3000", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    choice = json.loads(done.stdout)
+    assert choice["best"]["fits"] == "fits" and choice["best"]["price_usd"] <= 3000
+    assert choice["rent"]["fits"] == "fits" and choice["break_even_runs"] > 1
+    cost = json.loads(_cli("recommend", "--model-config", "llama-3.1-8b", "--tokens", "10000x2048", "--goal", "cost",
+                           "--json").stdout)  # fmt: skip
+    assert cost["best"]["rental_cost_usd"] == min(r["rental_cost_usd"] for r in [cost["best"], cost["rent"]])
+    missing = _cli("recommend")
+    assert missing.returncode == 1 and "--current ID is required" in missing.stderr

@@ -190,3 +190,16 @@ def test_an_option_that_cannot_hold_the_workload_is_never_recommended(capsys):
     assert main(["estimate", "--workload", "BERT-large", "--gpu", "rtx-4060-ti", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert all(r["fits"] is False and r["memory_gb"] > 8 and r["largest_batch"] >= 0 for r in rows)
+
+
+def test_a_keras_lstm_on_two_gpus_is_not_said_to_scale_like_ddp(capsys):
+    """The post's LSTM at its global batch of 100 under MirroredStrategy: each GPU gets 50 samples of the same
+    dependent steps and waits for the whole all-reduce, so a second GPU buys far less than the 98 % of PyTorch DDP's
+    overlapped rows; a published PyTorch workload keeps the fitted DDP scaling."""
+    assert main(["estimate", "--devices", "2", "--gpu", "rtx-4090", "--precision", "float32", "--json"]) == 0
+    rows = {r["devices"]: r for r in json.loads(capsys.readouterr().out)}
+    speedup = rows[1]["seconds_estimate"] / rows[2]["seconds_estimate"]
+    assert speedup < 1.8 and "MirroredStrategy" in rows[2]["basis"] and "not overlapped" in rows[2]["basis"]
+    assert main(["estimate", "--workload", "BERT-large", "--devices", "2", "--gpu", "rtx-4090", "--json"]) == 0
+    pairs = [r for r in json.loads(capsys.readouterr().out) if r["devices"] == 2]
+    assert pairs and all("MirroredStrategy" not in r["basis"] for r in pairs)

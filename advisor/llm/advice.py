@@ -233,5 +233,67 @@ def summary_lines(advice: JobAdvice) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class JobChoice:
+    """``recommend --model-config``: the option for the goal, and what renting the run would cost instead."""
+
+    goal: str
+    best: JobOption | None
+    reason: str
+    rent: JobOption | None  # the cheapest rented run that fits
+    break_even_runs: float | None  # runs after which buying ``best`` costs less than renting ``rent`` each time
+
+
+def choose(advice: JobAdvice, goal: str = "value", budget: float | None = None) -> JobChoice:
+    """The option for the goal among those that fit (the range's upper end within the card): ``speed`` the fastest
+    to buy within the budget, ``cost`` the cheapest rented run, ``value`` the cheapest to buy within the budget;
+    with the rental it competes with and the runs after which buying pays."""
+    fitting = advice.fitting()
+    affordable = [o for o in fitting if o.price_usd and (budget is None or o.price_usd <= budget)]
+    rent = advice.cheapest_rental()
+    if goal == "cost":
+        best, why = rent, "the cheapest way to run it: renting the run"
+    elif goal == "speed":
+        best = min(affordable, key=lambda o: (o.seconds, o.price_usd)) if affordable else None
+        why = "the fastest that fits" + (f" within ${budget:,.0f}" if budget is not None else "")
+    else:
+        best = min(affordable, key=lambda o: (o.price_usd, o.seconds)) if affordable else None
+        why = "the cheapest to buy that fits" + (f" within ${budget:,.0f}" if budget is not None else "")
+    if best is None:
+        reason = ("nothing that fits is for sale within the budget" if fitting else
+                  "no catalog GPU fits this job with room to spare: QLoRA, checkpointing or a shorter sequence")
+        return JobChoice(goal, None, reason, rent, None)  # fmt: skip
+    runs = None
+    if goal != "cost" and rent is not None and rent.rental_cost_usd and best.price_usd:
+        runs = best.price_usd / rent.rental_cost_usd
+    return JobChoice(goal, best, why, rent, runs)
+
+
+def choice_lines(choice: JobChoice) -> list[str]:
+    """The choice in words."""
+    best, rent = choice.best, choice.rent
+    if best is None:
+        return [f"No recommendation ({choice.goal}): {choice.reason}."]
+    cost = (f"${best.rental_cost_usd:,.2f} rented at ${best.rental_usd_per_hour:,.2f}/h" if choice.goal == "cost"
+            and best.rental_cost_usd else f"${best.price_usd:,.0f} to buy")  # fmt: skip
+    lines = [f"Best ({choice.goal}): {best.name}, {choice.reason}: {cost}; {hours(best.seconds)} a run "
+             f"({hours(best.low)} to {hours(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
+             f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
+             f"{best.gpu.value('memory_gb'):g}" + (", activation checkpointing on" if best.checkpointing else "")]
+    if choice.break_even_runs is not None and rent is not None:
+        lines.append(f"Renting instead: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}), "
+                     f"about ${rent.rental_cost_usd:,.2f} a run: buying pays for itself after "
+                     f"{choice.break_even_runs:,.0f} runs (energy not counted)")  # fmt: skip
+    return lines
+
+
+def choice_record(choice: JobChoice) -> dict[str, Any]:
+    """``recommend --model-config --json``."""
+    return {"goal": choice.goal, "reason": choice.reason,
+            "best": option_record(choice.best) if choice.best else None,
+            "rent": option_record(choice.rent) if choice.rent else None,
+            "break_even_runs": choice.break_even_runs, "lines": choice_lines(choice)}  # fmt: skip
+
+
 def is_finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)

@@ -131,8 +131,7 @@ class TrainingJob:
         """QLoRA: every 4-bit block weight turned back into 16 bits, in each forward, backward (and recompute)."""
         if self.method != Method.QLORA:
             return 0.0
-        passes = 3 if self.checkpointing else 2
-        return passes * QLORA_PASSES_DEQUANT_BYTES * self.model.layers * self.model.block_linear_parameters
+        return self.passes * QLORA_PASSES_DEQUANT_BYTES * self.model.layers * self.model.block_linear_parameters
 
     @property
     def passes(self) -> int:
@@ -179,9 +178,6 @@ class TrainingJob:
             "phases": [
                 {"kind": "matmul", "flops_per_sample": per_token},
                 {"kind": "elementwise", "activations_per_sample": activations + dequant + optimizer},
-                # each block's kernels launch one after another, in every pass: a dependent step per block and pass
-                # with no work of its own, whose fitted per-step cost is what a small micro-batch waits for
-                {"kind": "recurrent", "flops_per_sample": 0.0, "sequential_steps": self.passes * self.model.layers},
             ],
             "source": f"{self.model.source}; work per token by advisor.llm.job",
             "family": FAMILY,
