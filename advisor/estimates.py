@@ -320,7 +320,8 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
     if link is None or not parameters or one.seconds is None:
         return None
     iterations = spec["train_samples"] * spec["epochs"] / spec["batch_size"]
-    gradient_bytes = scaling.GRADIENT_BYTES * parameters
+    # a language-model job says what it all-reduces a micro-batch (its trained weights' gradients, once a step)
+    gradient_bytes = spec.get("gradient_bytes_per_batch") or scaling.GRADIENT_BYTES * parameters
     iteration = one.seconds / iterations
     efficiency = scale.efficiency(count, gradient_bytes, link[1], iteration, machines)
     network = scaling.network_efficiency(machines, gradient_bytes, link_gbps or 0.0, iteration) if machines > 1 else 1

@@ -14,11 +14,16 @@ import pandas as pd
 
 from advisor import estimates
 from advisor.catalog import Catalog, Gpu
+from advisor.crossval import SCALING_SITUATION
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
 from advisor.schema import workload_key
 from advisor.vocabulary import Precision, Source
 
+# The software the published language-model throughputs ran: what an estimate's centre assumes.
+STACKS = ("MosaicML llm-foundry's FSDP, NVIDIA NeMo AutoModel's TE kernels, Qwen's Hugging Face scripts; bf16, no "
+          "FP8: a tuned stack (Megatron, Unsloth) runs faster than the centre, a plain loop without flash attention "
+          "slower")  # fmt: skip
 # What a job computes in on a GPU: bfloat16 where the GPU has it (Ampere and newer), else float16 (Volta, Turing).
 JOB_PRECISIONS = (Precision.MIXED_BFLOAT16.value, Precision.MIXED_FLOAT16.value)
 
@@ -124,7 +129,7 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
                 by_gpu[key] = row
         for (gpu_id, count), row in by_gpu.items():
             gpu = catalog.by_id()[gpu_id]
-            row = _llm_range(row, gpu_id in measured, widths)
+            row = _llm_range(row, gpu_id in measured, widths, found.widths.half_widths.get(SCALING_SITUATION))
             capacity = float(gpu.value("memory_gb") or 0.0)
             rental = gpu.best_rental
             price = gpu.current_price(catalog.as_of)
@@ -151,19 +156,25 @@ def llm_gpus(frame: pd.DataFrame, catalog: Catalog) -> set[str]:
     return {g for g in estimates.match_catalog(rows, catalog) if g} if len(rows) else set()
 
 
-def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float]) -> dict[str, Any]:
+def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float],
+               scaling_width: float | None) -> dict[str, Any]:  # fmt: skip
     """The row's range from the language-model cross-validation: a new model on a GPU with language-model results,
-    or on one without (the wider); the calibration's own situation where that file is absent."""
+    or on one without (the wider), with several GPUs the scaling's error in quadrature; the calibration's own
+    situation where that file is absent."""
     situation = "llm-new-model" if measured_gpu else "llm-new-model-new-gpu"
     width = widths.get(situation)
     if width is None:
         return row
+    parts = row["basis"].split("; ")
+    several = [p for p in parts if "data parallel" in p]
+    if several and scaling_width:
+        width = math.hypot(width, scaling_width)
+    basis = "; ".join([parts[0], f"a language-model job ({situation}: {'this GPU has' if measured_gpu else 'no'} "
+                       f"published language-model results), on the published stacks' mix ({STACKS}): range = the "
+                       "90th-percentile error of that situation on their throughputs" +
+                       (", and the data-parallel scaling's in quadrature" if several else "") +
+                       f", {math.exp(width):.2f}x", *several])  # fmt: skip
     one = row["seconds"]
-    several = " and the data-parallel scaling's" if int(row["device_count"]) > 1 else ""
-    basis = (f"{row['basis'].split('; ')[0]}; a language-model job ({situation}: "
-             f"{'this GPU has' if measured_gpu else 'no'} published language-model results): range = the "
-             f"90th-percentile error of that situation on the published language-model throughputs, "
-             f"{math.exp(width):.2f}x{several}")  # fmt: skip
     return {**row, "low": one / math.exp(width), "high": one * math.exp(width), "basis": basis}
 
 

@@ -181,6 +181,8 @@ class TrainingJob:
             ],
             "source": f"{self.model.source}; work per token by advisor.llm.job",
             "family": FAMILY,
+            # data parallel all-reduces the trained weights' fp32 gradients once an optimizer step
+            "gradient_bytes_per_batch": 4.0 * self.trainable_parameters / self.grad_accum,
         }
 
 
