@@ -231,8 +231,8 @@ def summary_lines(advice: JobAdvice) -> list[str]:
     rent, buy, fast = advice.cheapest_rental(), advice.cheapest_purchase(), advice.fastest()
     if rent is not None:
         lines.append(f"Cheapest rented: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}): "
-                     f"{hours(rent.seconds)} (up to {hours(rent.high)}), about ${rent.rental_cost_usd:,.0f} for the "
-                     "run at the range's upper end")  # fmt: skip
+                     f"{hours(rent.seconds)} (up to {hours(rent.high)}), ${rent.rental_cost_usd:,.2f} for the run at "
+                     "the range's upper end")  # fmt: skip
     if buy is not None:
         lines.append(f"Cheapest to buy that fits: {buy.name} (${buy.price_usd:,.0f}): {hours(buy.seconds)} "
                      f"({hours(buy.low)} to {hours(buy.high)})")  # fmt: skip
@@ -263,7 +263,7 @@ def choose(advice: JobAdvice, goal: str = "value", budget: float | None = None) 
     affordable = [o for o in fitting if o.price_usd and (budget is None or o.price_usd <= budget)]
     rent = advice.cheapest_rental()
     if goal == "cost":
-        best, why = rent, "the cheapest way to run it: renting the run"
+        best, why = rent, "rented: the cheapest way to run it"
     elif goal == "speed":
         best = min(affordable, key=lambda o: (o.seconds, o.price_usd)) if affordable else None
         why = "the fastest that fits" + (f" within ${budget:,.0f}" if budget is not None else "")
@@ -285,8 +285,9 @@ def choice_lines(choice: JobChoice) -> list[str]:
     best, rent = choice.best, choice.rent
     if best is None:
         return [f"No recommendation ({choice.goal}): {choice.reason}."]
-    cost = (f"${best.rental_cost_usd:,.2f} rented at ${best.rental_usd_per_hour:,.2f}/h" if choice.goal == "cost"
-            and best.rental_cost_usd else f"${best.price_usd:,.0f} to buy")  # fmt: skip
+    cost = (f"${best.rental_cost_usd:,.2f} for the run at ${best.rental_usd_per_hour:,.2f}/h"
+            f" ({best.rental_provider})" if choice.goal == "cost" and best.rental_cost_usd else
+            f"${best.price_usd:,.0f} to buy")  # fmt: skip
     lines = [f"Best ({choice.goal}): {best.name}, {choice.reason}: {cost}; {hours(best.seconds)} a run "
              f"({hours(best.low)} to {hours(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
              f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
