@@ -132,6 +132,7 @@ class Fit:
     workload_gpus: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # per (workload, group): GPUs
     architectures: frozenset[str] = frozenset()
     _typical: dict[str, list[Sample]] = field(default_factory=dict, repr=False)  # per group, made on first use
+    _there: dict[tuple, tuple[float, str] | None] = field(default_factory=dict, repr=False)  # on the reference GPU
 
     def value(self, *key) -> float:
         """A fitted log-space term (its prior mean, 0 or the global prior, when no result decided it)."""
@@ -182,7 +183,7 @@ class Fit:
             if other.workload == workload:
                 continue
             here = self.predict(other.work, device, precision, other.workload)
-            there = self.predict(other.work, reference.device, reference.precision, other.workload)
+            there = self._at_reference(other, reference)
             if here and there:
                 ratios.append(math.log(here[0] / there[0]))
                 weights.append(math.exp(-((_intensity(other.work) - _intensity(work)) ** 2) / (2 * SIMILARITY**2)))
@@ -191,6 +192,13 @@ class Fit:
         typical = math.log(reference.seconds) + float(np.average(ratios, weights=weights))
         blended = (1 - TYPICAL_WEIGHT) * math.log(predicted[0]) + TYPICAL_WEIGHT * typical
         return math.exp(blended), predicted[1]
+
+    def _at_reference(self, other: Sample, reference: Sample) -> tuple[float, str] | None:
+        """A representative workload's prediction on the reference GPU: the same for every GPU estimated, kept."""
+        key = (other.workload, other.precision, reference.gpu, reference.precision)
+        if key not in self._there:
+            self._there[key] = self.predict(other.work, reference.device, reference.precision, other.workload)
+        return self._there[key]
 
     def _representatives(self, group: str) -> list[Sample]:
         """One sample per workload of the group with results on MANY_GPUS or more (their scaling is known)."""

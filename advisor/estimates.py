@@ -190,6 +190,7 @@ def estimate_catalog(
     devices: tuple[int, ...] = (1,),
     machines: int = 1,
     link_gbps: float | None = None,
+    samples: tuple[calibration.Sample, ...] | None = None,
 ) -> CatalogEstimates:
     """Estimate the workload on every catalog GPU (or ``gpu_ids``) and precision, as results-frame rows.
 
@@ -198,12 +199,13 @@ def estimate_catalog(
     beside it). Rows are left out where a measured or quoted result of the same GPU and precision exists (unless
     ``keep_covered``, for checking the model against them). ``devices`` above 1 add data-parallel options ("2x RTX
     4090"): one GPU's estimate divided by N times the efficiency :mod:`advisor.scaling` predicts (the batch per GPU
-    kept); ``machines`` above 1 (with the network's ``link_gbps``) add that many machines of each.
+    kept); ``machines`` above 1 (with the network's ``link_gbps``) add that many machines of each. ``samples``:
+    the frame's :func:`calibration_samples`, when the caller estimates several workloads on the same frame.
     """
     spec = spec if spec is not None else spec_for(frame, key)
     work = work_of(spec)
     widths = widths if widths is not None else catalog.widths
-    fit = calibration.fit(calibration_samples(frame, catalog))
+    fit = calibration.fit(calibration_samples(frame, catalog) if samples is None else samples)
     workload = calibration_workload(spec, key)
     common = calibration_basis(fit, widths)
     scale = scaling_fit(frame, catalog) if any(n > 1 for n in devices) or machines > 1 else scaling.DEFAULT

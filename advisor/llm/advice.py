@@ -109,6 +109,7 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
     counts = tuple(sorted({1, devices}))
     measured = llm_gpus(frame, catalog)
     widths = crossval.load_widths()
+    samples = estimates.calibration_samples(frame, catalog)  # once for both checkpointing plans
     for on, gpus in plans.items():
         if not gpus:
             continue
@@ -116,7 +117,7 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
         spec = planned.workload_spec()
         found = estimates.estimate_catalog(frame, catalog, workload_key(spec), precisions=JOB_PRECISIONS,
                                            gpu_ids=[g.id for g in gpus], keep_covered=True, spec=spec,
-                                           devices=counts)  # fmt: skip
+                                           devices=counts, samples=samples)  # fmt: skip
         estimated = set(found.rows["catalog_id"]) if not found.rows.empty else set()
         missing.extend(f"{e.device.name}: {e.reason}" for e in found.not_estimated
                        if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1])  # fmt: skip
