@@ -302,7 +302,8 @@ def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sc
     one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
     scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
     width = math.hypot(one_width, scale_width)
-    basis = (f"{one.basis}; {count} GPUs over {link[0]} under tf.distribute.MirroredStrategy, the global batch of "
+    basis = (f"{one.basis}; {count} GPUs over {link[0]} in data parallel under tf.distribute.MirroredStrategy, "
+             f"the global batch of "
              f"{spec['batch_size']:g} split ({spec['batch_size'] / count:g} a GPU): each GPU's share timed by the "
              f"model ({per_gpu / one.seconds:.0%} of one GPU's time: {share[1]}-bound), the all-reduce after the "
              f"backward pass not overlapped: efficiency {efficiency:.0%} ({one.seconds / seconds:.2f}x one "

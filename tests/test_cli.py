@@ -107,7 +107,7 @@ def test_recommend_hours_saved_per_week(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["recommend"], "the following arguments are required: --current"),
+        (["recommend"], "--current ID is required"),
         (["recommend", "--current", "nope"], "no profile with id 'nope'"),
         (["recommend", "--current", "post-cpu-only", "--budget", "-5"], "must be a number of dollars"),
         (["compare", "--precision", "float64"], "invalid choice"),
@@ -188,7 +188,7 @@ def test_profiles_and_json_work_before_or_after_the_command(capsys, shipped_copy
     ("argv", "line"),
     [
         (["frobnicate"], "advisor: error: argument COMMAND: invalid choice: 'frobnicate'"),
-        (["recommend"], "advisor: error: recommend: the following arguments are required: --current"),
+        (["recommend"], "advisor: error: recommend: --current ID is required"),
         (["list", "--nope"], "advisor: error: unrecognized arguments: --nope"),
     ],
 )

@@ -18,7 +18,7 @@ from advisor.crossval import SCALING_SITUATION
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
 from advisor.schema import workload_key
-from advisor.vocabulary import Precision, Source
+from advisor.vocabulary import Goal, Precision, Source
 
 # The software the published language-model throughputs ran: what an estimate's centre assumes.
 STACKS = ("MosaicML llm-foundry's FSDP, NVIDIA NeMo AutoModel's TE kernels, Qwen's Hugging Face scripts; bf16, no "
@@ -256,16 +256,16 @@ class JobChoice:
     break_even_runs: float | None  # runs after which buying ``best`` costs less than renting ``rent`` each time
 
 
-def choose(advice: JobAdvice, goal: str = "value", budget: float | None = None) -> JobChoice:
+def choose(advice: JobAdvice, goal: str = Goal.VALUE.value, budget: float | None = None) -> JobChoice:
     """The option for the goal among those that fit (the range's upper end within the card): ``speed`` the fastest
     to buy within the budget, ``cost`` the cheapest rented run, ``value`` the cheapest to buy within the budget;
     with the rental it competes with and the runs after which buying pays."""
     fitting = advice.fitting()
     affordable = [o for o in fitting if o.price_usd and (budget is None or o.price_usd <= budget)]
     rent = advice.cheapest_rental()
-    if goal == "cost":
+    if goal == Goal.COST:
         best, why = rent, "rented: the cheapest way to run it"
-    elif goal == "speed":
+    elif goal == Goal.SPEED:
         best = min(affordable, key=lambda o: (o.seconds, o.price_usd)) if affordable else None
         why = "the fastest that fits" + (f" within ${budget:,.0f}" if budget is not None else "")
     else:
@@ -276,7 +276,7 @@ def choose(advice: JobAdvice, goal: str = "value", budget: float | None = None) 
                   "no catalog GPU fits this job with room to spare: QLoRA, checkpointing or a shorter sequence")
         return JobChoice(goal, None, reason, rent, None)  # fmt: skip
     runs = None
-    if goal != "cost" and rent is not None and rent.rental_cost_usd and best.price_usd:
+    if goal != Goal.COST and rent is not None and rent.rental_cost_usd and best.price_usd:
         runs = best.price_usd / rent.rental_cost_usd
     return JobChoice(goal, best, why, rent, runs)
 
@@ -287,7 +287,7 @@ def choice_lines(choice: JobChoice) -> list[str]:
     if best is None:
         return [f"No recommendation ({choice.goal}): {choice.reason}."]
     cost = (f"${best.rental_cost_usd:,.2f} for the run at ${best.rental_usd_per_hour:,.2f}/h"
-            f" ({best.rental_provider})" if choice.goal == "cost" and best.rental_cost_usd else
+            f" ({best.rental_provider})" if choice.goal == Goal.COST and best.rental_cost_usd else
             f"${best.price_usd:,.0f} to buy")  # fmt: skip
     lines = [f"Best ({choice.goal}): {best.name}, {choice.reason}: {cost}; {hours(best.seconds)} a run "
              f"({hours(best.low)} to {hours(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
