@@ -487,7 +487,7 @@ def _estimate_job(args: argparse.Namespace, frame, catalog, gpu_ids: list[str] |
     if not 1 <= args.devices <= 1024:
         raise AdvisorError(f"estimate: --devices must be 1 to 1024, got {args.devices}")
     advice = advise(frame, catalog, job_from_args(args), Checkpointing(args.checkpointing), gpu_ids, args.devices,
-                    pure_16bit=args.pure_bf16)  # fmt: skip
+                    pure_16bit=args.pure_bf16, sharded=args.fsdp)  # fmt: skip
     if args.json:
         _print_json([option_record(option) for option in advice.options])
     else:
@@ -507,7 +507,7 @@ def _recommend_job(args: argparse.Namespace) -> int:
     frame = results_frame(load_profiles(args.profiles).profiles)
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
     advice = advise(frame, catalog, job_from_args(args), Checkpointing(args.checkpointing), gpu_ids,
-                    max(1, args.devices), pure_16bit=args.pure_bf16)  # fmt: skip
+                    max(1, args.devices), pure_16bit=args.pure_bf16, sharded=args.fsdp)  # fmt: skip
     choice = choose(advice, args.goal, args.budget)
     if args.json:
         _print_json(choice_record(choice))

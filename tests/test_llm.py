@@ -225,3 +225,18 @@ def test_recommend_model_config_names_the_cheapest_way_that_fits():
     assert cost["best"]["rental_cost_usd"] == min(r["rental_cost_usd"] for r in [cost["best"], cost["rent"]])
     missing = _cli("recommend")
     assert missing.returncode == 1 and "--current ID is required" in missing.stderr
+
+
+def test_fsdp_shards_what_every_gpu_would_otherwise_hold():
+    """With --fsdp a GPU holds its share of the weights, gradients and optimizer state and two gathered blocks;
+    the activations stay whole. Llama 3.1 70B full fine-tuning does not fit one H100 nor, with fp32 master weights
+    and AdamW, eight of them sharded (22 bytes a weight / 8 = 194 GB): it needs more GPUs, and 32 fit."""
+    job = job_from_options(load_presets()["llama-3.1-70b"], "full", 4096, 1, checkpointing=True)
+    whole, eight, many = memory.predict(job), memory.predict(job, shards=8), memory.predict(job, shards=32)
+    assert eight.activations_gb == whole.activations_gb
+    assert eight.optimizer_gb == pytest.approx(whole.optimizer_gb / 8)
+    assert eight.verdict(80) == memory.Fit.NO and many.verdict(80) == memory.Fit.FITS
+    done = _cli("estimate", "--model-config", "llama-3.1-70b", "--method", "lora", "--devices", "2", "--fsdp",
+                "--gpu", "a100-80gb-sxm4", "--json")  # fmt: skip
+    rows = {r["devices"]: r for r in json.loads(done.stdout)}
+    assert rows[2]["memory_gb"] < rows[1]["memory_gb"] and "FSDP" in rows[2]["basis"]

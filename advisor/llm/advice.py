@@ -96,9 +96,12 @@ def _choose_checkpointing(job: TrainingJob, capacity: float, mode: Checkpointing
 
 
 def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointing: Checkpointing = Checkpointing.AUTO,
-           gpu_ids: list[str] | None = None, devices: int = 1, pure_16bit: bool = False) -> JobAdvice:  # fmt: skip
+           gpu_ids: list[str] | None = None, devices: int = 1, pure_16bit: bool = False,
+           sharded: bool = False) -> JobAdvice:  # fmt: skip
     """The job on every catalog GPU (or ``gpu_ids``), one GPU and, with ``devices`` above 1, that many in data
-    parallel (each holding the whole model: DDP, the memory per GPU unchanged)."""
+    parallel: each holding the whole model (DDP), or with ``sharded`` its share of the weights, gradients and
+    optimizer state (FSDP / ZeRO-3; the time is still DDP's scaling, the all-gathers overlapped as DDP's all-reduce
+    is, which the basis says)."""
     chosen = [catalog.by_id()[i] for i in gpu_ids] if gpu_ids is not None else list(catalog.gpus)
     plans: dict[bool, list[Gpu]] = {False: [], True: []}
     for gpu in chosen:
@@ -121,7 +124,6 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
         estimated = set(found.rows["catalog_id"]) if not found.rows.empty else set()
         missing.extend(f"{e.device.name}: {e.reason}" for e in found.not_estimated
                        if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1])  # fmt: skip
-        footprint = memory.predict(planned, pure_16bit)
         by_gpu: dict[tuple[str, int], dict[str, Any]] = {}
         for row in found.rows.to_dict("records"):
             key = (row["catalog_id"], int(row["device_count"]))
@@ -132,14 +134,20 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
             gpu = catalog.by_id()[gpu_id]
             row = _llm_range(row, gpu_id in measured, widths, found.widths.half_widths.get(SCALING_SITUATION))
             capacity = float(gpu.value("memory_gb") or 0.0)
+            shards = count if sharded and count > 1 else 1
+            footprint = memory.predict(planned, pure_16bit, shards=shards)
+            if shards > 1:
+                row = {**row, "basis": f"{row['basis']}; weights, gradients and optimizer state sharded over the "
+                                       f"{count} GPUs (FSDP / ZeRO-3), two blocks gathered at a time; the time "
+                                       "takes the all-gathers as overlapped as DDP's all-reduce"}  # fmt: skip
             rental = gpu.best_rental
             price = gpu.current_price(catalog.as_of)
             options.append(JobOption(
                 gpu=gpu, devices=count, precision=row["precision"], checkpointing=on, footprint=footprint,
                 verdict=footprint.verdict(capacity), seconds=float(row["seconds"]), low=float(row["low"]),
                 high=float(row["high"]), bound=str(row["bound"]), basis=str(row["basis"]),
-                largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit),
-                largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit),
+                largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit, shards),
+                largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards),
                 price_usd=count * float(price.usd) if price else None,
                 rental_usd_per_hour=count * rental.usd_per_hour if rental else None,
                 rental_provider=rental.provider if rental else None, tokens=job.run_tokens,

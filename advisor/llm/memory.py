@@ -116,22 +116,28 @@ def activation_bytes(job: TrainingJob) -> float:
 
 
 def predict(job: TrainingJob, pure_16bit: bool = False, factor: float = ACTIVATION_FACTOR,
-            overhead_gb: float = OVERHEAD_GB) -> Footprint:  # fmt: skip
-    """The job's peak memory on one GPU (no sharding), with its cross-validated range."""
+            overhead_gb: float = OVERHEAD_GB, shards: int = 1) -> Footprint:  # fmt: skip
+    """The job's peak memory on one GPU, with its cross-validated range. ``shards`` above 1: FSDP (ZeRO-3) over that
+    many GPUs, each holding its share of the weights, gradients and optimizer state, plus the 16-bit weights of two
+    blocks gathered at a time (the one computing and the one prefetched); the activations stay whole (each GPU runs
+    its own micro-batch). The published peaks checked are of one GPU: the sharded figure is the parts' arithmetic."""
     weights, gradients, optimizer = static_bytes(job, pure_16bit)
+    if shards > 1:
+        gathered = 2 * 2.0 * job.model.block_linear_parameters
+        weights, gradients, optimizer = weights / shards + gathered, gradients / shards, optimizer / shards
     return Footprint(weights / GB, gradients / GB, optimizer / GB, factor * activation_bytes(job) / GB, overhead_gb)
 
 
-def largest_micro_batch(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False) -> int:
+def largest_micro_batch(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1) -> int:
     """The largest micro-batch whose range fits the usable memory (0: not even one sequence)."""
-    one = predict(replace(job, micro_batch=1), pure_16bit)
+    one = predict(replace(job, micro_batch=1), pure_16bit, shards=shards)
     room = capacity_gb * USABLE / one.high_factor - (one.total_gb - one.activations_gb)
     return max(0, math.floor(room / one.activations_gb)) if one.activations_gb > 0 else 0
 
 
-def largest_seq_len(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False) -> int:
+def largest_seq_len(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1) -> int:
     """The longest sequence (a multiple of 128) whose range fits the usable memory at the job's micro-batch."""
-    one = predict(replace(job, seq_len=1), pure_16bit)
+    one = predict(replace(job, seq_len=1), pure_16bit, shards=shards)
     room = capacity_gb * USABLE / one.high_factor - (one.total_gb - one.activations_gb)
     # activations are linear in the tokens (flash attention keeps no seq x seq scores)
     return max(0, math.floor(room / one.activations_gb) // 128 * 128) if one.activations_gb > 0 else 0

@@ -44,6 +44,9 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--lora-rank", type=_positive, default=DEFAULT_RANK, metavar="R", help=f"({DEFAULT_RANK})")
     job.add_argument("--lora-targets", default="all-linear", metavar="NAMES",
                      help="comma-separated linear layers (q_proj,v_proj...) or all-linear (default)")
+    job.add_argument("--fsdp", action="store_true",
+                     help="with --devices N: shard the weights, gradients and optimizer state over the N GPUs "
+                     "(FSDP / DeepSpeed ZeRO-3) instead of a whole copy on each (DDP)")
     job.add_argument("--pure-bf16", action="store_true",
                      help="weights, gradients and optimizer state in bf16 (LitGPT's bf16-true), no fp32 master copy")
 
