@@ -22,7 +22,7 @@ from advisor.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 from advisor.errors import AdvisorError, ProfileError
 from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
-from advisor.llm.job import Method, job_from_options
+from advisor.llm.job import Checkpointing, Method, job_from_options
 from advisor.vocabulary import Goal, PrecisionFilter, Source
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
@@ -100,10 +100,12 @@ def catalog_estimates(key: tuple, workload: tuple, link_gbps: float | None, _fra
 
 @st.cache_resource(max_entries=16)  # read-only: a language-model job's answer, until the files change
 def job_advice(key: tuple, model: llm_config.ModelConfig, words: tuple, _frame: pd.DataFrame, _catalog: Catalog):
-    """The job on every catalog GPU (``words``: method, sequence length, micro-batch, examples, epochs)."""
-    method, seq_len, batch, examples, epochs = words
+    """The job on every catalog GPU (``words``: method, sequence length, micro-batch, examples, epochs,
+    checkpointing, GPUs, FSDP)."""
+    method, seq_len, batch, examples, epochs, checkpointing, devices, fsdp = words
     job = job_from_options(model, method, int(seq_len), int(batch), tokens=examples * seq_len * epochs)
-    return llm_advice.advise(_frame, _catalog, job)
+    return llm_advice.advise(_frame, _catalog, job, Checkpointing(checkpointing), devices=int(devices),
+                             sharded=bool(fsdp))  # fmt: skip
 
 
 def your_prices() -> dict[str, float]:
@@ -491,6 +493,10 @@ def language_model_section(frame: pd.DataFrame, catalog: Catalog | None) -> None
         batch = middle.number_input("Micro-batch (sequences)", 1, 4096, 1, key="llm_batch")
         examples = right.number_input("Examples", 1, 10**9, 10_000, 1000, key="llm_examples")
         epochs = right.number_input("Epochs", 0.1, 1000.0, 1.0, 0.5, key="llm_epochs")
+        checkpointing = left.selectbox("Activation checkpointing", [c.value for c in Checkpointing], key="llm_ckpt",
+                                       help="auto: on only where the job does not fit without it")
+        devices = right.number_input("GPUs (data parallel)", 1, 64, 1, key="llm_devices")
+        fsdp = right.checkbox("Shard the model over them (FSDP / ZeRO-3)", key="llm_fsdp")
         model, problem = chosen_model(preset, upload)
         if problem:
             st.error(safe(problem))
@@ -498,8 +504,8 @@ def language_model_section(frame: pd.DataFrame, catalog: Catalog | None) -> None
             st.caption("Pick a preset (their numbers come from each model's config.json) or upload your own.")
             return
         try:
-            found = job_advice((folder_key, id(catalog)), model, (method, int(seq_len), int(batch), int(examples),
-                                                                   float(epochs)), frame, catalog)  # fmt: skip
+            words = (method, int(seq_len), int(batch), int(examples), float(epochs), checkpointing, int(devices), fsdp)
+            found = job_advice((folder_key, id(catalog)), model, words, frame, catalog)
         except AdvisorError as error:
             st.error(safe(str(error)))
             return
@@ -510,8 +516,8 @@ def language_model_section(frame: pd.DataFrame, catalog: Catalog | None) -> None
             st.markdown("- " + safe(line))
         table = pd.DataFrame([{name: render(o) for name, render in report.JOB_TABLE} for o in found.options])
         st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
-        st.caption(safe("Estimated, not measured. Activation checkpointing is on only where the job does not fit "
-                        "without it. " + llm_advice.MEMORY_BASIS + "; time ranges: the cross-validated error of "
+        st.caption(safe("Estimated, not measured, for the published stacks' mix (" + llm_advice.STACKS + "). "
+                        + llm_advice.MEMORY_BASIS + "; time ranges: the cross-validated error of "
                         "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)."))
 
 

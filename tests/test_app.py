@@ -265,4 +265,9 @@ def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     at.selectbox(key="llm_method").set_value("qlora").run()  # QLoRA fits where LoRA does not
     rows = job_table(at).set_index("gpu")
     assert rows.loc["GeForce RTX 4090", "fits?"] == "fits"
+    at.number_input(key="llm_devices").set_value(2).run()
+    at.checkbox(key="llm_fsdp").check().run()
+    assert not at.exception, at.exception
+    rows = job_table(at).set_index("gpu")
+    assert "2x H100 SXM5 80GB" in rows.index and "H100 SXM5 80GB" in rows.index
     assert any(m.label == "Best upgrade" for m in at.metric)  # the rest of the page still answers below
