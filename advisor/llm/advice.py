@@ -7,7 +7,7 @@ no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -225,11 +225,6 @@ MEMORY_BASIS = (f"memory: weights, gradients, optimizer state, activations and t
                 "the range's upper end fits 95 % of the card")  # fmt: skip
 
 
-def with_tokens(job: TrainingJob, examples: int, epochs: float = 1.0) -> TrainingJob:
-    """The job with its run's tokens: examples x sequence length x epochs (every example padded or packed to it)."""
-    return replace(job, tokens=float(examples) * job.seq_len * epochs)
-
-
 def hours(seconds: float) -> str:
     return f"{seconds / 3600:,.1f} h" if seconds >= 3600 else f"{seconds / 60:,.0f} min"
 
@@ -315,6 +310,3 @@ def choice_record(choice: JobChoice) -> dict[str, Any]:
             "rent": option_record(choice.rent) if choice.rent else None,
             "break_even_runs": choice.break_even_runs, "lines": choice_lines(choice)}  # fmt: skip
 
-
-def is_finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
