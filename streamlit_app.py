@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from functools import partial
@@ -462,8 +463,6 @@ def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog
 def chosen_model(preset: str | None, config_upload) -> tuple[llm_config.ModelConfig | None, str]:
     """The model picked, or read from an uploaded config.json (never saved): (model, problem)."""
     if config_upload is not None:
-        import json  # only for an uploaded config
-
         try:
             data = json.loads(config_upload.getvalue().decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:

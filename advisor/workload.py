@@ -70,7 +70,8 @@ def make_dataset(workload: Workload, seed: int = 0) -> tuple[np.ndarray, np.ndar
     return x, y
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An option's whole number, 1 or more: one line of error otherwise."""
     try:
         value = int(text)
     except ValueError:
@@ -107,12 +108,12 @@ def add_workload_size_arguments(parser: argparse.ArgumentParser) -> argparse._Ar
     """--units, --timesteps, --features, --samples, --batch-size, --epochs (default: the post's job)."""
     default = Workload()
     job = parser.add_argument_group("the training job (default: the post's)")
-    job.add_argument("--units", type=_positive_int, default=default.units, help="LSTM units (1000)")
-    job.add_argument("--timesteps", type=_positive_int, default=default.timesteps, help="steps per series (100)")
-    job.add_argument("--features", type=_positive_int, default=default.features, help="features per step (1)")
-    job.add_argument("--samples", type=_positive_int, default=default.train_samples, help="training samples (937)")
-    job.add_argument("--batch-size", type=_positive_int, default=default.batch_size, help="batch size (100)")
-    job.add_argument("--epochs", type=_positive_int, default=default.epochs, help="epochs (100)")
+    job.add_argument("--units", type=positive_int, default=default.units, help="LSTM units (1000)")
+    job.add_argument("--timesteps", type=positive_int, default=default.timesteps, help="steps per series (100)")
+    job.add_argument("--features", type=positive_int, default=default.features, help="features per step (1)")
+    job.add_argument("--samples", type=positive_int, default=default.train_samples, help="training samples (937)")
+    job.add_argument("--batch-size", type=positive_int, default=default.batch_size, help="batch size (100)")
+    job.add_argument("--epochs", type=positive_int, default=default.epochs, help="epochs (100)")
     return job
 
 
@@ -167,7 +168,7 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--devices",
-        type=_positive_int,
+        type=positive_int,
         default=1,
         metavar="N",
         help="train on N devices with tf.distribute.MirroredStrategy (GPUs, or the CPU split in N); "
@@ -200,7 +201,7 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop once the steady epoch median is known within 2%% (95%% confidence) and estimate the total",
     )
     run.add_argument(
-        "--matmul-size", type=_positive_int, default=2048, help="matrix size of the matmul peak test (2048)"
+        "--matmul-size", type=positive_int, default=2048, help="matrix size of the matmul peak test (2048)"
     )
 
     price = parser.add_argument_group("the price (what the hardware cost)")

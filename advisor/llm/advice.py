@@ -88,11 +88,11 @@ class JobAdvice:
         return min(found, key=lambda o: o.seconds) if found else None
 
 
-def _choose_checkpointing(job: TrainingJob, capacity: float, mode: Checkpointing) -> bool:
+def _choose_checkpointing(job: TrainingJob, capacity: float, mode: Checkpointing, pure_16bit: bool) -> bool:
     """auto: checkpointing only where the job does not fit without it."""
     if mode != Checkpointing.AUTO:
         return mode == Checkpointing.ON
-    return memory.predict(job.with_checkpointing(False)).verdict(capacity) != memory.Fit.FITS
+    return memory.predict(job.with_checkpointing(False), pure_16bit).verdict(capacity) != memory.Fit.FITS
 
 
 def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointing: Checkpointing = Checkpointing.AUTO,
@@ -107,7 +107,7 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
     for gpu in chosen:
         capacity = gpu.value("memory_gb")
         if capacity is not None:
-            plans[_choose_checkpointing(job, capacity, checkpointing)].append(gpu)
+            plans[_choose_checkpointing(job, capacity, checkpointing, pure_16bit)].append(gpu)
     options, missing = [], []
     counts = tuple(sorted({1, devices}))
     measured = llm_gpus(frame, catalog)
@@ -175,7 +175,7 @@ def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float]
     if width is None:
         return row
     parts = row["basis"].split("; ")
-    several = [p for p in parts if "data parallel" in p]
+    several = [p for p in parts if "data parallel" in p] if int(row["device_count"]) > 1 else []
     if several and scaling_width:
         width = math.hypot(width, scaling_width)
     basis = "; ".join([parts[0], f"a language-model job ({situation}: {'this GPU has' if measured_gpu else 'no'} "

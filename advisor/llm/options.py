@@ -6,25 +6,8 @@ from __future__ import annotations
 import argparse
 
 from advisor.llm.config import resolve
-from advisor.llm.job import (
-    DEFAULT_RANK,
-    OPTIMIZER_STATE_BYTES,
-    Checkpointing,
-    Method,
-    TrainingJob,
-    job_from_options,  # fmt: skip
-    parse_tokens,
-)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+from advisor.llm.job import DEFAULT_RANK, Checkpointing, Method, TrainingJob, job_from_options, parse_tokens
+from advisor.workload import positive_int  # the one parser of whole-number options (NumPy only)
 
 
 def add_job_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,14 +17,14 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> None:
                      help="a preset (`advisor models` lists them, e.g. llama-3.1-8b) or a Hugging Face config.json")
     job.add_argument("--method", choices=[m.value for m in Method], default=Method.LORA.value,
                      help="full fine-tuning, LoRA, or QLoRA on a 4-bit base (lora)")
-    job.add_argument("--seq-len", type=_positive, default=2048, metavar="N", help="tokens per sequence (2048)")
-    job.add_argument("--batch", type=_positive, default=1, metavar="N", help="sequences per micro-batch (1)")
-    job.add_argument("--grad-accum", type=_positive, default=1, metavar="N", help="micro-batches per step (1)")
+    job.add_argument("--seq-len", type=positive_int, default=2048, metavar="N", help="tokens per sequence (2048)")
+    job.add_argument("--batch", type=positive_int, default=1, metavar="N", help="sequences per micro-batch (1)")
+    job.add_argument("--grad-accum", type=positive_int, default=1, metavar="N", help="micro-batches per step (1)")
     job.add_argument("--tokens", type=parse_tokens, default=0.0, metavar="N",
                      help="tokens of the whole run: 20M, 1.5e9, or examples x length x epochs as 10000x2048x1")
     job.add_argument("--checkpointing", choices=[c.value for c in Checkpointing], default=Checkpointing.AUTO.value,
                      help="activation checkpointing; auto (default): only on a GPU the job does not fit without it")
-    job.add_argument("--lora-rank", type=_positive, default=DEFAULT_RANK, metavar="R", help=f"({DEFAULT_RANK})")
+    job.add_argument("--lora-rank", type=positive_int, default=DEFAULT_RANK, metavar="R", help=f"({DEFAULT_RANK})")
     job.add_argument("--lora-targets", default="all-linear", metavar="NAMES",
                      help="comma-separated linear layers (q_proj,v_proj...) or all-linear (default)")
     job.add_argument("--fsdp", action="store_true",
@@ -52,10 +35,7 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def job_from_args(args: argparse.Namespace) -> TrainingJob:
-    """The job the options describe (``--optimizer`` defaults to adamw here)."""
-    optimizer = (args.optimizer or "adamw").lower()
-    if optimizer not in OPTIMIZER_STATE_BYTES:
-        raise argparse.ArgumentTypeError(f"--optimizer: one of {', '.join(OPTIMIZER_STATE_BYTES)}")
+    """The job the options describe (``--optimizer`` defaults to adamw here; the job checks every value)."""
     return job_from_options(resolve(args.model_config), args.method, args.seq_len, args.batch, args.grad_accum,
-                            args.tokens, optimizer, lora_rank=args.lora_rank,
+                            args.tokens, args.optimizer or "adamw", lora_rank=args.lora_rank,
                             lora_targets=args.lora_targets)  # fmt: skip
