@@ -11,9 +11,11 @@ import datetime as _dt
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -68,16 +70,21 @@ def profile_cache() -> store.ProfileCache:
     return store.ProfileCache()
 
 
+@st.cache_resource
+def folder_watch(folder: str) -> store.FolderWatch:
+    """The folder's signature at every re-run, at a cost that stays small at 100,000 files."""
+    return store.FolderWatch(folder)
+
+
 @st.cache_resource(show_spinner="Loading profiles...", max_entries=4)  # read-only: no copy per run
-def load_folder(folder: str, signature: tuple) -> tuple[pd.DataFrame, list, list[str], int, list[str]]:
-    """Profiles of a folder: (results frame, typed profiles, problems, bad file count, warnings); keyed on the
-    files."""
-    loaded = store.load_profiles(folder, profile_cache())
+def load_folder(folder: str, signature: str) -> tuple[analysis.LoadedFrame, list[str], int, list[str]]:
+    """A folder's results frame, its profiles on demand, problems, bad file count and warnings; keyed on the files.
+    A restart reads the frame's rows from the folder's index and decodes no profile."""
+    loaded = analysis.load_frame(folder, profile_cache(), signature)
     return (
-        analysis.results_frame(loaded.profiles),
-        [p.typed for p in loaded.profiles],  # built once by results_frame, kept with the cache
+        loaded,
         [str(p) for p in loaded.problems],
-        len(loaded.bad_files),
+        len(loaded.rows.bad_files),
         [str(w) for w in loaded.warnings],
     )
 
@@ -159,21 +166,32 @@ def workload_picker(frame: pd.DataFrame, preferred: tuple | None) -> tuple:
     )
 
 
+def profile_picker(where, label: str, names: pd.Series, key: str, default: str, help_text: str) -> str:
+    """A profile chosen from ``names`` (id -> name, in order): a list, with a search over the names once there are
+    more than a list can show (analysis.pick_list)."""
+    query = ""
+    if len(names) > analysis.PICK_LIMIT:
+        query = where.text_input(f"Find {label.lower()}", key=f"{key}_search", placeholder="part of a name",
+                                 help=f"{len(names):,} profiles: type part of a name to narrow the list.")  # fmt: skip
+    chosen = st.session_state.get(key)
+    picks = analysis.pick_list(names, query, keep=chosen if chosen in names.index else default)
+    if picks.searchable:
+        where.caption(f"{min(len(picks.ids), picks.matched):,} of {picks.matched:,} matching profiles listed"
+                      + (": type more of a name to narrow them." if picks.matched > len(picks.ids) else "."))
+    ids = picks.ids or [default]
+    return where.selectbox(label, ids, index=ids.index(default) if default in ids else 0,
+                           format_func=lambda pid: str(names[pid]), key=key, help=help_text)  # fmt: skip
+
+
 def sidebar(wframe: pd.DataFrame, catalog: Catalog | None) -> Choices:
     """The user's hardware, budget, precision, habits and goal. The inputs cannot take a negative number."""
     bar = st.sidebar
     names = wframe.groupby("profile")["name"].first()
     # Slowest first: the usual starting point is the hardware that needs an upgrade.
-    profile_ids = list(wframe.groupby("profile")["seconds"].max().sort_values(ascending=False).index)
+    order = wframe.groupby("profile")["seconds"].max().sort_values(ascending=False, kind="stable").index
     slowest = analysis.compare(wframe).baseline["profile"]
-    current_id = bar.selectbox(
-        "Current hardware",
-        profile_ids,
-        index=profile_ids.index(slowest),
-        format_func=lambda pid: str(names[pid]),
-        key="current",
-        help="The hardware you train on today (its float32 result, or its only result).",
-    )
+    current_id = profile_picker(bar, "Current hardware", names[order], "current", slowest,
+                                "The hardware you train on today (its float32 result, or its only result).")
     budget = bar.number_input(
         "Budget (USD)", min_value=0.0, value=None, step=100.0, format="%.0f", placeholder="no limit",
         key="budget", help="The most you will spend on a purchase (empty: no limit). Renting needs none.",
@@ -394,20 +412,18 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
             st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
 
 
-def details_section(profiles: list, names: pd.Series, current_id: str) -> None:
+def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_id: str) -> None:
+    """One profile as its file has it, read only when shown (``profile_of``: its typed tree, or None when gone)."""
     st.subheader("Profile details")
-    by_id = {tree.id: tree for tree in profiles}
-    detail_ids = [pid for pid in names.index if pid in by_id]
-    if not detail_ids:
+    if names.empty:
         return
-    detail_id = st.selectbox(
-        "Profile",
-        detail_ids,
-        index=detail_ids.index(current_id) if current_id in detail_ids else 0,
-        format_func=lambda pid: str(names[pid]),
-        key="detail",
-    )
-    detail = by_id[detail_id]
+    detail_id = profile_picker(st, "Profile", names, "detail", current_id if current_id in names.index
+                               else names.index[0],
+                               "A profile's hardware, software, workload and provenance as its file has them.")
+    detail = profile_of(detail_id)
+    if detail is None:
+        st.caption("This profile's file changed or is gone since the page loaded: reload the page.")
+        return
 
     def shown(section) -> dict:  # a section as its file has it (an absent one: empty)
         return dict(section.raw) if section is not None else {}
@@ -537,8 +553,9 @@ st.caption(
     "your own Keras model measured with `python -m advisor measure`, your own training job recorded where it runs "
     "with `advisor.track`, or quoted from a source) and estimates for today's GPUs."
 )
-folder_key = store.folder_signature(PROFILES_DIR)
-frame, profiles, problems, bad_files, warnings = load_folder(str(PROFILES_DIR), folder_key)
+folder_key = folder_watch(str(PROFILES_DIR)).signature()
+loaded, problems, bad_files, warnings = load_folder(str(PROFILES_DIR), folder_key)
+frame, profile_of = loaded.frame, loaded.profile
 catalog, catalog_problem = load_gpu_catalog(
     str(CATALOG_FILE),
     sum(f.stat().st_mtime for f in (CATALOG_FILE, CATALOG_FILE.parent / "crossval.yaml") if f.exists()),
@@ -553,7 +570,8 @@ uploaded_workload = None
 if upload is not None:
     uploaded, upload_problems = read_upload(upload, set(frame["profile"]))
     if uploaded is not None:
-        profiles = [*profiles, typed.of(uploaded)]
+        upload_tree = typed.of(uploaded)
+        profile_of = partial(lambda tree, found, pid: tree if pid == tree.id else found(pid), upload_tree, profile_of)
         added = analysis.results_frame([uploaded])
         uploaded_workload = added["workload"].iloc[0]
         frame = pd.concat([frame, added], ignore_index=True)
@@ -586,6 +604,6 @@ options_section(rec)
 ladder_section(rec)
 devices_section(rec)
 charts_section(rec, wframe, choices.precision)
-details_section(profiles, frame.groupby("profile")["name"].first(), choices.current_id)
+details_section(profile_of, frame.groupby("profile")["name"].first(), choices.current_id)
 estimates_section(found, catalog)
 definitions_section(warnings)

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import io
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from advisor import costs, prose, typed
+from advisor import costs, prose, store, typed
 from advisor.catalog import Catalog, normalise_name
 from advisor.costs import Habits
 from advisor.errors import AdvisorError
@@ -115,72 +118,183 @@ FRAME_COLUMNS = (
 
 def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
     """One row per (profile, precision) result. Accepts Profile objects or profile dicts."""
+    return frame_from_rows([row for profile in profiles for row in profile_rows(profile)])
+
+
+# The version of profile_rows' output: the folder index keeps each file's rows under it, and derives them again from
+# the stored profiles when it changes. Bump ROWS_VERSION when profile_rows computes a column differently.
+ROWS_VERSION = 2
+ROWS_TAG = f"advisor frame rows {ROWS_VERSION}: {','.join(FRAME_COLUMNS)}"
+
+
+def frame_from_rows(rows: list[Any]) -> pd.DataFrame:
+    """The results frame of rows from :func:`profile_rows` (dicts), or of their values in FRAME_COLUMNS' order (as the
+    index keeps them, in JSON: a workload key read back as a list is a tuple again)."""
+    frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+    if len(frame) and not isinstance(frame["workload"].iloc[0], tuple):
+        keys: dict[str, tuple] = {}  # a few distinct workloads among many rows: each converted once
+        frame["workload"] = [keys.get(repr(key)) or keys.setdefault(repr(key), _as_key(key))
+                             for key in frame["workload"]]  # fmt: skip
+    return frame
+
+
+def _as_key(value: Any) -> Any:
+    return tuple(_as_key(item) for item in value) if isinstance(value, list) else value
+
+
+def _row_values(profile: Any) -> list[list[Any]]:
+    """A profile's rows as values in FRAME_COLUMNS' order: what the folder index keeps (half the size of dicts)."""
+    return [[row[column] for column in FRAME_COLUMNS] for row in profile_rows(profile)]
+
+
+@dataclass
+class LoadedFrame:
+    """A folder loaded for comparing: its results frame, what was wrong, and its profiles on demand."""
+
+    frame: pd.DataFrame
+    rows: store.RowSet
+
+    @property
+    def problems(self) -> list:
+        return self.rows.problems
+
+    @property
+    def warnings(self) -> list:
+        return self.rows.warnings
+
+    def profile(self, profile_id: str) -> Any:
+        """One profile's typed tree (None when it is gone), read only when asked for."""
+        found = self.rows.profile(profile_id)
+        return found.typed if found is not None else None
+
+
+def load_frame(folder: Any, cache: store.ProfileCache | None = None, signature: str | None = None) -> LoadedFrame:
+    """A profiles folder's results frame through its index.
+
+    The index keeps the whole frame of the folder as it was last loaded (Arrow IPC, under the folder's signature
+    and ROWS_TAG): a restart with no file changed reads it back and decodes no profile. Otherwise each unchanged
+    file's rows come from the index and only changed files are parsed (:func:`store.load_rows`); the new frame is
+    kept for the next restart. ``signature``: the folder's :func:`store.folder_signature`, when already taken.
+    """
+    cache = cache or store.ProfileCache()
+    folder = Path(folder)
+    key = f"{signature or store.folder_signature(folder)} {ROWS_TAG}"
+    if folder.is_dir():
+        found = store.read_snapshot(folder, key, cache)
+        if found is not None:
+            frame = _frame_from_bytes(found[0])
+            if frame is not None:
+                return LoadedFrame(frame, found[1])
+    rows = store.load_rows(folder, _row_values, ROWS_TAG, cache)
+    frame = frame_from_rows(rows.rows)
+    blob = _frame_bytes(frame) if folder.is_dir() else None
+    if blob is not None:
+        store.keep_snapshot(folder, key, blob, rows, cache)
+    rows.rows = []  # the frame holds them now
+    return LoadedFrame(frame, rows)
+
+
+# Columns of Python objects, kept in a snapshot as JSON text (a few distinct values among many rows: each decoded once)
+_JSON_COLUMNS = ("workload", "workload_spec")
+
+
+def _frame_bytes(frame: pd.DataFrame) -> bytes | None:
+    """The frame as Arrow IPC (None where pyarrow is missing or a value does not fit: then no snapshot is kept)."""
+    try:
+        import pyarrow  # noqa: F401  (lazy: the app's Streamlit brings it; the CLI may run without it)
+
+        out = frame.copy()
+        for column in _JSON_COLUMNS:
+            out[column] = [json.dumps(value) for value in out[column]]
+        sink = io.BytesIO()
+        out.to_feather(sink)
+        return sink.getvalue()
+    except Exception:  # no pyarrow, a value Arrow cannot hold, pyarrow's own errors: a snapshot is only a cache
+        return None
+
+
+def _frame_from_bytes(blob: bytes) -> pd.DataFrame | None:
+    """A frame kept by :func:`_frame_bytes` (None when it cannot be read: the rows are loaded instead)."""
+    try:
+        frame = pd.read_feather(io.BytesIO(blob))
+        if list(frame.columns) != list(FRAME_COLUMNS):
+            return None
+        for column in _JSON_COLUMNS:
+            decoded: dict[str, Any] = {}
+            frame[column] = [decoded[text] if text in decoded else decoded.setdefault(text, _as_key(json.loads(text))
+                             if column == "workload" else json.loads(text)) for text in frame[column]]  # fmt: skip
+        return frame
+    except Exception:  # a damaged snapshot is only a cache: the rows are loaded instead
+        return None
+
+
+def profile_rows(profile: Any) -> list[dict[str, Any]]:
+    """One profile's rows of the results frame, one per (precision) result. Accepts a Profile or a profile dict."""
     rows = []
-    for profile in profiles:
-        tree = typed.of(profile)
-        provenance, device, price = tree.provenance, tree.device, tree.price
-        count = int(device.count or 1)
-        device_label = device.name if count == 1 else f"{count}x {device.name}"
-        workers = int(tree.cluster.workers) if tree.cluster is not None else 1
-        if workers > 1:
-            per = count // workers
-            device_label = f"{workers} machines x " + (device.name if per == 1 else f"{per}x {device.name}")
-        for result in tree.results:
-            estimated = bool(result.estimated)
-            source = Source.ESTIMATED.value if estimated else provenance.method
-            if estimated:
-                detail = result.estimate.method if result.estimate is not None else Source.ESTIMATED.value
-            elif provenance.method == Source.QUOTED:
-                detail = provenance.source or ""
-            else:
-                detail = f"measured by advisor {provenance.advisor_version or '?'} on {provenance.date or '?'}"
-            seconds = float(result.total_seconds)
-            error = _float_or_nan(result.estimate.error_seconds if result.estimate is not None else None)
-            scaling = result.scaling
-            peak = result.throughput.matmul_peak_gflops if result.throughput is not None else None
-            rows.append(
-                {
-                    "profile": tree.id,
-                    "name": tree.name or device.name,
-                    "device": device_label,
-                    "device_name": device.name,
-                    "device_kind": device.kind,
-                    "device_count": count,
-                    "precision": result.precision,
-                    "seconds": seconds,
-                    "price_usd": _float_or_nan(price.usd),
-                    "price_date": price.date,
-                    "price_kind": _profile_price_kind(price.usd, price.date),
-                    "price_stale": False,
-                    "source": source,
-                    "approximate": bool(result.approximate),
-                    "estimate_error_seconds": error,
-                    "source_detail": detail,
-                    "power_watts": _float_or_nan(price.power_watts),
-                    "workload": workload_key(tree.workload.raw),
-                    "workload_name": tree.workload.name,
-                    "backend": tree.software.keras_backend or tree.software.framework,
-                    "hardware": hardware_signature(tree),
-                    "low": max(seconds - error, 0.0) if estimated else math.nan,
-                    "high": seconds + error if estimated else math.nan,
-                    "bound": None,
-                    "basis": None,
-                    "catalog_id": None,
-                    "measured_power_watts": _float_or_nan(result.power.average_watts if result.power else None),
-                    "scaling_devices": _float_or_nan(scaling.devices if scaling else None),
-                    "scaling_workers": _float_or_nan(scaling.workers if scaling else None),
-                    "scaling_speedup": _float_or_nan(scaling.speedup if scaling else None),
-                    "single_device_seconds": _float_or_nan(scaling.single_device_seconds if scaling else None),
-                    "workload_spec": dict(tree.workload.raw),
-                    "matmul_peak_gflops": _float_or_nan(peak) / count,
-                    "batch_size": _float_or_nan(result.batch_size),
-                    "memory_gb": _float_or_nan(result.memory.peak_gb if result.memory else None),
-                    "fits": True,
-                    "largest_batch": math.nan,
-                    **_data_wait(result, tree.workload),
-                }
-            )
-    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+    tree = typed.of(profile)
+    provenance, device, price = tree.provenance, tree.device, tree.price
+    count = int(device.count or 1)
+    device_label = device.name if count == 1 else f"{count}x {device.name}"
+    workers = int(tree.cluster.workers) if tree.cluster is not None else 1
+    if workers > 1:
+        per = count // workers
+        device_label = f"{workers} machines x " + (device.name if per == 1 else f"{per}x {device.name}")
+    for result in tree.results:
+        estimated = bool(result.estimated)
+        source = Source.ESTIMATED.value if estimated else provenance.method
+        if estimated:
+            detail = result.estimate.method if result.estimate is not None else Source.ESTIMATED.value
+        elif provenance.method == Source.QUOTED:
+            detail = provenance.source or ""
+        else:
+            detail = f"measured by advisor {provenance.advisor_version or '?'} on {provenance.date or '?'}"
+        seconds = float(result.total_seconds)
+        error = _float_or_nan(result.estimate.error_seconds if result.estimate is not None else None)
+        scaling = result.scaling
+        peak = result.throughput.matmul_peak_gflops if result.throughput is not None else None
+        rows.append(
+            {
+                "profile": tree.id,
+                "name": tree.name or device.name,
+                "device": device_label,
+                "device_name": device.name,
+                "device_kind": device.kind,
+                "device_count": count,
+                "precision": result.precision,
+                "seconds": seconds,
+                "price_usd": _float_or_nan(price.usd),
+                "price_date": price.date,
+                "price_kind": _profile_price_kind(price.usd, price.date),
+                "price_stale": False,
+                "source": source,
+                "approximate": bool(result.approximate),
+                "estimate_error_seconds": error,
+                "source_detail": detail,
+                "power_watts": _float_or_nan(price.power_watts),
+                "workload": workload_key(tree.workload.raw),
+                "workload_name": tree.workload.name,
+                "backend": tree.software.keras_backend or tree.software.framework,
+                "hardware": hardware_signature(tree),
+                "low": max(seconds - error, 0.0) if estimated else math.nan,
+                "high": seconds + error if estimated else math.nan,
+                "bound": None,
+                "basis": None,
+                "catalog_id": None,
+                "measured_power_watts": _float_or_nan(result.power.average_watts if result.power else None),
+                "scaling_devices": _float_or_nan(scaling.devices if scaling else None),
+                "scaling_workers": _float_or_nan(scaling.workers if scaling else None),
+                "scaling_speedup": _float_or_nan(scaling.speedup if scaling else None),
+                "single_device_seconds": _float_or_nan(scaling.single_device_seconds if scaling else None),
+                "workload_spec": dict(tree.workload.raw),
+                "matmul_peak_gflops": _float_or_nan(peak) / count,
+                "batch_size": _float_or_nan(result.batch_size),
+                "memory_gb": _float_or_nan(result.memory.peak_gb if result.memory else None),
+                "fits": True,
+                "largest_batch": math.nan,
+                **_data_wait(result, tree.workload),
+            }
+        )
+    return rows
 
 
 def _data_wait(result: Any, workload: Any) -> dict[str, float]:
@@ -236,6 +350,34 @@ def filter_precision(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
     if precision == PrecisionFilter.FLOAT32:
         return frame[frame["precision"] == Precision.FLOAT32]
     return frame[frame["precision"] != Precision.FLOAT32]
+
+
+PICK_LIMIT = 200  # a picker lists at most this many profiles; past it, a search narrows the list
+
+
+@dataclass(frozen=True)
+class PickList:
+    """The profiles a picker offers: ``ids`` in order, ``matched`` of them answering the search (``searchable``:
+    there are more profiles than a list shows, so the picker asks for part of a name)."""
+
+    ids: list[str]
+    matched: int
+    searchable: bool
+
+
+def pick_list(names: pd.Series, query: str = "", keep: str | None = None, limit: int = PICK_LIMIT) -> PickList:
+    """What a picker of profiles lists: ``names`` (profile id -> name, in the order to offer them) whose name holds
+    every word of ``query`` (any case), at most ``limit`` of them, ``keep`` (the one chosen) always among them."""
+    searchable = len(names) > limit
+    shown = names
+    if searchable:
+        lowered = names.astype(str).str.lower()
+        for word in query.lower().split():
+            shown = shown[lowered[shown.index].str.contains(word, regex=False).to_numpy()]
+    ids = [str(i) for i in shown.index[:limit]]
+    if keep is not None and keep in names.index and keep not in ids:
+        ids = [keep, *ids[: limit - 1]]
+    return PickList(ids, len(shown), searchable)
 
 
 @dataclass

@@ -272,6 +272,7 @@ class Catalog:
 _NOISE = re.compile(r"\b(nvidia|geforce|tesla|quadro)\b")
 
 
+@functools.lru_cache(maxsize=65536)  # pure; a frame of 200,000 rows names a few hundred devices
 def normalise_name(name: str) -> str:
     """'NVIDIA GeForce RTX 4090' and 'rtx-4090' both become 'rtx 4090'."""
     text = _NOISE.sub(" ", str(name).lower().replace("-", " ").replace("_", " "))

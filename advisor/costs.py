@@ -80,10 +80,32 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
         matched = {name: gpu.id for name in names if (gpu := catalog.match(str(name))) is not None}
         found = out["device_name"].map(matched).where(out["device_kind"] == DeviceKind.GPU)
         out["catalog_id"] = out["catalog_id"].where(out["catalog_id"].notna(), found)
-    ids = [i if isinstance(i, str) else None for i in out["catalog_id"]]
+    ids = out["catalog_id"].where(out["catalog_id"].map(lambda i: isinstance(i, str)), None)
     out["catalog_id"] = ids
+    # What a row needs from its catalog GPU, worked out once per GPU and mapped onto the rows (a frame of 200,000
+    # rows names a few dozen GPUs).
+    per_gpu = {}
+    for gpu_id in ids.dropna().unique():
+        gpu = gpus.get(gpu_id)
+        rental = gpu.best_rental if gpu is not None else None
+        billing = catalog.billing_of(rental.provider) if rental is not None and catalog is not None else None
+        per_gpu[gpu_id] = (
+            _board_power(gpu) if gpu is not None else math.nan,
+            rental.usd_per_hour if rental else math.nan,
+            rental.provider if rental else None,
+            rental.date if rental else None,
+            billing.billing_seconds if billing else math.nan,
+            billing.minimum_seconds if billing else math.nan,
+        )
+
+    facts = pd.DataFrame.from_dict(per_gpu, orient="index", columns=range(6)).reindex(ids.to_numpy())  # one lookup
+
+    def column(position: int, numeric: bool) -> pd.Series:
+        values = pd.Series(facts[position].to_numpy(), index=out.index)
+        return values.astype(float) if numeric else values.astype(object).where(values.notna(), None)
+
     count = out["device_count"].astype(float)
-    board = pd.Series([_board_power(gpus.get(i)) for i in ids], index=out.index, dtype=float) * count
+    board = column(0, True) * count
     measured = out["measured_power_watts"].astype(float)
     profile = out["power_watts"].astype(float)
     is_catalog_row = out["hardware"].astype(str).str.startswith("catalog:")  # a catalog estimate, not a profile
@@ -93,15 +115,11 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
         [Source.MEASURED.value, "profile", "catalog board power"],
         default="unknown",
     )
-    rentals = [gpus[i].best_rental if i in gpus else None for i in ids]
-    out["rental_usd_per_hour"] = (
-        pd.Series([r.usd_per_hour if r else math.nan for r in rentals], index=out.index) * count
-    )
-    out["rental_provider"] = [r.provider if r else None for r in rentals]
-    out["rental_date"] = [r.date if r else None for r in rentals]
-    billing = [catalog.billing_of(r.provider) if r and catalog is not None else None for r in rentals]
-    out["rental_billing_seconds"] = [b.billing_seconds if b else math.nan for b in billing]
-    out["rental_minimum_seconds"] = [b.minimum_seconds if b else math.nan for b in billing]
+    out["rental_usd_per_hour"] = column(1, True) * count
+    out["rental_provider"] = column(2, False)
+    out["rental_date"] = column(3, False)
+    out["rental_billing_seconds"] = column(4, True)
+    out["rental_minimum_seconds"] = column(5, True)
     return out
 
 
@@ -165,16 +183,13 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
                                                   out["rental_billing_seconds"].fillna(3600.0),
                                                   out["rental_minimum_seconds"].fillna(0.0), habits)  # fmt: skip
     margin = out["cloud_usd_per_run"] - out["energy_usd_per_run"].fillna(0.0)
-    out["break_even_runs"] = (out["price_usd"] / margin).where(margin > 0).apply(_ceil)
+    runs_to_break_even = (out["price_usd"] / margin).where(margin > 0).astype(float)
+    out["break_even_runs"] = np.ceil(runs_to_break_even.where(np.isfinite(runs_to_break_even)))
     owned, cloud = out["usd_per_run_owned"], out["cloud_usd_per_run"]
     rent_cheaper = cloud.notna() & (owned.isna() | (cloud < owned))
     out["usd_per_run"] = owned.where(~rent_cheaper, cloud)
     out["cheapest_way"] = np.where(rent_cheaper, "rent", np.where(owned.notna(), "buy", None))
     return out
-
-
-def _ceil(value: float) -> float:
-    return float(math.ceil(value)) if isinstance(value, float) and math.isfinite(value) else math.nan
 
 
 def current_figures(current: pd.Series, habits: Habits) -> dict[str, float]:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
+import hashlib
+import json
+import math
 import os
 import re
 import stat
 import tempfile
 import threading
+import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -300,12 +306,21 @@ def load_file(path: str | os.PathLike, follow_links: bool = True) -> tuple[list[
 class FileEntry:
     """A profile file found in a folder (or named on the command line), with its cache key."""
 
-    path: Path
+    location: str  # the file's path as text (a Path is built only when asked for: a folder may hold 100,000)
     # size, modification time (ns), inode, status change time (ns): a change in any re-reads the file. The ctime is
     # there for the edit that keeps the size and puts the mtime back (touch -r, tools that preserve times): no user
     # can set it, and every write changes it.
     key: tuple[int, int, int, int]
     in_folder: bool  # found by listing a folder: links are not followed
+    name: str = ""  # the file's name in its folder
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", os.path.basename(self.location))
+
+    @functools.cached_property
+    def path(self) -> Path:
+        return Path(self.location)
 
 
 def file_key(info: os.stat_result) -> tuple[int, int, int, int]:
@@ -334,7 +349,7 @@ def profile_files(paths: list[str | os.PathLike]) -> tuple[list[FileEntry], list
             files.extend(found)
             problems.extend(bad)
         else:
-            files.append(FileEntry(path, file_key(info), in_folder=False))
+            files.append(FileEntry(str(path), file_key(info), in_folder=False))
     return files, problems
 
 
@@ -348,25 +363,76 @@ def _folder_entries(folder: Path) -> tuple[list[FileEntry], list[Problem]]:
     for entry in entries:
         if entry.name.startswith(".") or not entry.name.endswith(PROFILE_SUFFIXES):
             continue
-        path = folder / entry.name
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError as error:
-            problems.append(Problem(str(path), "", f"cannot be read: {error.strerror or error}"))
+            problems.append(Problem(str(folder / entry.name), "", f"cannot be read: {error.strerror or error}"))
             continue
         reason = _not_a_file(info.st_mode)
         if reason is not None:
-            problems.append(Problem(str(path), "", reason))
+            problems.append(Problem(str(folder / entry.name), "", reason))
             continue
-        files.append(FileEntry(path, file_key(info), in_folder=True))
+        files.append(FileEntry(os.path.join(folder, entry.name), file_key(info), True, entry.name))
     return files, problems
 
 
-def folder_signature(folder: str | os.PathLike) -> tuple:
-    """(name, size, modification time, inode, ctime) of every profile file in a folder: a cache key that changes with
-    them."""
-    files, problems = profile_files([folder])
-    return tuple((f.path.name, *f.key) for f in files) + tuple((p.file, p.message) for p in problems)
+def folder_signature(folder: str | os.PathLike) -> str:
+    """A short digest of every profile file's (name, type, size, modification time, inode, ctime) in a folder: a
+    cache key that changes with them, and cheap to hash (the app's cached loads are keyed on it at every re-run)."""
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as error:
+        return f"unlistable: {error.strerror or error}"
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.name.endswith(PROFILE_SUFFIXES):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            digest.update(f"{entry.name}\0unreadable\n".encode("utf-8", "surrogateescape"))
+            continue
+        digest.update(f"{entry.name}\0{info.st_mode}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
+                      f"{info.st_ctime_ns}\n".encode("utf-8", "surrogateescape"))  # fmt: skip
+    return digest.hexdigest()
+
+
+class FolderWatch:
+    """The folder's signature for the app's re-runs, at a cost that stays small as the folder grows.
+
+    A file added, removed or renamed (how ``measure`` and ``add`` write: a new file moved into place) changes the
+    folder's own modification time, which is checked at every call: the signature is taken again at once. An edit
+    in place leaves the folder's time alone; it is caught by a full scan, taken at every call while a scan costs
+    little and at most every ``RESCAN_FACTOR`` times its own duration once it does not (10,000 files: about every
+    7 s; 100,000: about every minute), so the re-runs spend at most 1/``RESCAN_FACTOR`` of their time on it.
+    """
+
+    RESCAN_FACTOR = 20
+
+    def __init__(self, folder: str | os.PathLike, clock: Any = time.monotonic) -> None:
+        self.folder = Path(folder)
+        self._clock = clock
+        self._folder_key: tuple | None = None
+        self._signature = ""
+        self._next_scan = -math.inf
+
+    def _own_key(self) -> tuple:
+        try:
+            info = self.folder.stat()
+        except OSError as error:
+            return ("missing", error.errno)
+        return info.st_mtime_ns, info.st_ctime_ns, info.st_ino
+
+    def signature(self) -> str:
+        """The folder's signature (:func:`folder_signature`), taken again when it may have changed."""
+        own = self._own_key()
+        now = self._clock()
+        if own != self._folder_key or now >= self._next_scan:
+            started = time.perf_counter()
+            self._signature = folder_signature(self.folder)
+            self._folder_key = own
+            self._next_scan = now + self.RESCAN_FACTOR * (time.perf_counter() - started)
+        return self._signature
 
 
 _Outcome = tuple[list[Profile], list[Problem], list[Problem]]  # the file's profiles, its problems, its warnings
@@ -392,12 +458,14 @@ class ProfileCache:
             self._indexes[name] = ProfileIndex(folder)
         return self._indexes[name]
 
-    def outcome(self, entry: FileEntry, index: ProfileIndex | None = None) -> _Outcome:
-        name = str(entry.path)
+    def outcome(self, entry: FileEntry, index: ProfileIndex | None = None, remember: bool = True) -> _Outcome:
+        """A file's profiles, problems and warnings: from memory, the index, or the file (``remember`` off: not kept
+        in memory, for a load that keeps only rows)."""
+        name = entry.location
         cached = self._outcomes.get(name)
         if cached is not None and cached[0] == entry.key:
             return cached[1]
-        stored = index.get(entry.path.name, entry.key) if index is not None else None
+        stored = index.get(entry.name, entry.key) if index is not None else None
         if stored is not None:
             result = _decode(stored)
         else:
@@ -408,8 +476,9 @@ class ProfileCache:
             except ProfileError as error:
                 result = ([], error.problems, [])
             if index is not None:
-                index.put(entry.path.name, entry.key, encode(*result))
-        self._outcomes[name] = (entry.key, result)
+                index.put(entry.name, entry.key, encode(*result))
+        if remember:
+            self._outcomes[name] = (entry.key, result)
         return result
 
     def forget_missing(self, seen: set[str]) -> None:
@@ -443,12 +512,9 @@ def load_profiles(
         index = cache.index_for(folder) if folder is not None and use_index else None
         outcomes = [cache.outcome(entry, index if entry.in_folder else None) for entry in files]
         if len(paths) == 1:
-            cache.forget_missing({str(entry.path) for entry in files})
+            cache.forget_missing({entry.location for entry in files})
         if index is not None:
-            index.forget_missing({entry.path.name for entry in files})
-            if index.warning:  # said once: the index was rebuilt (or is not used)
-                result.warnings.append(Problem(str(index.path), "", index.warning.split(": ", 1)[1]))
-                index.warning = None
+            _finish(index, files, result.warnings)
     seen: dict[str, str] = {}
     for entry, (profiles, bad, warnings) in zip(files, outcomes, strict=True):
         result.problems.extend(bad)
@@ -456,12 +522,131 @@ def load_profiles(
         for profile in profiles:
             if profile.id in seen:
                 result.problems.append(
-                    Problem(str(entry.path), "id", f"{profile.id!r} is already used by {seen[profile.id]}")
+                    Problem(entry.location, "id", f"{profile.id!r} is already used by {seen[profile.id]}")
                 )
                 continue
-            seen[profile.id] = str(entry.path)
+            seen[profile.id] = entry.location
             result.profiles.append(profile)
     return result
+
+
+def _finish(index: ProfileIndex, files: list[FileEntry], warnings: list[Problem]) -> None:
+    """Write what the load put in the index, forget the files gone, and say once that it was rebuilt."""
+    index.flush()
+    index.forget_missing({entry.name for entry in files})
+    if index.warning:  # said once: the index was rebuilt (or is not used)
+        warnings.append(Problem(str(index.path), "", index.warning.split(": ", 1)[1]))
+        index.warning = None
+
+
+# A profile's rows for a results frame, JSON-ready (the analysis layer's, passed in: the store knows files, not rows).
+Derive = Callable[[Profile], list[Any]]
+
+
+@dataclass
+class RowSet:
+    """The outcome of loading a folder as rows: every good profile's rows (in file order, a duplicate id's left out),
+    the problems and warnings, and where each profile came from, so that one profile is decoded only when shown."""
+
+    rows: list[Any] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)  # profile id -> its file
+    cache: ProfileCache | None = field(default=None, repr=False)
+
+    @property
+    def bad_files(self) -> list[str]:
+        return sorted({p.file for p in self.problems})
+
+    def profile(self, profile_id: str) -> Profile | None:
+        """One profile, read from the cache, the index or its file (None: it is gone or changed into a bad file)."""
+        origin = self.origins.get(profile_id)
+        if origin is None:
+            return None
+        path = Path(origin)
+        try:
+            entry = FileEntry(origin, file_key(path.stat(follow_symlinks=False)), in_folder=True)
+        except OSError:
+            return None
+        cache = self.cache or ProfileCache()
+        with cache.lock:
+            index = cache.index_for(path.parent)
+            profiles, _, _ = cache.outcome(entry, index)
+            index.flush()
+        return next((p for p in profiles if p.id == profile_id), None)
+
+
+def load_rows(folder: str | os.PathLike, derive: Derive, tag: str, cache: ProfileCache | None = None) -> RowSet:
+    """Every profile of a folder as the rows ``derive`` gives it, through the folder's index.
+
+    A file unchanged since the index took its rows under the same ``tag`` (the deriving code's version) is not
+    decoded at all; one whose rows are older is derived again from its stored outcome; a changed file is parsed.
+    """
+    folder = Path(folder)
+    files, problems = profile_files([folder])
+    result = RowSet(problems=problems, cache=cache)
+    cache = result.cache = cache or ProfileCache()
+    prefix = tag + "\n"
+    with cache.lock:
+        index = cache.index_for(folder) if folder.is_dir() else None
+        stored = index.stored_rows() if index is not None else {}
+        found = []
+        for entry in files:
+            key, text = stored.get(entry.name, (None, None))
+            if key == entry.key and text is not None and text.startswith(prefix):
+                found.append(json.loads(text[len(prefix):]))
+                continue
+            profiles, bad, warnings = cache.outcome(entry, index, remember=False)  # the rows are kept
+            derived = {"profiles": [[p.id, derive(p)] for p in profiles],
+                       "problems": [[p.file, p.field, p.message] for p in bad],
+                       "warnings": [[p.file, p.field, p.message] for p in warnings]}  # fmt: skip
+            found.append(derived)
+            if index is not None:
+                with contextlib.suppress(TypeError, ValueError):  # rows JSON cannot hold are derived each time
+                    index.put_rows(entry.name, prefix + json.dumps(derived))
+        if index is not None:
+            _finish(index, files, result.warnings)
+    for entry, outcome in zip(files, found, strict=True):
+        result.problems.extend(Problem(*p) for p in outcome["problems"])
+        result.warnings.extend(Problem(*p) for p in outcome["warnings"])
+        for profile_id, rows in outcome["profiles"]:
+            if profile_id in result.origins:
+                result.problems.append(
+                    Problem(entry.location, "id", f"{profile_id!r} is already used by {result.origins[profile_id]}")
+                )
+                continue
+            result.origins[profile_id] = entry.location
+            result.rows.extend(rows)
+    return result
+
+
+def read_snapshot(folder: str | os.PathLike, key: str, cache: ProfileCache) -> tuple[bytes, RowSet] | None:
+    """A folder's results as a whole, kept in its index under ``key`` by :func:`keep_snapshot` (None: none is)."""
+    with cache.lock:
+        index = cache.index_for(Path(folder))
+        found = index.snapshot(key)
+    if found is None:
+        return None
+    blob, extras = found
+    try:
+        rows = RowSet(problems=[Problem(*p) for p in extras["problems"]],
+                      warnings=[Problem(*p) for p in extras["warnings"]], origins=dict(extras["origins"]),
+                      cache=cache)  # fmt: skip
+    except (KeyError, TypeError, ValueError):
+        return None
+    return blob, rows
+
+
+def keep_snapshot(folder: str | os.PathLike, key: str, frame: bytes, rows: RowSet, cache: ProfileCache) -> None:
+    """Keep a folder's results as a whole in its index, under ``key`` (the index's own warnings are not kept)."""
+    with cache.lock:
+        index = cache.index_for(Path(folder))
+        own = str(index.path)
+        index.put_snapshot(key, frame, {
+            "problems": [[p.file, p.field, p.message] for p in rows.problems],
+            "warnings": [[p.file, p.field, p.message] for p in rows.warnings if p.file != own],
+            "origins": rows.origins,
+        })  # fmt: skip
 
 
 # --------------------------------------------------------------------------- writing

@@ -7,7 +7,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor import store  # noqa: E402
+import yaml  # noqa: E402
+
+from advisor import schema, store  # noqa: E402
+
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def generate(folder: Path, count: int, start: int = 0) -> None:
@@ -18,7 +22,7 @@ def generate(folder: Path, count: int, start: int = 0) -> None:
         epochs = [seconds / 100 * rng.uniform(0.97, 1.03) for _ in range(100)]
         data = {
             **template,
-            "id": f"gen-{index:05d}",
+            "id": f"gen-{index:06d}",
             "name": f"Generated GPU {index}",
             "device": {"kind": "gpu", "name": f"Generated GPU {index % 50}", "count": 1},
             "price": {"usd": round(rng.uniform(100, 5000)), "date": "2026-11-30", "source": "generated"},
@@ -29,4 +33,7 @@ def generate(folder: Path, count: int, start: int = 0) -> None:
             "provenance": {"method": "measured", "advisor_version": "0.1.0", "date": "2026-11-30"},
         }
         data.pop("notes", None)
-        (folder / f"gen-{index:05d}.yaml").write_text(store.dump_profile(data))
+        # The same text as store.dump_profile, through libyaml's emitter (100,000 files in minutes, not a quarter hour)
+        text = yaml.dump(schema.canonical(data), Dumper=DUMPER, sort_keys=False, allow_unicode=True,
+                         default_flow_style=False, width=100)  # fmt: skip
+        (folder / f"gen-{index:06d}.yaml").write_text(text)

@@ -1,17 +1,26 @@
-"""App speed with many profiles: a widget change re-runs the page in under 0.5 s with 1,000 profiles.
+"""App speed at any size: a restart and a widget re-run with N profiles, side by side with another checkout.
 
-Generates N profiles (measured-style, with 100 epoch times each) in a temporary folder, opens the app
-with Streamlit's AppTest, and times the cold first run (loading, cached afterwards) and re-runs after
-widget changes (budget, precision, current hardware). Side by side with the 3 shipped profiles.
+Targets (issue: fast at any size): 10,000 profiles: restart under 1.5 s, re-run under 0.3 s; 100,000 profiles:
+restart under 10 s, re-run under 1 s, memory under 2 GB.
 
-Each size is opened twice, each time in a fresh process: the first run builds the folder's persistent index, the
-second is a restart with the index present.
+Generates N profiles (measured-style, with 100 epoch times each) in a temporary folder, opens the app with
+Streamlit's AppTest, and times the first run and re-runs after widget changes (budget, precision, current hardware).
+Each size is opened twice, each time in a fresh process: the first builds the folder's persistent index (no index),
+the second is a restart with the index present. The memory is the process's peak resident size.
 
-Usage: python benchmarks/bench_app.py [N ...]   (default 1000 10000; 0: the shipped profiles alone)
+AppTest compiles the script again at every run (0.17 s here) where the server compiles it once: each process keeps
+one script cache, as the server does, so that the figures are the app's own.
+
+``--before DIR``: the same runs with the code of another checkout (``git worktree add DIR COMMIT``), on a copy of
+the same files (each code keeps its own index), in the same run.
+
+Usage: python benchmarks/bench_app.py [N ...] [--before DIR]   (default 1000 10000; 0: the shipped profiles alone)
 """
 
 import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -19,16 +28,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from _profiles import ROOT, generate
-from streamlit.testing.v1 import AppTest
-
-ONE = sys.argv[1:2] == ["--one"]  # a child process: one app session, its timings printed as JSON
-sizes = [] if ONE else [int(arg) for arg in sys.argv[1:] if int(arg) > 0] if sys.argv[1:] else [1000, 10000]
+ONE = sys.argv[1:2] == ["--one"]  # a child process: one app session with one code, its timings printed as JSON
 
 
-def time_app(folder: Path) -> tuple[float, list[float]]:
+def time_app(folder: Path, app_root: Path) -> dict:
     os.environ["ADVISOR_PROFILES"] = str(folder)
-    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=600)
+    from streamlit.runtime.scriptrunner import script_cache
+    from streamlit.testing.v1 import app_test, local_script_runner
+    from streamlit.testing.v1.app_test import AppTest
+
+    shared = script_cache.ScriptCache()  # one per process, as the server keeps one
+    app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
+    at = AppTest.from_file(str(app_root / "streamlit_app.py"), default_timeout=900)
     start = time.perf_counter()
     at.run()
     cold = time.perf_counter() - start
@@ -50,36 +61,53 @@ def time_app(folder: Path) -> tuple[float, list[float]]:
         at.run()
         reruns.append(time.perf_counter() - start)
         assert not at.exception, at.exception
-    return cold, reruns
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # Linux: kilobytes
+    return {"cold": cold, "reruns": reruns, "peak_gb": peak_gb}
 
 
 if ONE:
-    cold, reruns = time_app(Path(sys.argv[2]))
-    print(json.dumps({"cold": cold, "reruns": reruns}))
+    app_root = Path(sys.argv[3])
+    sys.path.insert(0, str(app_root))  # that checkout's advisor
+    print(json.dumps(time_app(Path(sys.argv[2]), app_root)))
     raise SystemExit(0)
 
+from _profiles import ROOT, generate  # noqa: E402
 
-def fresh_process(folder: Path) -> tuple[float, list[float]]:
-    out = subprocess.run([sys.executable, __file__, "--one", str(folder)], capture_output=True, text=True, check=True)
-    found = json.loads(out.stdout.strip().splitlines()[-1])
-    return found["cold"], found["reruns"]
+args = sys.argv[1:]
+before_root = None
+if "--before" in args:
+    before_root = Path(args[args.index("--before") + 1]).resolve()
+    del args[args.index("--before") : args.index("--before") + 2]
+sizes = [int(arg) for arg in args if int(arg) > 0] if args else [1000, 10000]
+codes = [("this code", ROOT)] + ([("before", before_root)] if before_root else [])
+
+
+def fresh_process(folder: Path, app_root: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--one", str(folder), str(app_root)], capture_output=True,
+                         text=True, check=True, cwd=app_root)  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 rows = []
-base_cold, base_reruns = time_app(ROOT / "profiles")
-rows.append(("shipped", base_cold, base_reruns))
+for label, root in codes:
+    rows.append((label, "shipped (restart)", fresh_process(root / "profiles", root)))
 for size in sizes:
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        generate(Path(tmp), size)
-        print(f"generated {size} profiles in {time.perf_counter() - started:.1f} s", flush=True)
-        cold, reruns = fresh_process(Path(tmp))
-        rows.append((f"{size:,} (no index)", cold, reruns))
-        cold, reruns = fresh_process(Path(tmp))
-        rows.append((f"{size:,} (restart)", cold, reruns))
+        (Path(tmp) / "profiles").mkdir()
+        generate(Path(tmp) / "profiles", size)
+        print(f"generated {size:,} profiles in {time.perf_counter() - started:.1f} s", flush=True)
+        for label, root in codes:
+            folder = Path(tmp) / "profiles"
+            if label == "before":  # its own copy: each code's index is its own
+                folder = Path(tmp) / "before"
+                shutil.copytree(Path(tmp) / "profiles", folder, ignore=shutil.ignore_patterns(".*"))
+            rows.append((label, f"{size:,} (no index)", fresh_process(folder, root)))
+            rows.append((label, f"{size:,} (restart)", fresh_process(folder, root)))
+            print(f"  {label}: done", flush=True)
 
-base = statistics.median(base_reruns)
-print(f"{'profiles':>20}  {'first run':>10}  {'widget re-run median':>20}  {'max':>6}  {'vs shipped':>10}")
-for label, cold, reruns in rows:
-    median = statistics.median(reruns)
-    print(f"{label:>20}  {cold:>8.2f} s  {median:>18.3f} s  {max(reruns):>4.2f} s  {median / base:>9.2f}x")
+print(f"{'code':>10}  {'profiles':>20}  {'first run':>10}  {'re-run median':>14}  {'max':>7}  {'peak memory':>11}")
+for label, what, found in rows:
+    reruns = found["reruns"]
+    print(f"{label:>10}  {what:>20}  {found['cold']:>8.2f} s  {statistics.median(reruns):>12.3f} s"
+          f"  {max(reruns):>5.2f} s  {found['peak_gb']:>8.2f} GB")  # fmt: skip

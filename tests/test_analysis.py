@@ -182,3 +182,18 @@ def test_the_recommendation_shows_what_added_devices_buy():
     assert record["added_devices"][0]["usd_per_added_1x"] == pytest.approx(1500 / 0.6667, rel=1e-3)
     text = recommendation_text(rec)
     assert "What each added device or machine buys" in text and "83%" in text
+
+
+def test_a_picker_lists_every_profile_until_a_search_must_narrow_them():
+    few = pd.Series({"a": "GTX 1070 Ti", "b": "TITAN RTX"})
+    picks = analysis.pick_list(few, "nothing matches this")
+    assert picks.ids == ["a", "b"] and not picks.searchable  # a short list: all of it, the search unused
+    many = pd.Series({f"p{i}": f"Generated GPU {i}" for i in range(1000)})
+    picks = analysis.pick_list(many, "", limit=50)
+    assert picks.searchable and len(picks.ids) == 50 and picks.matched == 1000 and picks.ids[0] == "p0"
+    picks = analysis.pick_list(many, "generated GPU 99", limit=50)  # every word, any case, anywhere in the name
+    assert picks.ids == ["p99", *[f"p{i}99" for i in range(1, 9)], *[f"p{i}" for i in range(990, 1000)]]
+    assert picks.matched == 19
+    picks = analysis.pick_list(many, "gpu 999", keep="p5", limit=50)  # the chosen one stays listed
+    assert picks.ids == ["p5", "p999"]
+    assert analysis.pick_list(many, "no such", limit=50).ids == []

@@ -8,10 +8,11 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
-from advisor import index, store
+from advisor import analysis, index, store
 from advisor.cli import main
 
 
@@ -128,3 +129,76 @@ def test_validate_reads_every_file_not_the_index(shipped_copy: Path, capsys):
         connection.execute("UPDATE files SET outcome=?", (lie,))
     assert main(["validate", str(shipped_copy)]) == 0
     assert "a problem only the index knows" not in capsys.readouterr().out + capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- the results frame kept in the index
+
+
+def load_frame(folder: Path) -> tuple:
+    """The app's cold start: a new cache; the frame, what the load found, and how many files it parsed."""
+    cache = store.ProfileCache()
+    loaded = analysis.load_frame(folder, cache)
+    return loaded, cache.reads
+
+
+def same_frame(first, second) -> None:
+    pd.testing.assert_frame_equal(first.reset_index(drop=True), second.reset_index(drop=True), check_dtype=False)
+
+
+def test_the_frame_through_the_index_is_the_frame_of_the_profiles(shipped_copy: Path):
+    truth = analysis.results_frame(store.load_profiles(shipped_copy, use_index=False).profiles)
+    first, reads = load_frame(shipped_copy)
+    assert reads == len(list(shipped_copy.glob("*.yaml")))
+    same_frame(first.frame, truth)
+    second, reads = load_frame(shipped_copy)  # a restart: the kept frame, nothing parsed
+    assert reads == 0 and not second.problems and not second.warnings
+    same_frame(second.frame, truth)
+    assert second.profile("post-titan-rtx").device.name == "NVIDIA TITAN RTX"  # one profile, read when asked for
+    assert second.profile("no-such-profile") is None
+
+
+def test_a_restart_reads_the_kept_frame_and_decodes_no_profile(shipped_copy: Path, monkeypatch):
+    first, _ = load_frame(shipped_copy)
+
+    def no_rows(*args, **kwargs):
+        raise AssertionError("the rows were loaded: the kept frame was not used")
+
+    monkeypatch.setattr(store, "load_rows", no_rows)
+    again, reads = load_frame(shipped_copy)
+    assert reads == 0
+    same_frame(again.frame, first.frame)
+
+
+def test_a_changed_file_and_a_damaged_snapshot_are_loaded_again(shipped_copy: Path):
+    load_frame(shipped_copy)
+    path = shipped_copy / "post-titan-rtx.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["results"][0]["total_seconds"] = 99.5
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    changed, reads = load_frame(shipped_copy)
+    assert reads == 1  # that file alone is parsed; the others' rows come from the index
+    rows = changed.frame[changed.frame["profile"] == "post-titan-rtx"]
+    assert 99.5 in set(rows["seconds"])
+    with sqlite3.connect(shipped_copy / index.INDEX_NAME) as connection:  # a snapshot that is garbage
+        connection.execute("UPDATE snapshot SET frame=?", (os.urandom(2000),))
+    again, reads = load_frame(shipped_copy)
+    assert reads == 0  # the rows of every file, from the index
+    same_frame(again.frame, changed.frame)
+
+
+def test_rows_of_older_code_are_derived_again_from_the_kept_profiles(shipped_copy: Path, monkeypatch):
+    first, _ = load_frame(shipped_copy)
+    monkeypatch.setattr(analysis, "ROWS_TAG", analysis.ROWS_TAG + " (changed)")
+    again, reads = load_frame(shipped_copy)
+    assert reads == 0  # no file parsed: the stored profiles give the new rows
+    same_frame(again.frame, first.frame)
+
+
+def test_a_duplicate_id_is_a_problem_in_the_frame_as_in_the_profiles(shipped_copy: Path):
+    text = (shipped_copy / "post-titan-rtx.yaml").read_text()
+    (shipped_copy / "post-titan-rtx.yml").write_text(text)  # the same name, the other suffix: the same id
+    loaded, _ = load_frame(shipped_copy)
+    assert [p.field for p in loaded.problems] == ["id"] and "already used" in loaded.problems[0].message
+    assert loaded.frame["profile"].value_counts()["post-titan-rtx"] == len(yaml.safe_load(text)["results"])
+    again, _ = load_frame(shipped_copy)  # the kept frame keeps the problem too
+    assert [str(p) for p in again.problems] == [str(p) for p in loaded.problems]

@@ -153,6 +153,24 @@ def test_the_folder_signature_changes_with_the_files(tmp_path: Path):
     assert store.folder_signature(tmp_path) != first
 
 
+def test_the_folder_watch_sees_a_new_file_at_once_and_an_edit_in_place_at_its_next_scan(tmp_path: Path):
+    write_yaml(tmp_path / "a.yaml", valid_profile("a"))
+    now = [0.0]
+    watch = store.FolderWatch(tmp_path, clock=lambda: now[0])
+    first = watch.signature()
+    assert first == store.folder_signature(tmp_path)
+    write_yaml(tmp_path / "b.yaml", valid_profile("b"))  # a new name: the folder's own time moves
+    second = watch.signature()
+    assert second != first and second == store.folder_signature(tmp_path)
+    watch.RESCAN_FACTOR = 1e9  # as if a scan were slow: the next one is far away
+    watch.signature()
+    with (tmp_path / "a.yaml").open("a") as handle:  # an edit in place: the folder's time stays
+        handle.write("# edited\n")
+    assert watch.signature() == second  # not seen before the next scan is due...
+    now[0] = 1e12
+    assert watch.signature() == store.folder_signature(tmp_path) != second  # ...and seen then
+
+
 def test_a_version_1_profile_is_migrated_to_an_lstm_workload(tmp_path: Path):
     old = valid_profile("version-one")
     old["schema_version"] = 1
