@@ -271,3 +271,23 @@ def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     rows = job_table(at).set_index("gpu")
     assert "2x H100 SXM5 80GB" in rows.index and "H100 SXM5 80GB" in rows.index
     assert any(m.label == "Best upgrade" for m in at.metric)  # the rest of the page still answers below
+
+
+def test_past_200_profiles_the_pickers_search_the_names(monkeypatch, tmp_path: Path):
+    for number in range(230):
+        data = valid_profile(f"gpu-{number:03d}", seconds=1000.0 - number)
+        data["name"] = data["device"]["name"] = f"Card {number:03d}"
+        write_yaml(tmp_path / f"gpu-{number:03d}.yaml", data)
+    at = start(monkeypatch, tmp_path)
+    current = at.sidebar.selectbox(key="current")
+    assert len(current.options) == 200 and current.value == "gpu-000"  # the slowest first, the list capped
+    assert any("200 of 230 matching profiles" in c.value for c in at.sidebar.caption)
+    at.sidebar.text_input(key="current_search").set_value("card 22").run()
+    assert not at.exception, at.exception
+    current = at.sidebar.selectbox(key="current")
+    # the chosen one stays listed, and the names holding both words follow it, slowest first
+    assert current.options == ["Card 000", "Card 022", "Card 122", *[f"Card 22{digit}" for digit in range(10)]]
+    current.set_value("gpu-225").run()
+    assert not at.exception and at.sidebar.selectbox(key="current").value == "gpu-225"
+    detail = at.selectbox(key="detail")  # the details panel: its own choice, a profile decoded only when shown
+    assert len(detail.options) == 200 and any(detail.value in str(shown.value) for shown in at.json)
