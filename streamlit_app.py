@@ -116,6 +116,23 @@ def job_advice(key: tuple, model: llm_config.ModelConfig, words: tuple, _frame: 
                              sharded=bool(fsdp))  # fmt: skip
 
 
+@st.cache_resource(max_entries=16)  # read-only: one workload's rows, names and the slowest, until the files change
+def workload_rows(key: tuple, workload: tuple, _frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series, str]:
+    """A workload's results, its profiles' names slowest first, and the slowest (the usual current hardware)."""
+    wframe = analysis.select_workload(_frame, workload).frame
+    order = wframe.groupby("profile")["seconds"].max().sort_values(ascending=False, kind="stable").index
+    names = wframe.groupby("profile")["name"].first()[order]
+    return wframe, names, analysis.compare(wframe).baseline["profile"]
+
+
+@st.cache_resource(max_entries=16)  # read-only: the rows a decision is made on, until the files or the upload change
+def decision_rows(key: tuple, _wframe: pd.DataFrame, _found, _catalog: Catalog | None) -> pd.DataFrame:
+    """A workload's results with the catalog's estimates and what costs need of each row's hardware (worked out once,
+    not at every widget change)."""
+    rows = estimates.append_rows(_wframe, _found.rows) if _found is not None else _wframe
+    return costs.hardware_columns(rows, _catalog)
+
+
 def your_prices() -> dict[str, float]:
     """The prices the user typed in the options table, by option (profile id or catalog row)."""
     return dict(st.session_state.get("your_prices", {}))
@@ -183,14 +200,11 @@ def profile_picker(where, label: str, names: pd.Series, key: str, default: str, 
                            format_func=lambda pid: str(names[pid]), key=key, help=help_text)  # fmt: skip
 
 
-def sidebar(wframe: pd.DataFrame, catalog: Catalog | None) -> Choices:
-    """The user's hardware, budget, precision, habits and goal. The inputs cannot take a negative number."""
+def sidebar(names: pd.Series, slowest: str) -> Choices:
+    """The user's hardware (``names``: the workload's profiles, slowest first: the usual starting point is the
+    hardware that needs an upgrade), budget, precision, habits and goal. The inputs cannot take a negative number."""
     bar = st.sidebar
-    names = wframe.groupby("profile")["name"].first()
-    # Slowest first: the usual starting point is the hardware that needs an upgrade.
-    order = wframe.groupby("profile")["seconds"].max().sort_values(ascending=False, kind="stable").index
-    slowest = analysis.compare(wframe).baseline["profile"]
-    current_id = profile_picker(bar, "Current hardware", names[order], "current", slowest,
+    current_id = profile_picker(bar, "Current hardware", names, "current", slowest,
                                 "The hardware you train on today (its float32 result, or its only result).")
     budget = bar.number_input(
         "Budget (USD)", min_value=0.0, value=None, step=100.0, format="%.0f", placeholder="no limit",
@@ -585,13 +599,14 @@ if frame.empty:
     st.stop()
 
 workload = workload_picker(frame, uploaded_workload)
-wframe = analysis.select_workload(frame, workload).frame
-choices = sidebar(wframe, catalog)
+upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
+wframe, names, slowest = workload_rows((folder_key, upload_key), workload, frame)
+choices = sidebar(names, slowest)
 found = None
 if choices.include_estimates and catalog is not None:
-    upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
     found = catalog_estimates((folder_key, upload_key, id(catalog)), workload, choices.link_gbps, frame, catalog)
-    wframe = estimates.append_rows(wframe, found.rows)
+wframe = decision_rows((folder_key, upload_key, id(catalog), workload, found is not None, choices.link_gbps), wframe,
+                       found, catalog)  # fmt: skip
 wframe = analysis.apply_prices(wframe, your_prices(), catalog)
 rec = analysis.recommend(
     wframe, choices.current_id, budget=choices.budget, precision=choices.precision,

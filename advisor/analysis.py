@@ -36,6 +36,8 @@ PRECISION_FILTERS = words(PrecisionFilter)
 ROW_KEYS = (
     "profile",
     "device",
+    "devices",  # how many GPUs (or CPUs) in all, as a number: the device's name says it too, in words
+    "machines",  # how many machines they are spread over
     "precision",
     "backend",
     "seconds",
@@ -402,6 +404,8 @@ def select_workload(frame: pd.DataFrame, key: tuple | None = None) -> WorkloadCh
     counts = frame["workload"].value_counts()
     if key is None:
         key = workload_order(frame)[0]
+    if len(counts) == 1 and counts.index[0] == key:
+        return WorkloadChoice(frame, 0, 1)  # one workload already: no copy
     chosen = frame[frame["workload"] == key]
     return WorkloadChoice(chosen, len(frame) - len(chosen), len(counts))
 
@@ -553,6 +557,15 @@ class Recommendation:
         return prose.notes(self)
 
 
+# The columns of a workload's results the recommendation decides on: it works on these alone, and joins the
+# others (names, dates, provenance, the workload, ranges: shown, never decided on) back once, for the options it
+# returns. Every filter it makes copies the rows it keeps: at 200,000 results, copying every text column was most
+# of a re-run. A decision that reads another column fails its tests with a KeyError.
+DECIDES = ("profile", "precision", "seconds", "price_usd", "price_stale", "fits", "largest_batch", "device_kind",
+           "device_count", "device", "hardware", "power_watts", "rental_usd_per_hour", "rental_billing_seconds",
+           "rental_minimum_seconds")  # fmt: skip
+
+
 def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
     """Every other result of the current workload, with the upgrade figures against ``current``."""
     others = frame[~((frame["profile"] == current["profile"]) & (frame["precision"] == current["precision"]))]
@@ -613,7 +626,9 @@ def recommend(
     chosen = workload_frame[
         (workload_frame["profile"] == chosen["profile"]) & (workload_frame["precision"] == chosen["precision"])
     ].iloc[0]
-    options = costs.add_cost_figures(upgrade_options(workload_frame, chosen, precision), chosen, habits)
+    shown_only = [c for c in workload_frame.columns if c not in DECIDES]  # joined back at the end
+    narrow = workload_frame[[c for c in workload_frame.columns if c in DECIDES]]
+    options = costs.add_cost_figures(upgrade_options(narrow, chosen, precision), chosen, habits)
     faster = options[options["faster"]]
     unpriced = faster[faster["upgrade_cost_usd"].isna()]
     stale = faster[faster["price_stale"].fillna(False).astype(bool) & ~faster["free_upgrade"]]
@@ -639,10 +654,17 @@ def recommend(
     # The options in the goal's order: the eligible ones best first, then the rest by time.
     options["rank"] = pd.Series(range(1, len(ranked) + 1), index=ranked.index, dtype=float).reindex(options.index)
     options = options.sort_values(["rank", "seconds", "profile", "precision"], na_position="last")
-    options = options.reset_index(drop=True)
-    best = None if ranked.empty else ranked.iloc[0]
     rentals = faster[faster["cloud_usd_per_run"].notna()].sort_values(["cloud_usd_per_run", "seconds"])
-    best_rental = None if rentals.empty else rentals.iloc[0]
+    # The shown columns back, in the frame's own order, once (the rows picked above by their labels).
+    columns = [*workload_frame.columns, *(c for c in options.columns if c not in workload_frame.columns)]
+    options = options.join(workload_frame[shown_only])[columns]
+    best = None if ranked.empty else options.loc[ranked.index[0]]
+    best_rental = None if rentals.empty else options.loc[rentals.index[0]]
+    if findings.too_small_example is not None:
+        findings = dataclasses.replace(
+            findings, too_small_example=options.loc[findings.too_small_example.name]
+        )  # fmt: skip
+    options = options.reset_index(drop=True)
     purchase = best if best is not None and not best["free_upgrade"] else None
     if purchase is not None and purchase.get("cheapest_way") == "rent" and pd.isna(purchase["upgrade_cost_usd"]):
         purchase = None  # a rental chosen for its cost per run: nothing is bought
@@ -682,11 +704,20 @@ def added_devices(frame: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
+def _machines(row: pd.Series) -> int:
+    workers = row.get("scaling_workers")
+    return int(workers) if workers is not None and not pd.isna(workers) else 1
+
+
+# Record keys worked out from a row's columns (the rest are the columns themselves).
+_RECORD_FIGURES: dict[str, Any] = {"devices": lambda row: int(row.get("device_count") or 1), "machines": _machines}
+
+
 def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:
     """A result row as a JSON-ready dict (NaN becomes None)."""
     record = {}
     for key in keys:
-        value = row.get(key)
+        value = _RECORD_FIGURES[key](row) if key in _RECORD_FIGURES else row.get(key)
         if isinstance(value, float) and math.isnan(value):
             value = None
         elif hasattr(value, "item"):

@@ -270,25 +270,34 @@ def _print_json(value: Any) -> None:
 
 
 def _load(args: argparse.Namespace):
+    """Every profile of --profiles (what was wrong with the rest said on stderr)."""
     from advisor.store import load_profiles
 
     profile_set = load_profiles(args.profiles)
-    for problem in profile_set.problems:
-        print(f"advisor: warning: skipped {problem}", file=sys.stderr)
-    for warning in profile_set.warnings:
-        print(f"advisor: warning: {warning}", file=sys.stderr)
-    if not profile_set.profiles:
-        raise AdvisorError(f"{args.profiles}: no valid profiles found")
+    _say_skipped(args, profile_set.problems, profile_set.warnings, bool(profile_set.profiles))
     return profile_set
 
 
-def _frame(args: argparse.Namespace):
-    from advisor.analysis import results_frame
+def _say_skipped(args: argparse.Namespace, problems: list, warnings: list, found: bool) -> None:
+    for problem in problems:
+        print(f"advisor: warning: skipped {problem}", file=sys.stderr)
+    for warning in warnings:
+        print(f"advisor: warning: {warning}", file=sys.stderr)
+    if not found:
+        raise AdvisorError(f"{args.profiles}: no valid profiles found")
 
-    return results_frame(_load(args).profiles)
+
+def _frame(args: argparse.Namespace):
+    """The results frame of --profiles, through the folder's index (a frame kept there decodes no profile)."""
+    from advisor.analysis import load_frame
+
+    loaded = load_frame(args.profiles)
+    _say_skipped(args, loaded.problems, loaded.warnings, not loaded.frame.empty)
+    return loaded.frame
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """List the profiles of --profiles, one line each (a published collection: one line for all of it)."""
     from advisor.analysis import results_frame
     from advisor.report import fmt_seconds_with_source, fmt_usd
 
@@ -332,6 +341,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Check profile files (every file read, never the index); exit 1 when one is wrong."""
     from advisor.store import load_profiles, profile_files
 
     paths = args.paths or [args.profiles]
@@ -384,6 +394,7 @@ def _workload_option(args: argparse.Namespace, frame) -> tuple | None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """Every result of one workload against a baseline: speedups and dollars per speedup."""
     from advisor.analysis import compare, comparison_records
     from advisor.report import comparison_text
 
@@ -399,6 +410,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
+    """The best option for the goal, renting instead, every option's costs and the upgrade ladder."""
     from advisor.analysis import recommend, recommendation_record
     from advisor.costs import HABIT_OPTIONS, Habits
     from advisor.report import recommendation_text
@@ -427,6 +439,7 @@ def cmd_recommend(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
+    """The GPU catalog: specifications, prices and rentals, each with its source."""
     from advisor.catalog import catalog_rows
     from advisor.report import catalog_text
 
@@ -439,6 +452,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
+    """Estimates of a workload (the post's LSTM, a model, a language-model job) on the catalog's GPUs."""
     from advisor import estimates
     from advisor.analysis import filter_precision, results_frame
     from advisor.report import estimates_text
@@ -533,6 +547,7 @@ def _experiments() -> tuple[str, ...]:
 
 
 def cmd_crossval(args: argparse.Namespace) -> int:
+    """Cross-validate the performance model on the published results (--write: keep the ranges)."""
     from advisor import crossval, estimates, scaling, widths
     from advisor.report import crossval_text
 
@@ -561,6 +576,7 @@ def cmd_crossval(args: argparse.Namespace) -> int:
 
 
 def cmd_calibration(args: argparse.Namespace) -> int:
+    """The performance model calibrated on --profiles: its fitted constants and per-GPU, per-workload terms."""
     from advisor import calibration, estimates
     from advisor.report import calibration_text
 
@@ -579,6 +595,7 @@ def cmd_calibration(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    """The language-model presets --model-config knows."""
     from advisor.llm.config import load_presets, model_rows
     from advisor.report import models_text
 
@@ -591,6 +608,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
+    """Write the example Keras models that measure --model can time."""
     from advisor.measure import backends
     from advisor.measure.examples import write_examples
 
@@ -601,6 +619,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    """Copy profile files into the profiles folder, checked, never overwriting without --overwrite."""
     from advisor.store import add_profiles
 
     report = add_profiles(args.files, args.profiles, overwrite=args.force)
@@ -616,6 +635,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    """The profile format as JSON Schema (--markdown: the field reference the README carries)."""
     from advisor import schema
 
     if args.markdown:

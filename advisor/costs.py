@@ -72,7 +72,13 @@ class Habits:
 
 def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFrame:
     """The frame with what costs need per row: the catalog GPU (``catalog_id``), the power used for energy and
-    where it comes from, and the cheapest on-demand rental of the same GPUs (times the device count)."""
+    where it comes from, and the cheapest on-demand rental of the same GPUs (times the device count).
+
+    A frame it already gave (for the same catalog) is returned as it is: the app works them out once per workload
+    and reuses them at every re-run."""
+    mark = _catalog_mark(catalog)
+    if frame.attrs.get(HARDWARE_MARK) == mark:
+        return frame
     out = frame.copy()
     gpus = catalog.by_id() if catalog is not None else {}
     if catalog is not None:
@@ -120,7 +126,15 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     out["rental_date"] = column(3, False)
     out["rental_billing_seconds"] = column(4, True)
     out["rental_minimum_seconds"] = column(5, True)
+    out.attrs[HARDWARE_MARK] = mark  # kept by copies and filters of the frame (pandas' attrs)
     return out
+
+
+HARDWARE_MARK = "advisor: hardware columns for"
+
+
+def _catalog_mark(catalog: Catalog | None) -> str:
+    return f"catalog at {id(catalog):x}" if catalog is not None else "no catalog"
 
 
 def billing_words(billing_seconds: float | None, minimum_seconds: float | None) -> str:

@@ -1,6 +1,6 @@
 """Cross-validation of the calibrated performance model: how far its predictions are off on results it did not see.
 
-Four experiments, each a situation an estimate can be in:
+Six experiments (``EXPERIMENTS``), each a situation an estimate can be in:
 
 - ``new-gpu``: leave one GPU out (all its results), predict them from the rest (its architecture's, or none);
 - ``new-architecture``: leave one architecture out (every GPU of it), predict them from the others';

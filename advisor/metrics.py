@@ -34,13 +34,17 @@ class Metric:
     unit: str
     definition: str
     short: str = ""  # a table's column head, where narrower than the label
+    ceiling: float | None = None  # past it a figure is of no use to a buyer, and is said in words
 
     @property
     def head(self) -> str:
         return self.short or self.label
 
     def format(self, value: Any) -> str:
-        return FORMATS.get(self.unit, str)(value)
+        written = FORMATS.get(self.unit, str)
+        if self.ceiling is not None and not missing(value) and value > self.ceiling:
+            return f"over {written(self.ceiling)}: next to no gain"
+        return written(value)
 
 
 METRICS = (
@@ -126,14 +130,17 @@ METRICS = (
         "marginal $ per added run/h",
         "USD",
         "on the upgrade ladder (the purchases within the budget that nothing cheaper beats on time): the extra "
-        "price of a step over the step before / the runs per hour it adds",
+        "price of a step over the step before / the runs per hour it adds (over $1,000,000: said in words, the step "
+        "adds next to nothing)",
+        ceiling=1_000_000,
     ),
     Metric(
         "marginal_usd_per_hour_saved_per_week",
         "marginal $ per hour saved a week",
         "USD",
         "on the upgrade ladder: the extra price of a step / the extra hours it saves a week at your runs per week "
-        "(where this jumps, returns fall off)",
+        "(where this jumps, returns fall off; over $1,000,000: said in words, the step saves next to nothing)",
+        ceiling=1_000_000,
     ),
 )
 BY_KEY = {m.key: m for m in METRICS}

@@ -116,7 +116,7 @@ LADDER_COLUMNS: list[Column] = [
 
 
 DEVICE_COLUMNS: list[Column] = [
-    ("profile", lambda r: r["profile"]),
+    ("option", lambda r: str(r["name"])),  # the name a buyer reads, not the id ("catalog:gtx-1080-ti:2x")
     ("precision", lambda r: r["precision"]),
     ("machines", lambda r: f"{r['scaling_workers']:.0f}" if r["scaling_workers"] == r["scaling_workers"] else "1"),
     ("devices", lambda r: f"{r['scaling_devices']:.0f}"),
@@ -155,7 +155,7 @@ def recommendation_text(rec: Recommendation) -> str:
         lines += [
             "",
             "What each added device or machine buys (measured with one device in the same run):",
-            text_table_of(rec.devices.to_dict("records"), DEVICE_COLUMNS, left={"profile", "precision"}),
+            text_table_of(rec.devices.to_dict("records"), DEVICE_COLUMNS, left={"option", "precision"}),
         ]
     if rec.ladder is not None and len(rec.ladder):
         lines += ["", "Upgrade ladder (where returns fall off):", text_table_of(

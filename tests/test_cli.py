@@ -13,7 +13,7 @@ import yaml
 from advisor import __version__, store
 from advisor.cli import main
 from advisor.index import INDEX_NAME  # the folder's persistent index, written beside the profiles
-from helpers import SHIPPED, valid_profile, write_yaml
+from helpers import ROOT, SHIPPED, valid_profile, write_yaml
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -51,6 +51,8 @@ def test_compare_json(capsys):
     assert set(rows[0]) == {
         "profile",
         "device",
+        "devices",
+        "machines",
         "precision",
         "backend",
         "seconds",
@@ -89,6 +91,17 @@ def test_recommend_text_and_json(capsys):
     assert gtx["hours_saved_per_week"] == pytest.approx(10 * (2449.41867685318 - 150.32436347007751) / 3600)
     assert data["current"]["profile"] == "post-cpu-only"
     assert "dollars_per_added_run_per_hour" in data["options"][0]
+
+
+def test_every_option_record_says_its_devices_and_machines_as_numbers(capsys):
+    status, out, _ = run(capsys, "recommend", "--profiles", str(SHIPPED), "--current", "post-cpu-only", "--estimates",
+                         "--json")  # fmt: skip
+    assert status == 0
+    options = json.loads(out)["options"]
+    assert all(isinstance(o["devices"], int) and isinstance(o["machines"], int) for o in options)
+    pair = next(o for o in options if o["device"].startswith("2x "))
+    assert (pair["devices"], pair["machines"]) == (2, 1)  # not only inside the name
+    assert {o["devices"] for o in options} == {1, 2}
 
 
 def test_recommend_hours_saved_per_week(capsys):
@@ -250,3 +263,13 @@ def test_the_readme_states_every_habit_options_default_as_the_code_has_it():
     for name in HABIT_OPTIONS:
         option = f"`--{name.replace('_', '-')}` ({getattr(defaults, name):g}"
         assert option in readme, f"README.md: {option}...) expected"
+
+
+def test_the_readme_lists_the_keys_of_a_result_record_as_the_code_has_them():
+    from advisor import analysis
+
+    line = next(line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("| `compare "))  # fmt: skip
+    listed = line.split("a list of objects with `", 1)[1].split("`", 1)[0]
+    assert listed == ", ".join(analysis.ROW_KEYS)
+    assert f"add `{', '.join(analysis.ESTIMATE_KEYS)}`" in line

@@ -1,4 +1,4 @@
-"""A measured run as a profile (schema version 1)."""
+"""A measured run as a profile (the schema version of advisor.schema.SCHEMA_VERSION)."""
 
 from __future__ import annotations
 
