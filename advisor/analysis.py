@@ -372,9 +372,10 @@ def pick_list(names: pd.Series, query: str = "", keep: str | None = None, limit:
     every word of ``query`` (any case), at most ``limit`` of them, ``keep`` (the one chosen) always among them."""
     searchable = len(names) > limit
     shown = names
-    if searchable:
+    words_asked = query.lower().split() if searchable else []
+    if words_asked:
         lowered = names.astype(str).str.lower()
-        for word in query.lower().split():
+        for word in words_asked:
             shown = shown[lowered[shown.index].str.contains(word, regex=False).to_numpy()]
     ids = [str(i) for i in shown.index[:limit]]
     if keep is not None and keep in names.index and keep not in ids:
@@ -430,7 +431,7 @@ def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, ro
 
 
 def _with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.DataFrame:
-    out = frame.copy()
+    out = frame.copy(deep=False)  # new columns only: the caller's frame is never written (no copy of its data)
     out["speedup"] = baseline_seconds / out["seconds"]
     out["dollars_per_speedup"] = out["price_usd"] / out["speedup"]
     out["runs_per_hour"] = 3600.0 / out["seconds"]
@@ -657,6 +658,10 @@ def recommend(
     rentals = faster[faster["cloud_usd_per_run"].notna()].sort_values(["cloud_usd_per_run", "seconds"])
     # The shown columns back, in the frame's own order, once (the rows picked above by their labels).
     columns = [*workload_frame.columns, *(c for c in options.columns if c not in workload_frame.columns)]
+    steps = costs.ladder(options, chosen, budget)  # a few rows of many: their shown columns joined to them alone
+    position = pd.Series(range(len(options)), index=options.index)
+    steps = steps.join(workload_frame[shown_only])[[*columns, *(c for c in steps.columns if c not in columns)]]
+    steps.index = position[steps.index].to_numpy()  # as the options are numbered
     options = options.join(workload_frame[shown_only])[columns]
     best = None if ranked.empty else options.loc[ranked.index[0]]
     best_rental = None if rentals.empty else options.loc[rentals.index[0]]
@@ -675,7 +680,7 @@ def recommend(
         findings=findings,
         habits=habits,
         goal=goal,
-        ladder=costs.ladder(options, chosen, budget),
+        ladder=steps,
         best_rental=best_rental,
         current_costs=costs.current_figures(chosen, habits),
         devices=added_devices(workload_frame),

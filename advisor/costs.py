@@ -79,7 +79,7 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     mark = _catalog_mark(catalog)
     if frame.attrs.get(HARDWARE_MARK) == mark:
         return frame
-    out = frame.copy()
+    out = frame.copy(deep=False)  # columns replaced or added, never written in place: the caller's frame is kept
     gpus = catalog.by_id() if catalog is not None else {}
     if catalog is not None:
         names = out.loc[out["device_kind"] == DeviceKind.GPU, "device_name"].dropna().unique()
@@ -168,7 +168,7 @@ def energy_usd_per_run(power_watts: pd.Series | float, seconds: pd.Series | floa
 
 def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) -> pd.DataFrame:
     """Energy, hours saved, payback, cost per run owned and rented, and break-even runs for every option."""
-    out = options.copy()
+    out = options.copy(deep=False)  # new columns only: the options passed in are never written
     runs = habits.runs_per_week
     out["energy_usd_per_run"] = energy_usd_per_run(out["power_watts"], out["seconds"], habits.kwh_price)
     current_energy = energy_usd_per_run(current["power_watts"], current["seconds"], habits.kwh_price)
