@@ -20,6 +20,18 @@ from advisor import store
 from advisor.errors import ProfileError
 
 FILE_NAME = "crossval.yaml"  # beside the catalog it was cross-validated with
+# The file's format version (``crossval_version``; a file without one is version 1, written before it was marked).
+# An older file is migrated by the ``update_to_N`` steps below; a newer one is refused (no widths: every estimate
+# then says it is not cross-validated), never misread.
+CROSSVAL_VERSION = 2
+
+
+def update_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 -> 2: the version is written in the file; nothing else changed."""
+    return {"crossval_version": 2, **data}
+
+
+MIGRATIONS = {2: update_to_2}  # the step to each version from the one before
 FALLBACK_FACTOR = 3.0  # a situation nothing was cross-validated for, without a file: a factor of 3 either way
 
 
@@ -54,7 +66,14 @@ def load(path: str | Path) -> Widths:
         data = store.parse_yaml(store.read_file_bytes(path), str(path))
     except ProfileError:
         return Widths()
-    if not isinstance(data, dict) or not isinstance(data.get("half_widths"), dict):
+    if not isinstance(data, dict):
+        return Widths()
+    version = data.get("crossval_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= CROSSVAL_VERSION:
+        return Widths()  # a newer (or unreadable) format: refused, not misread
+    for step in range(version + 1, CROSSVAL_VERSION + 1):
+        data = MIGRATIONS[step](data)
+    if not isinstance(data.get("half_widths"), dict):
         return Widths()
     factors = {str(k): float(v) for k, v in data["half_widths"].items() if isinstance(v, (int, float)) and v >= 1}
     return Widths(
@@ -71,6 +90,7 @@ def load(path: str | Path) -> Widths:
 def document(widths: Widths, command: str) -> dict[str, Any]:
     """What the file holds (factors, not logs, so that a reader sees 1.26x)."""
     return {
+        "crossval_version": CROSSVAL_VERSION,
         "description": "Cross-validated errors of the performance model; each estimate's range is the 90th "
         "percentile of its situation (see the README's 'How good the estimates are').",
         "command": command,

@@ -175,3 +175,20 @@ def test_the_markdown_download_marks_estimates(shipped_frame, shipped_catalog):
     markdown = report.recommendation_markdown(rec)
     estimated_lines = [line for line in markdown.splitlines() if line.startswith("| catalog\\:")]
     assert estimated_lines and all("estimated" in line for line in estimated_lines)
+
+
+def test_the_crossval_file_is_versioned_migrated_and_a_newer_one_refused(tmp_path: Path):
+    from advisor import widths
+
+    shipped = widths.load(Path(estimates.__file__).parent / "data" / widths.FILE_NAME)
+    assert shipped.half_widths  # the shipped file, at the current version
+    text = (Path(estimates.__file__).parent / "data" / widths.FILE_NAME).read_text()
+    assert f"crossval_version: {widths.CROSSVAL_VERSION}" in text
+    old = tmp_path / "crossval.yaml"
+    old.write_text(text.replace(f"crossval_version: {widths.CROSSVAL_VERSION}\n", ""))  # version 1: no marker
+    assert widths.load(old).half_widths == shipped.half_widths  # migrated, read the same
+    newer = tmp_path / "newer.yaml"
+    newer.write_text(text.replace(f"crossval_version: {widths.CROSSVAL_VERSION}", "crossval_version: 99"))
+    assert widths.load(newer).half_widths == {}  # refused: its estimates say they are not cross-validated
+    written = widths.write(shipped, tmp_path / "written.yaml")
+    assert written.read_text().count(f"crossval_version: {widths.CROSSVAL_VERSION}") == 1
