@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -273,3 +274,52 @@ def test_the_readme_lists_the_keys_of_a_result_record_as_the_code_has_them():
     listed = line.split("a list of objects with `", 1)[1].split("`", 1)[0]
     assert listed == ", ".join(analysis.ROW_KEYS)
     assert f"add `{', '.join(analysis.ESTIMATE_KEYS)}`" in line
+
+
+# Every option of `recommend` does what it says: each changes the decision's output (its inputs echoed aside) against
+# the same command without it, and a new option without a case here fails the last test. The language-model job's
+# options are driven in test_llm.py. A case: (the options both runs share, the option's own words).
+RECOMMEND_CASES = {
+    "--budget": ([], ["--budget", "600"]),
+    "--precision": ([], ["--precision", "float32"]),
+    "--goal": ([], ["--goal", "speed"]),
+    "--runs-per-week": ([], ["--runs-per-week", "1"]),
+    "--hour-value": ([], ["--hour-value", "80"]),
+    "--kwh-price": ([], ["--kwh-price", "1.5"]),
+    "--lifetime-years": ([], ["--lifetime-years", "1"]),
+    "--resale-usd": ([], ["--resale-usd", "300"]),
+    "--session-minutes": (["--estimates"], ["--session-minutes", "60"]),  # rentals: the catalog's GPUs
+    "--runs-per-session": (["--estimates"], ["--runs-per-session", "4"]),
+    "--estimates": ([], ["--estimates"]),
+    "--price": ([], ["--price", "post-gtx-1070-ti=100"]),
+    "--current-precision": (["--current", "post-titan-rtx"], ["--current-precision", "mixed_float16"]),
+}
+# The output's format and where the inputs are (--catalog names another catalog file: not driven here).
+NOT_DECISIONS = {"--help", "--json", "--profiles", "--current", "--catalog"}
+JOB_OPTIONS = {"--model-config", "--method", "--seq-len", "--batch", "--grad-accum", "--tokens", "--checkpointing",
+               "--lora-rank", "--lora-targets", "--fsdp", "--pure-bf16", "--optimizer", "--devices",
+               "--gpu"}  # fmt: skip
+
+
+def _decision(capsys, *extra: str) -> dict:
+    current = [] if "--current" in extra else ["--current", "post-cpu-only"]
+    status, out, err = run(capsys, "recommend", "--profiles", str(SHIPPED), *current, "--json", *extra)
+    assert status == 0, err
+    found = json.loads(out)
+    found.pop("inputs")  # the inputs echoed back: always different, never the point
+    return found
+
+
+@pytest.mark.parametrize("option", list(RECOMMEND_CASES))
+def test_every_recommend_option_changes_the_decision(capsys, option):
+    shared, own = RECOMMEND_CASES[option]
+    assert _decision(capsys, *shared, *own) != _decision(capsys, *shared), f"{' '.join(own)} changed nothing"
+
+
+def test_every_recommend_option_has_a_case():
+    from advisor.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    options = {s for action in sub.choices["recommend"]._actions for s in action.option_strings if s.startswith("--")}
+    assert options - set(RECOMMEND_CASES) - NOT_DECISIONS - JOB_OPTIONS == set()
