@@ -426,6 +426,11 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
             st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
 
 
+def upload_first(tree: Any, profile_of: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``profile_of`` that answers the uploaded profile's id with its tree (it has no file to read it from)."""
+    return lambda profile_id: tree if profile_id == tree.id else profile_of(profile_id)
+
+
 def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_id: str) -> None:
     """One profile as its file has it, read only when shown (``profile_of``: its typed tree, or None when gone)."""
     st.subheader("Profile details")
@@ -584,8 +589,7 @@ uploaded_workload = None
 if upload is not None:
     uploaded, upload_problems = read_upload(upload, set(frame["profile"]))
     if uploaded is not None:
-        upload_tree = typed.of(uploaded)
-        profile_of = partial(lambda tree, found, pid: tree if pid == tree.id else found(pid), upload_tree, profile_of)
+        profile_of = upload_first(typed.of(uploaded), profile_of)
         added = analysis.results_frame([uploaded])
         uploaded_workload = added["workload"].iloc[0]
         frame = pd.concat([frame, added], ignore_index=True)

@@ -134,14 +134,25 @@ def frame_from_rows(rows: list[Any]) -> pd.DataFrame:
     index keeps them, in JSON: a workload key read back as a list is a tuple again)."""
     frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
     if len(frame) and not isinstance(frame["workload"].iloc[0], tuple):
-        keys: dict[str, tuple] = {}  # a few distinct workloads among many rows: each converted once
-        frame["workload"] = [keys.get(repr(key)) or keys.setdefault(repr(key), _as_key(key))
-                             for key in frame["workload"]]  # fmt: skip
+        frame["workload"] = _each_once(frame["workload"], repr, _as_key)
     return frame
 
 
 def _as_key(value: Any) -> Any:
     return tuple(_as_key(item) for item in value) if isinstance(value, list) else value
+
+
+def _each_once(values: Iterable[Any], key: Any, convert: Any) -> list[Any]:
+    """``convert`` of every value, worked out once per distinct ``key(value)``: a few distinct workloads among many
+    rows (equal values share one converted object, which no reader changes)."""
+    done: dict[Any, Any] = {}
+    out = []
+    for value in values:
+        found = key(value)
+        if found not in done:
+            done[found] = convert(value)
+        out.append(done[found])
+    return out
 
 
 def _row_values(profile: Any) -> list[list[Any]]:
@@ -196,15 +207,13 @@ def load_frame(folder: Any, cache: store.ProfileCache | None = None, signature: 
     return LoadedFrame(frame, rows)
 
 
-# Columns of Python objects, kept in a snapshot as JSON text (a few distinct values among many rows: each decoded once)
+# Columns of Python objects, kept in a snapshot as JSON text (read back by _frame_from_bytes)
 _JSON_COLUMNS = ("workload", "workload_spec")
 
 
 def _frame_bytes(frame: pd.DataFrame) -> bytes | None:
     """The frame as Arrow IPC (None where pyarrow is missing or a value does not fit: then no snapshot is kept)."""
-    try:
-        import pyarrow  # noqa: F401  (lazy: the app's Streamlit brings it; the CLI may run without it)
-
+    try:  # to_feather needs pyarrow (the app's Streamlit brings it; without it, ImportError: no snapshot)
         out = frame.copy()
         for column in _JSON_COLUMNS:
             out[column] = [json.dumps(value) for value in out[column]]
@@ -221,10 +230,8 @@ def _frame_from_bytes(blob: bytes) -> pd.DataFrame | None:
         frame = pd.read_feather(io.BytesIO(blob))
         if list(frame.columns) != list(FRAME_COLUMNS):
             return None
-        for column in _JSON_COLUMNS:
-            decoded: dict[str, Any] = {}
-            frame[column] = [decoded[text] if text in decoded else decoded.setdefault(text, _as_key(json.loads(text))
-                             if column == "workload" else json.loads(text)) for text in frame[column]]  # fmt: skip
+        frame["workload"] = _each_once(frame["workload"], str, lambda text: _as_key(json.loads(text)))
+        frame["workload_spec"] = _each_once(frame["workload_spec"], str, json.loads)
         return frame
     except Exception:  # a damaged snapshot is only a cache: the rows are loaded instead
         return None
@@ -656,13 +663,14 @@ def recommend(
     options["rank"] = pd.Series(range(1, len(ranked) + 1), index=ranked.index, dtype=float).reindex(options.index)
     options = options.sort_values(["rank", "seconds", "profile", "precision"], na_position="last")
     rentals = faster[faster["cloud_usd_per_run"].notna()].sort_values(["cloud_usd_per_run", "seconds"])
-    # The shown columns back, in the frame's own order, once (the rows picked above by their labels).
-    columns = [*workload_frame.columns, *(c for c in options.columns if c not in workload_frame.columns)]
-    steps = costs.ladder(options, chosen, budget)  # a few rows of many: their shown columns joined to them alone
-    position = pd.Series(range(len(options)), index=options.index)
-    steps = steps.join(workload_frame[shown_only])[[*columns, *(c for c in steps.columns if c not in columns)]]
-    steps.index = position[steps.index].to_numpy()  # as the options are numbered
-    options = options.join(workload_frame[shown_only])[columns]
+
+    def widen(rows: pd.DataFrame) -> pd.DataFrame:  # the shown columns back (by label), in the frame's own order
+        wide = rows.join(workload_frame[shown_only])
+        return wide[[*workload_frame.columns, *(c for c in rows.columns if c not in workload_frame.columns)]]
+
+    steps = widen(costs.ladder(options, chosen, budget))  # a few rows of many: widened alone
+    steps.index = pd.Series(range(len(options)), index=options.index)[steps.index].to_numpy()  # numbered as options
+    options = widen(options)
     best = None if ranked.empty else options.loc[ranked.index[0]]
     best_rental = None if rentals.empty else options.loc[rentals.index[0]]
     if findings.too_small_example is not None:

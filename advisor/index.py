@@ -207,10 +207,20 @@ class ProfileIndex:
         return Problem(str(self.path), "", self.warning) if self.warning else None
 
 
+def problem_lists(problems: list[Problem]) -> list[list[str]]:
+    """Problems as JSON-ready lists (:func:`problems_of` reads them back)."""
+    return [[p.file, p.field, p.message] for p in problems]
+
+
+def problems_of(lists: list) -> list[Problem]:
+    """Problems written by :func:`problem_lists`."""
+    return [Problem(*p) for p in lists]
+
+
 def encode(profiles: list, problems: list[Problem], warnings: list[Problem]) -> dict[str, Any]:
     """A file's outcome as JSON-ready data."""
     return {
         "profiles": [{"data": p.data, "origin": p.origin} for p in profiles],
-        "problems": [[p.file, p.field, p.message] for p in problems],
-        "warnings": [[p.file, p.field, p.message] for p in warnings],
+        "problems": problem_lists(problems),
+        "warnings": problem_lists(warnings),
     }

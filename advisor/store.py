@@ -24,7 +24,7 @@ import yaml
 
 from advisor import collection, schema
 from advisor.errors import AdvisorError, Problem, ProfileError
-from advisor.index import ProfileIndex, encode
+from advisor.index import ProfileIndex, encode, problem_lists, problems_of
 
 MAX_FILE_BYTES = 1_000_000
 MAX_DEPTH = 20
@@ -409,7 +409,7 @@ class FolderWatch:
 
     RESCAN_FACTOR = 20
 
-    def __init__(self, folder: str | os.PathLike, clock: Any = time.monotonic) -> None:
+    def __init__(self, folder: str | os.PathLike, clock: Callable[[], float] = time.monotonic) -> None:
         self.folder = Path(folder)
         self._clock = clock
         self._folder_key: tuple | None = None
@@ -489,8 +489,8 @@ class ProfileCache:
 def _decode(stored: dict[str, Any]) -> _Outcome:
     return (
         [Profile(p["data"], p["origin"]) for p in stored["profiles"]],
-        [Problem(*p) for p in stored["problems"]],
-        [Problem(*p) for p in stored["warnings"]],
+        problems_of(stored["problems"]),
+        problems_of(stored["warnings"]),
     )
 
 
@@ -553,6 +553,7 @@ class RowSet:
     warnings: list[Problem] = field(default_factory=list)
     origins: dict[str, str] = field(default_factory=dict)  # profile id -> its file
     cache: ProfileCache | None = field(default=None, repr=False)
+    folder: Path | None = None  # the folder whose index was read (None: files named one by one, no index)
 
     @property
     def bad_files(self) -> list[str]:
@@ -564,15 +565,17 @@ class RowSet:
         if origin is None:
             return None
         path = Path(origin)
+        in_folder = self.folder is not None
         try:
-            entry = FileEntry(origin, file_key(path.stat(follow_symlinks=False)), in_folder=True)
+            entry = FileEntry(origin, file_key(path.stat(follow_symlinks=not in_folder)), in_folder=in_folder)
         except OSError:
             return None
         cache = self.cache or ProfileCache()
         with cache.lock:
-            index = cache.index_for(path.parent)
+            index = cache.index_for(self.folder) if self.folder is not None else None
             profiles, _, _ = cache.outcome(entry, index)
-            index.flush()
+            if index is not None:
+                index.flush()
         return next((p for p in profiles if p.id == profile_id), None)
 
 
@@ -584,11 +587,11 @@ def load_rows(folder: str | os.PathLike, derive: Derive, tag: str, cache: Profil
     """
     folder = Path(folder)
     files, problems = profile_files([folder])
-    result = RowSet(problems=problems, cache=cache)
+    result = RowSet(problems=problems, cache=cache, folder=folder if folder.is_dir() else None)
     cache = result.cache = cache or ProfileCache()
     prefix = tag + "\n"
     with cache.lock:
-        index = cache.index_for(folder) if folder.is_dir() else None
+        index = cache.index_for(folder) if result.folder is not None else None
         stored = index.stored_rows() if index is not None else {}
         found = []
         for entry in files:
@@ -597,9 +600,8 @@ def load_rows(folder: str | os.PathLike, derive: Derive, tag: str, cache: Profil
                 found.append(json.loads(text[len(prefix):]))
                 continue
             profiles, bad, warnings = cache.outcome(entry, index, remember=False)  # the rows are kept
-            derived = {"profiles": [[p.id, derive(p)] for p in profiles],
-                       "problems": [[p.file, p.field, p.message] for p in bad],
-                       "warnings": [[p.file, p.field, p.message] for p in warnings]}  # fmt: skip
+            derived = {"profiles": [[p.id, derive(p)] for p in profiles], "problems": problem_lists(bad),
+                       "warnings": problem_lists(warnings)}  # fmt: skip
             found.append(derived)
             if index is not None:
                 with contextlib.suppress(TypeError, ValueError):  # rows JSON cannot hold are derived each time
@@ -607,8 +609,8 @@ def load_rows(folder: str | os.PathLike, derive: Derive, tag: str, cache: Profil
         if index is not None:
             _finish(index, files, result.warnings)
     for entry, outcome in zip(files, found, strict=True):
-        result.problems.extend(Problem(*p) for p in outcome["problems"])
-        result.warnings.extend(Problem(*p) for p in outcome["warnings"])
+        result.problems.extend(problems_of(outcome["problems"]))
+        result.warnings.extend(problems_of(outcome["warnings"]))
         for profile_id, rows in outcome["profiles"]:
             if profile_id in result.origins:
                 result.problems.append(
@@ -629,9 +631,8 @@ def read_snapshot(folder: str | os.PathLike, key: str, cache: ProfileCache) -> t
         return None
     blob, extras = found
     try:
-        rows = RowSet(problems=[Problem(*p) for p in extras["problems"]],
-                      warnings=[Problem(*p) for p in extras["warnings"]], origins=dict(extras["origins"]),
-                      cache=cache)  # fmt: skip
+        rows = RowSet(problems=problems_of(extras["problems"]), warnings=problems_of(extras["warnings"]),
+                      origins=dict(extras["origins"]), cache=cache, folder=Path(folder))  # fmt: skip
     except (KeyError, TypeError, ValueError):
         return None
     return blob, rows
@@ -643,8 +644,8 @@ def keep_snapshot(folder: str | os.PathLike, key: str, frame: bytes, rows: RowSe
         index = cache.index_for(Path(folder))
         own = str(index.path)
         index.put_snapshot(key, frame, {
-            "problems": [[p.file, p.field, p.message] for p in rows.problems],
-            "warnings": [[p.file, p.field, p.message] for p in rows.warnings if p.file != own],
+            "problems": problem_lists(rows.problems),
+            "warnings": problem_lists([p for p in rows.warnings if p.file != own]),
             "origins": rows.origins,
         })  # fmt: skip
 

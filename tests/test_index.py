@@ -27,6 +27,14 @@ def load(folder: Path) -> tuple[store.ProfileSet, int]:
     return found, cache.reads
 
 
+def edit_first_total(path: Path, seconds: float) -> Path:
+    """Rewrite a profile file with its first result's total time changed (an edit made behind the index's back)."""
+    data = yaml.safe_load(path.read_text())
+    data["results"][0]["total_seconds"] = seconds
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
 def test_a_cold_start_with_the_index_parses_nothing(shipped_copy: Path):
     first, reads = load(shipped_copy)
     assert reads == len(list(shipped_copy.glob("*.yaml"))) and (shipped_copy / index.INDEX_NAME).exists()
@@ -36,10 +44,7 @@ def test_a_cold_start_with_the_index_parses_nothing(shipped_copy: Path):
 
 def test_a_profile_edited_behind_its_back_is_read_again(shipped_copy: Path):
     load(shipped_copy)
-    path = shipped_copy / "post-titan-rtx.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["results"][0]["total_seconds"] = 99.5
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    path = edit_first_total(shipped_copy / "post-titan-rtx.yaml", 99.5)
     os.utime(path, ns=(1, 1))  # even with an old modification time: its size and key changed
     found, reads = load(shipped_copy)
     assert reads == 1
@@ -171,10 +176,7 @@ def test_a_restart_reads_the_kept_frame_and_decodes_no_profile(shipped_copy: Pat
 
 def test_a_changed_file_and_a_damaged_snapshot_are_loaded_again(shipped_copy: Path):
     load_frame(shipped_copy)
-    path = shipped_copy / "post-titan-rtx.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["results"][0]["total_seconds"] = 99.5
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    edit_first_total(shipped_copy / "post-titan-rtx.yaml", 99.5)
     changed, reads = load_frame(shipped_copy)
     assert reads == 1  # that file alone is parsed; the others' rows come from the index
     rows = changed.frame[changed.frame["profile"] == "post-titan-rtx"]
