@@ -314,7 +314,7 @@ def cost_chart_section(rec: analysis.Recommendation) -> None:
     """Cumulative cost against runs: keeping the current hardware, the best purchase, the best rental."""
     habits, horizon = rec.habits, rec.horizon_runs  # the analysis decided what to compare, and over how long
     lines = costs.cumulative_costs(rec.current, rec.purchase, rec.best_rental, habits, horizon)
-    st.altair_chart(charts.cumulative_cost_chart(lines, costs.crossings(lines)), width="stretch")
+    st.vega_lite_chart(spec=charts.cumulative_cost_chart(lines, costs.crossings(lines)), width="stretch")
     unknown = (
         ""
         if pd.notna(rec.current["power_watts"])
@@ -403,7 +403,7 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
     if chosen == "Price vs time":
         results = analysis.filter_precision(wframe, precision)
         shown = charts.price_time_points(results, CHART_POINTS)
-        st.altair_chart(charts.price_time_chart(shown), width="stretch")
+        st.vega_lite_chart(spec=charts.price_time_chart(shown), width="stretch")
         note = f" The frontier and the {CHART_POINTS} fastest of {len(results):,} results are drawn." if len(
             shown) < len(results) else ""  # fmt: skip
         st.caption("A result is on the frontier when nothing is both cheaper (or equal) and faster. Unpriced results "
@@ -414,14 +414,14 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
             st.info("No faster option with a known price.")
         else:
             shown = priced.nsmallest(CHART_BARS, "dollars_per_speedup_vs_current")
-            st.altair_chart(charts.dollars_per_speedup_chart(shown), width="stretch")
+            st.vega_lite_chart(spec=charts.dollars_per_speedup_chart(shown), width="stretch")
             if len(shown) < len(priced):
                 st.caption(f"The {CHART_BARS} best values of {len(priced)} priced, faster options.")
     elif options.empty:
         st.info("No other results of this workload to compare with.")
     else:
         shown = options.nlargest(CHART_BARS, "speedup_vs_current")
-        st.altair_chart(charts.speedup_chart(shown), width="stretch")
+        st.vega_lite_chart(spec=charts.speedup_chart(shown), width="stretch")
         if len(shown) < len(options):
             st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")
 
@@ -463,7 +463,7 @@ def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_
                 expanded=True)  # fmt: skip
     epoch_chart = charts.epoch_times_chart(detail)
     if epoch_chart is not None:
-        st.altair_chart(epoch_chart, width="stretch")
+        st.vega_lite_chart(spec=epoch_chart, width="stretch")
     else:
         st.caption("This profile records no per-epoch times (quoted results give only totals).")
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from advisor import costs, prose, store, typed
@@ -352,13 +353,18 @@ def _float_or_nan(value: Any) -> float:
 
 def filter_precision(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
     """Keep float32, mixed (any mixed policy) or any results."""
+    mask = precision_mask(frame, precision)
+    return frame if precision == "any" else frame[mask]
+
+
+def precision_mask(frame: pd.DataFrame, precision: str) -> np.ndarray:
+    """Which rows :func:`filter_precision` keeps."""
     if precision not in PRECISION_FILTERS:
         raise AdvisorError(f"unknown precision {precision!r}: use one of {', '.join(PRECISION_FILTERS)}")
     if precision == "any":
-        return frame
-    if precision == PrecisionFilter.FLOAT32:
-        return frame[frame["precision"] == Precision.FLOAT32]
-    return frame[frame["precision"] != Precision.FLOAT32]
+        return np.ones(len(frame), dtype=bool)
+    float32 = (frame["precision"] == Precision.FLOAT32).to_numpy(dtype=bool)
+    return float32 if precision == PrecisionFilter.FLOAT32 else ~float32
 
 
 PICK_LIMIT = 200  # a picker lists at most this many profiles; past it, a search narrows the list
@@ -420,21 +426,24 @@ def select_workload(frame: pd.DataFrame, key: tuple | None = None) -> WorkloadCh
 
 def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, role: str) -> pd.Series:
     """A profile's result of the given precision; without one, its float32 then its slowest."""
-    rows = frame[frame["profile"] == profile_id]
-    if rows.empty:
+    at = _positions(frame, profile=profile_id)
+    if not len(at):
         ids = sorted(str(i) for i in frame["profile"].unique() if not str(i).startswith("catalog:"))
         close = difflib.get_close_matches(profile_id, ids, n=5, cutoff=0.5)
         known = f"closest: {', '.join(close)}" if close else f"known: {', '.join(ids[:10]) or 'none'}"
         more = f"; {len(ids):,} profiles in all (python -m advisor list)" if len(ids) > 10 else ""
         raise AdvisorError(f"no profile with id {profile_id!r} for --{role} ({known}{more})")
+    precisions = frame["precision"].to_numpy()[at]
     if precision is not None:
-        match = rows[rows["precision"] == precision]
-        if match.empty:
-            have = ", ".join(rows["precision"])
+        match = at[precisions == precision]
+        if not len(match):
+            have = ", ".join(precisions)
             raise AdvisorError(f"profile {profile_id!r} has no {precision} result (it has {have})")
-        return match.iloc[0]
-    float32 = rows[rows["precision"] == Precision.FLOAT32]
-    return (float32 if not float32.empty else rows).sort_values("seconds").iloc[-1]
+        return frame.iloc[match[0]]
+    float32 = at[precisions == Precision.FLOAT32]
+    pool = float32 if len(float32) else at
+    slowest = frame["seconds"].iloc[pool].reset_index(drop=True).sort_values().index[-1]  # as sort_values orders
+    return frame.iloc[pool[slowest]]
 
 
 def _with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.DataFrame:
@@ -496,9 +505,15 @@ def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
         (current["device_kind"] == DeviceKind.GPU)
         & (frame["device_kind"] == DeviceKind.GPU)
         & (frame["device_count"] == current["device_count"])
-        & (frame["device"].map(normalise_name) == normalise_name(current["device"]))
+        & (_each_name(frame["device"]) == normalise_name(current["device"]))
     )
     return (frame["profile"] == current["profile"]) | same_gpu | (frame["hardware"] == current["hardware"])
+
+
+def _each_name(names: pd.Series) -> np.ndarray:
+    """:func:`normalise_name` of every row, worked out once per distinct name (200,000 rows name a few hundred)."""
+    codes, distinct = pd.factorize(names, use_na_sentinel=False)
+    return np.array([normalise_name(name) for name in distinct], dtype=object)[codes]
 
 
 def hardware_signature(profile: Any) -> str:
@@ -576,20 +591,46 @@ DECIDES = ("profile", "precision", "seconds", "price_usd", "price_stale", "fits"
 
 def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
     """Every other result of the current workload, with the upgrade figures against ``current``."""
-    others = frame[~((frame["profile"] == current["profile"]) & (frame["precision"] == current["precision"]))]
-    options = _with_baseline_figures(filter_precision(others, precision), current["seconds"])
-    options["free_upgrade"] = same_hardware(options, current).astype(bool)
-    options["speedup_vs_current"] = current["seconds"] / options["seconds"]
-    options["upgrade_cost_usd"] = options["price_usd"].where(~options["free_upgrade"], 0.0)
-    faster = options["seconds"] < current["seconds"]
-    options["faster"] = faster
-    options["dollars_per_speedup_vs_current"] = (options["upgrade_cost_usd"] / options["speedup_vs_current"]).where(
-        faster
-    )
-    added = options["runs_per_hour"] - 3600.0 / current["seconds"]
-    options["added_runs_per_hour"] = added.where(faster)
-    options["dollars_per_added_run_per_hour"] = (options["upgrade_cost_usd"] / added).where(faster)
-    return options
+    others = ~((frame["profile"] == current["profile"]) & (frame["precision"] == current["precision"])).to_numpy()
+    options = frame[others & precision_mask(frame, precision)]
+    seconds, price = costs.numbers(options, "seconds"), costs.numbers(options, "price_usd")
+    current_seconds = float(current["seconds"])
+    free = same_hardware(options, current).to_numpy(dtype=bool)
+    faster = seconds < current_seconds
+    upgrade = np.where(free, 0.0, price)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # missing: NaN; past a float: inf
+        speedup = current_seconds / seconds
+        runs_per_hour = 3600.0 / seconds
+        added = runs_per_hour - 3600.0 / current_seconds
+        return options.assign(
+            speedup=speedup, dollars_per_speedup=price / speedup, runs_per_hour=runs_per_hour,  # as compare's
+            free_upgrade=free, speedup_vs_current=speedup, upgrade_cost_usd=upgrade, faster=faster,
+            dollars_per_speedup_vs_current=np.where(faster, upgrade / speedup, math.nan),
+            added_runs_per_hour=np.where(faster, added, math.nan),
+            dollars_per_added_run_per_hour=np.where(faster, upgrade / added, math.nan),
+        )  # fmt: skip
+
+
+def _positions(frame: pd.DataFrame, **equal: Any) -> np.ndarray:
+    """The positions of the rows whose columns equal the values given (``profile="a", precision="float32"``)."""
+    mask = np.ones(len(frame), dtype=bool)
+    for column, value in equal.items():
+        mask &= (frame[column] == value).to_numpy(dtype=bool)
+    return np.flatnonzero(mask)
+
+
+def _widened(labels: pd.Index, workload_frame: pd.DataFrame, *added: pd.DataFrame) -> pd.DataFrame:
+    """The rows at ``labels`` (unique, in that order) of the workload's frame, every column, followed by the columns
+    the ``added`` frames (rows of the same labels) add to it. The decision copied none of the shown columns; they
+    come back here, once, in one take of the whole frame."""
+    wide = workload_frame.take(workload_frame.index.get_indexer(labels))
+    have, extra = set(wide.columns), []
+    for part in added:
+        new = [c for c in part.columns if c not in have]
+        have.update(new)
+        if new:
+            extra.append(part[new].take(part.index.get_indexer(labels)))
+    return pd.concat([wide, *extra], axis=1) if extra else wide
 
 
 def _input_bound(current: pd.Series) -> float | None:
@@ -631,52 +672,51 @@ def recommend(
     chosen = _pick_result(frame, current, current_precision, "current")
     choice = select_workload(frame, chosen["workload"])
     workload_frame = costs.hardware_columns(choice.frame, catalog)
-    chosen = workload_frame[
-        (workload_frame["profile"] == chosen["profile"]) & (workload_frame["precision"] == chosen["precision"])
-    ].iloc[0]
-    shown_only = [c for c in workload_frame.columns if c not in DECIDES]  # joined back at the end
+    if not workload_frame.index.is_unique:  # rows are found by label below
+        workload_frame = workload_frame.reset_index(drop=True)
+    at = _positions(workload_frame, profile=chosen["profile"], precision=chosen["precision"])
+    chosen = workload_frame.iloc[at[0]]
     narrow = workload_frame[[c for c in workload_frame.columns if c in DECIDES]]
     options = costs.add_cost_figures(upgrade_options(narrow, chosen, precision), chosen, habits)
-    faster = options[options["faster"]]
-    unpriced = faster[faster["upgrade_cost_usd"].isna()]
-    stale = faster[faster["price_stale"].fillna(False).astype(bool) & ~faster["free_upgrade"]]
-    too_small = faster[faster["fits"].eq(False)]
-    faster = faster[~faster.index.isin(too_small.index)]
-    buyable = faster[faster["upgrade_cost_usd"].notna() & ~faster.index.isin(stale.index)]
-    over = buyable[buyable["upgrade_cost_usd"] > budget] if budget is not None else buyable.iloc[:0]
-    buyable = buyable[~buyable.index.isin(over.index)]
+    # The decision as masks over the options' rows: a filter copies every column it keeps, a mask copies nothing.
+    faster = options["faster"].to_numpy(dtype=bool)
+    unpriced = faster & options["upgrade_cost_usd"].isna().to_numpy()
+    stale = faster & options["price_stale"].fillna(False).to_numpy(dtype=bool) & ~options["free_upgrade"].to_numpy()
+    too_small = faster & options["fits"].eq(False).to_numpy()
+    faster = faster & ~too_small
+    buyable = faster & ~unpriced & ~stale
+    over = buyable & (options["upgrade_cost_usd"] > budget).to_numpy() if budget is not None else np.zeros_like(faster)
+    buyable = buyable & ~over
     findings = Findings(
-        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=len(unpriced),
-        unpriced_rentable=int(unpriced["cloud_usd_per_run"].notna().sum()), stale=len(stale),
-        too_small=len(too_small),
-        too_small_example=too_small.sort_values("largest_batch").iloc[-1] if len(too_small) else None,
-        over_budget=len(over), data_wait_share=_input_bound(chosen),
+        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=int(unpriced.sum()),
+        unpriced_rentable=int((unpriced & options["cloud_usd_per_run"].notna().to_numpy()).sum()),
+        stale=int(stale.sum()), too_small=int(too_small.sum()), over_budget=int(over.sum()),
+        data_wait_share=_input_bound(chosen),
     )  # fmt: skip
     if goal == Goal.COST:
-        rent_only = faster[(faster["cheapest_way"] == "rent") & ~faster.index.isin(buyable.index)]
-        eligible = pd.concat([buyable, rent_only])
-        eligible = eligible[eligible["usd_per_run"].notna()]
+        rent_only = faster & (options["cheapest_way"] == "rent").to_numpy() & ~buyable
+        eligible = (buyable | rent_only) & options["usd_per_run"].notna().to_numpy()
     else:
         eligible = buyable
-    ranked = costs.rank(eligible, goal)
+    ranked = costs.rank(options.loc[eligible, list(costs.RANK_COLUMNS)], goal).index
     # The options in the goal's order: the eligible ones best first, then the rest by time.
-    options["rank"] = pd.Series(range(1, len(ranked) + 1), index=ranked.index, dtype=float).reindex(options.index)
-    options = options.sort_values(["rank", "seconds", "profile", "precision"], na_position="last")
-    rentals = faster[faster["cloud_usd_per_run"].notna()].sort_values(["cloud_usd_per_run", "seconds"])
-
-    def widen(rows: pd.DataFrame) -> pd.DataFrame:  # the shown columns back (by label), in the frame's own order
-        wide = rows.join(workload_frame[shown_only])
-        return wide[[*workload_frame.columns, *(c for c in rows.columns if c not in workload_frame.columns)]]
-
-    steps = widen(costs.ladder(options, chosen, budget))  # a few rows of many: widened alone
-    steps.index = pd.Series(range(len(options)), index=options.index)[steps.index].to_numpy()  # numbered as options
-    options = widen(options)
-    best = None if ranked.empty else options.loc[ranked.index[0]]
+    keys = options[["seconds", "profile", "precision"]].assign(
+        rank=pd.Series(np.arange(1.0, len(ranked) + 1), index=ranked).reindex(options.index)
+    )  # fmt: skip
+    order = keys.sort_values(["rank", "seconds", "profile", "precision"], na_position="last").index
+    rentable = faster & options["cloud_usd_per_run"].notna().to_numpy()
+    rentals = options.loc[rentable, ["cloud_usd_per_run", "seconds"]].sort_values(["cloud_usd_per_run", "seconds"])
+    # The ladder's steps are purchases: faster, fitting and priced by a price today (a stale one is never bought).
+    steps = costs.ladder(options[list(costs.LADDER_COLUMNS)].assign(faster=faster & ~stale), chosen, budget)
+    # the one too small that comes closest to fitting
+    closest_small = options.loc[too_small, "largest_batch"].sort_values().index[-1] if too_small.any() else None
+    steps = _widened(steps.index, workload_frame, options, steps)
+    steps.index = order.get_indexer(steps.index)  # numbered as the options
+    options = _widened(order, workload_frame, options)
+    best = None if ranked.empty else options.loc[ranked[0]]
     best_rental = None if rentals.empty else options.loc[rentals.index[0]]
-    if findings.too_small_example is not None:
-        findings = dataclasses.replace(
-            findings, too_small_example=options.loc[findings.too_small_example.name]
-        )  # fmt: skip
+    if closest_small is not None:
+        findings = dataclasses.replace(findings, too_small_example=options.loc[closest_small])
     options = options.reset_index(drop=True)
     purchase = best if best is not None and not best["free_upgrade"] else None
     if purchase is not None and purchase.get("cheapest_way") == "rent" and pd.isna(purchase["upgrade_cost_usd"]):

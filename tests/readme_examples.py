@@ -1,11 +1,12 @@
-"""The README's command-line examples: run them, compare their output, or rewrite it.
+"""The documentation's command-line examples (README.md and docs/reference.md): run them, compare their output,
+or rewrite it.
 
-A ``console`` code block in README.md holds ``$ python -m advisor ...`` lines, each followed by
-its output. A line ``...`` ends an output early (the rest is not compared).
+A ``console`` code block holds ``$ python -m advisor ...`` lines, each followed by its output. A line ``...`` ends
+an output early (the rest is not compared).
 
     python tests/readme_examples.py            # check (exit 1 on a difference)
-    python tests/readme_examples.py --update   # rewrite the outputs in README.md from real runs, and the
-                                               # generated sections (the field reference, the definitions)
+    python tests/readme_examples.py --update   # rewrite the outputs from real runs, and the generated
+                                               # sections (the field reference, the definitions)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+DOCS = (README, ROOT / "docs" / "reference.md")  # the front page and the reference: both tested
 BLOCK = re.compile(r"```console\n(.*?)```", re.S)
 PROMPT = "$ python -m advisor "
 
@@ -124,25 +126,35 @@ def updated(text: str) -> str:
     return BLOCK.sub(block, text)
 
 
+def docs_text() -> str:
+    """The front page and the reference together, for tests that look a fact up wherever it is written."""
+    return "\n\n".join(path.read_text(encoding="utf-8") for path in DOCS)
+
+
 def generated_sections(text: str) -> str:
-    """The README with its generated sections rewritten from the code (tests check they match)."""
+    """The text with its generated sections (where it has them) rewritten from the code (tests check they match)."""
     sys.path.insert(0, str(ROOT))
     from advisor import metrics, schema
 
     for name, body in (("field-reference", schema.markdown_reference()),
                        ("metric-definitions", metrics.markdown_definitions())):  # fmt: skip
         start, end = f"<!-- {name}:start -->\n", f"<!-- {name}:end -->"
+        if start not in text:
+            continue
         before, rest = text.split(start, 1)
         text = before + start + body + end + rest.split(end, 1)[1]
     return text
 
 
 if __name__ == "__main__":
-    content = README.read_text(encoding="utf-8")
-    if "--update" in sys.argv:
-        README.write_text(updated(generated_sections(content)), encoding="utf-8")
-        print("README.md examples updated")
-    else:
-        found = differences(content)
-        print("\n\n".join(found) or "README.md examples match")
-        raise SystemExit(1 if found else 0)
+    stale = 0
+    for path in DOCS:
+        name, content = path.relative_to(ROOT), path.read_text(encoding="utf-8")
+        if "--update" in sys.argv:
+            path.write_text(updated(generated_sections(content)), encoding="utf-8")
+            print(f"{name} examples updated")
+        else:
+            found = differences(content)
+            stale += len(found)
+            print("\n\n".join(f"{name}: {f}" for f in found) or f"{name} examples match")
+    raise SystemExit(1 if stale else 0)

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from readme_examples import docs_text
 
 from advisor import __version__, store
 from advisor.cli import main
 from advisor.index import INDEX_NAME  # the folder's persistent index, written beside the profiles
-from helpers import ROOT, SHIPPED, valid_profile, write_yaml
+from helpers import SHIPPED, valid_profile, write_yaml
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -259,7 +260,7 @@ def test_a_rented_sessions_start_up_and_runs_change_the_rent_advice(capsys):
 def test_the_readme_states_every_habit_options_default_as_the_code_has_it():
     from advisor.costs import HABIT_OPTIONS, Habits
 
-    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join(docs_text().split())
     defaults = Habits()
     for name in HABIT_OPTIONS:
         option = f"`--{name.replace('_', '-')}` ({getattr(defaults, name):g}"
@@ -269,7 +270,7 @@ def test_the_readme_states_every_habit_options_default_as_the_code_has_it():
 def test_the_readme_lists_the_keys_of_a_result_record_as_the_code_has_them():
     from advisor import analysis
 
-    line = next(line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    line = next(line for line in docs_text().splitlines()
                 if line.startswith("| `compare "))  # fmt: skip
     listed = line.split("a list of objects with `", 1)[1].split("`", 1)[0]
     assert listed == ", ".join(analysis.ROW_KEYS)
@@ -299,6 +300,57 @@ NOT_DECISIONS = {"--help", "--json", "--profiles", "--current", "--catalog"}
 JOB_OPTIONS = {"--model-config", "--method", "--seq-len", "--batch", "--grad-accum", "--tokens", "--checkpointing",
                "--lora-rank", "--lora-targets", "--fsdp", "--pure-bf16", "--optimizer", "--devices",
                "--gpu"}  # fmt: skip
+
+
+# The same for `compare` and `estimate`: each option changes the JSON output against the same command without it.
+# `estimate --model/--loss/--optimizer` (a Keras file, TensorFlow) are driven in test_model_workload.py.
+COMPARE_CASES = {
+    "--estimates": ([], ["--estimates"]),
+    "--price": ([], ["--price", "post-gtx-1070-ti=100"]),
+    "--baseline": ([], ["--baseline", "post-titan-rtx"]),
+    "--precision": ([], ["--precision", "float32"]),
+    "--workload": ([], ["--workload", "ResNet-50"]),
+}
+ESTIMATE_CASES = {
+    "--gpu": ([], ["--gpu", "rtx-4090"]),
+    "--precision": (["--gpu", "rtx-4090"], ["--precision", "float32"]),
+    "--workload": (["--gpu", "rtx-4090"], ["--workload", "BERT-large"]),
+    "--devices": (["--gpu", "rtx-4090"], ["--devices", "2"]),
+    "--machines": (["--gpu", "rtx-4090", "--devices", "2", "--link-gbps", "100"], ["--machines", "2"]),
+    "--link-gbps": (["--gpu", "rtx-4090", "--devices", "2", "--machines", "2", "--link-gbps", "10"],
+                    ["--link-gbps", "400"]),
+    "--units": (["--gpu", "rtx-4090"], ["--units", "500"]),
+    "--timesteps": (["--gpu", "rtx-4090"], ["--timesteps", "50"]),
+    "--features": (["--gpu", "rtx-4090"], ["--features", "8"]),
+    "--samples": (["--gpu", "rtx-4090"], ["--samples", "2000"]),
+    "--batch-size": (["--gpu", "rtx-4090"], ["--batch-size", "50"]),
+    "--epochs": (["--gpu", "rtx-4090"], ["--epochs", "10"]),
+}
+MODEL_OPTIONS = {"--model", "--loss", "--optimizer"}
+COMMAND_CASES = {"compare": COMPARE_CASES, "estimate": ESTIMATE_CASES}
+
+
+def _output(capsys, command: str, *extra: str) -> dict:
+    status, out, err = run(capsys, command, "--profiles", str(SHIPPED), "--json", *extra)
+    assert status == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize(("command", "option"), [(c, o) for c, cases in COMMAND_CASES.items() for o in cases])
+def test_every_compare_and_estimate_option_changes_the_output(capsys, command, option):
+    shared, own = COMMAND_CASES[command][option]
+    assert _output(capsys, command, *shared, *own) != _output(capsys, command, *shared), f"{' '.join(own)}: no change"
+
+
+@pytest.mark.parametrize("command", list(COMMAND_CASES))
+def test_every_compare_and_estimate_option_has_a_case(command):
+    from advisor.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    options = {s for action in sub.choices[command]._actions for s in action.option_strings if s.startswith("--")}
+    left = JOB_OPTIONS if command == "estimate" else set()
+    assert options - set(COMMAND_CASES[command]) - NOT_DECISIONS - left - MODEL_OPTIONS == set()
 
 
 def _decision(capsys, *extra: str) -> dict:

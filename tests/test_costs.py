@@ -9,12 +9,13 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from readme_examples import docs_text
 
 from advisor import analysis, costs, metrics, store
 from advisor.cli import main
 from advisor.costs import Habits
 from advisor.errors import AdvisorError
-from helpers import ROOT, SHIPPED, post_workload_profile
+from helpers import SHIPPED, post_workload_profile
 
 CPU, GTX, TITAN = 2449.41867685318, 150.32436347007751, 34.02235388755798
 
@@ -104,6 +105,19 @@ def test_the_ladder_shows_where_returns_fall_off(shipped):
     assert rec.ladder["upgrade_cost_usd"].is_monotonic_increasing and rec.ladder["seconds"].is_monotonic_decreasing
 
 
+def test_the_ladder_climbs_only_purchases_a_buyer_can_make(shipped):
+    """A step is bought: a faster option that does not fit its memory, or whose only price is a stale launch price,
+    is never a step, however cheap (the post's Titan RTX made too small, then priced only at launch)."""
+    frame, gpus = shipped
+    titan = frame["profile"] == "post-titan-rtx"
+    for edited in (frame.assign(fits=frame["fits"].mask(titan, False)),
+                   frame.assign(price_stale=frame["price_stale"].mask(titan, True))):  # fmt: skip
+        rec = analysis.recommend(edited, "post-cpu-only", precision="float32", catalog=gpus)
+        assert "post-titan-rtx" in set(rec.options["profile"])  # still an option, shown with its reason
+        assert "post-titan-rtx" not in set(rec.ladder["profile"])
+        assert "post-gtx-1070-ti" in set(rec.ladder["profile"])
+
+
 def test_goals_pick_value_speed_or_cost(shipped):
     frame, gpus = shipped
     value = analysis.recommend(frame, "post-cpu-only", precision="float32", goal="value", catalog=gpus)
@@ -174,8 +188,7 @@ def test_cumulative_costs_and_break_even_point():
 
 
 def test_every_definition_is_written_once_and_shown_everywhere(shipped):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert metrics.markdown_definitions() in readme
+    assert metrics.markdown_definitions() in docs_text()
     frame, gpus = shipped
     from advisor.report import recommendation_markdown
 

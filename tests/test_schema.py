@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from readme_examples import docs_text
 
 from advisor import collection, schema, store
 from advisor.cli import main
-from helpers import ROOT, SHIPPED, valid_profile
+from helpers import SHIPPED, valid_profile
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -64,9 +65,9 @@ def test_the_cases_beyond_json_schema_are_few_and_named():
 
 
 def test_the_readme_field_reference_is_derived_from_the_tables():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     reference = schema.markdown_reference()
-    assert reference in readme, "README.md's field reference is stale: run python -m advisor schema --markdown"
+    stale = "docs/reference.md: the field reference is stale (python -m advisor schema --markdown)"
+    assert reference in docs_text(), stale
     for field in ("total_seconds", "power_watts", "advisor_version", "steady_epochs_timed"):
         assert f"`{field}`" in reference
 
@@ -81,7 +82,7 @@ def test_canonical_order_follows_the_table():
 
 
 def test_the_readme_example_profile_is_valid(tmp_path: Path):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = docs_text()
     block = readme.split("```yaml\n# yaml-language-server: $schema=", 1)[1].split("```", 1)[0]
     text = "# yaml-language-server: $schema=" + block
     data = yaml.safe_load(text)
