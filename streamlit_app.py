@@ -20,19 +20,23 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from advisor import analysis, charts, costs, estimates, metrics, prose, report, store, typed
-from advisor.catalog import DEFAULT_CATALOG, Catalog, load_catalog
+from advisor import store
+from advisor.decision import analysis, costs, prose
 from advisor.errors import AdvisorError, ProfileError
+from advisor.format import metrics, typed
+from advisor.format.vocabulary import Goal, PrecisionFilter, Source
 from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
 from advisor.llm.job import Checkpointing, Method, job_from_options
-from advisor.vocabulary import Goal, PrecisionFilter, Source
+from advisor.perf import estimates
+from advisor.render import charts, report
+from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
 CATALOG_FILE = Path(os.environ.get("ADVISOR_CATALOG", DEFAULT_CATALOG))
 CHART_BARS = 25  # bar charts show the best options; the table shows every one
 CHART_POINTS = 300  # the price-time chart draws the frontier and the fastest results
-TABLE_ROWS = 500  # the options table shows the best in the goal's order; the CSV has every one
+TABLE_ROWS = 200  # the options table shows the best in the goal's order (a buyer reads the top); the CSV has every one
 PRECISION_CHOICES = {choice.label: choice.value for choice in PrecisionFilter}
 # Column widths (pixels) that fit the table in a 1,400-pixel window beside the sidebar.
 YOUR_PRICE = "your price"
@@ -164,11 +168,17 @@ class Choices:
     link_gbps: float | None = None  # a network between two machines: their estimates are offered too
 
 
-def workload_picker(frame: pd.DataFrame, preferred: tuple | None) -> tuple:
+@st.cache_resource(max_entries=16)  # read-only: the workloads and profiles, until the files or the upload change
+def frame_menus(key: tuple, _frame: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """The workloads' names and result counts, and every profile's name (grouping 200,000 rows at every re-run
+    took a tenth of it)."""
+    workloads = _frame.groupby("workload")["workload_name"].first()
+    return workloads, _frame["workload"].value_counts(), _frame.groupby("profile")["name"].first()
+
+
+def workload_picker(names: pd.Series, counts: pd.Series, preferred: tuple | None) -> tuple:
     """The workload to compare (results are compared only within one); asked only when there are several. An
     uploaded profile's workload comes first: its own model, estimated on the catalog."""
-    names = frame.groupby("workload")["workload_name"].first()
-    counts = frame["workload"].value_counts()
     if len(names) == 1:
         return names.index[0]
     kinds = {"lstm": "LSTM, ", "model": "your model, ", "tracked": "your job, tracked, ",
@@ -178,7 +188,7 @@ def workload_picker(frame: pd.DataFrame, preferred: tuple | None) -> tuple:
         st.session_state["workload"] = preferred  # picker is the user's again)
     return st.sidebar.selectbox(
         "Workload",
-        analysis.workload_order(frame, preferred),
+        analysis.order_workloads(counts, preferred),
         format_func=lambda k: f"{names[k]} ({kinds.get(k[0], '')}{counts[k]} results)",
         key="workload",
     )
@@ -603,8 +613,9 @@ if frame.empty:
     )
     st.stop()
 
-workload = workload_picker(frame, uploaded_workload)
 upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
+workload_names, workload_counts, profile_names = frame_menus((folder_key, upload_key), frame)
+workload = workload_picker(workload_names, workload_counts, uploaded_workload)
 wframe, names, slowest = workload_rows((folder_key, upload_key), workload, frame)
 choices = sidebar(names, slowest)
 found = None
@@ -624,6 +635,6 @@ options_section(rec)
 ladder_section(rec)
 devices_section(rec)
 charts_section(rec, wframe, choices.precision)
-details_section(profile_of, frame.groupby("profile")["name"].first(), choices.current_id)
+details_section(profile_of, profile_names, choices.current_id)
 estimates_section(found, catalog)
 definitions_section(warnings)

@@ -9,7 +9,8 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from advisor import schema, store  # noqa: E402
+from advisor import store  # noqa: E402
+from advisor.format import schema  # noqa: E402
 
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

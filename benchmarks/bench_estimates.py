@@ -18,8 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor import analysis, calibration, catalog, estimates, store  # noqa: E402
-from advisor.schema import DEFAULT_WORKLOAD, workload_key  # noqa: E402
+from advisor import store  # noqa: E402
+from advisor.decision import analysis  # noqa: E402
+from advisor.format.schema import DEFAULT_WORKLOAD, workload_key  # noqa: E402
+from advisor.perf import calibration, estimates  # noqa: E402
+from advisor.store import catalog  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--before", metavar="DIR", help="a checkout of the code before: its own benchmark, run here too")

@@ -18,7 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor import analysis, estimates, store  # noqa: E402
+from advisor import store  # noqa: E402
+from advisor.decision import analysis  # noqa: E402
+from advisor.perf import estimates  # noqa: E402
 
 samples = sys.argv[1] if len(sys.argv) > 1 else "2048"
 epochs = sys.argv[2] if len(sys.argv) > 2 else "6"

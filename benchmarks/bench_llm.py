@@ -16,11 +16,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor import analysis, calibration, catalog, estimates, store  # noqa: E402
+from advisor import store  # noqa: E402
+from advisor.decision import analysis  # noqa: E402
+from advisor.format.schema import DEFAULT_WORKLOAD, workload_key  # noqa: E402
 from advisor.llm import advice, memory  # noqa: E402
 from advisor.llm.config import load_presets  # noqa: E402
 from advisor.llm.job import job_from_options  # noqa: E402
-from advisor.schema import DEFAULT_WORKLOAD, workload_key  # noqa: E402
+from advisor.perf import calibration, estimates  # noqa: E402
+from advisor.store import catalog  # noqa: E402
 
 gpus = catalog.load_catalog()
 frame = analysis.results_frame(store.load_profiles(ROOT / "profiles").profiles)

@@ -21,7 +21,9 @@ from pathlib import Path
 import yaml
 from _profiles import generate
 
-from advisor import analysis, index, store
+from advisor import store
+from advisor.decision import analysis
+from advisor.store import index
 
 args = sys.argv[1:]
 before_root = None
@@ -79,13 +81,14 @@ def main() -> None:
             assert len(store.load_profiles(folder).profiles) == size
             pure = "-"
             if size <= 1000:
-                original = store._BASE_LOADER
-                store._BASE_LOADER, store._StrictLoader = yaml.SafeLoader, store._StrictPureLoader
+                parser = store.parse  # the module that holds the YAML loaders
+                original = parser._BASE_LOADER
+                parser._BASE_LOADER, parser._StrictLoader = yaml.SafeLoader, parser._StrictPureLoader
                 try:
                     pure = f"{best_of(1, lambda folder=folder: store.load_profiles(folder)):.2f} s"
                 finally:
-                    store._BASE_LOADER = original
-                    store._StrictLoader = type("_StrictLoader", (store._StrictKeys, original), {})
+                    parser._BASE_LOADER = original
+                    parser._StrictLoader = type("_StrictLoader", (parser._StrictKeys, original), {})
             old = before_cold(folder)
             cache = store.ProfileCache()
             store.load_profiles(folder, cache)

@@ -1,4 +1,4 @@
-"""Peak training memory: the prediction (advisor/memory.py) against runs measured here and the published batches.
+"""Peak training memory: the prediction (advisor/perf/memory.py) against runs measured here and the published batches.
 
 1. Measures the post's LSTM and the three example models at several batch sizes, float32 and mixed, on this
    machine (`measure --dry-run --json`: the peak resident memory above the run's start on a CPU), fits the
@@ -25,8 +25,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor import analysis, memory, store  # noqa: E402
-from advisor.catalog import load_catalog  # noqa: E402
+from advisor import store  # noqa: E402
+from advisor.decision import analysis  # noqa: E402
+from advisor.perf import memory  # noqa: E402
+from advisor.store.catalog import load_catalog  # noqa: E402
 
 CACHE = ROOT / "benchmarks" / "memory_runs.json"  # the measured runs, kept so the fit can be re-run without them
 
@@ -75,7 +77,7 @@ runs = [run for run in measured if run["peak_gb"] >= NOISE_GB]
 print(f"{len(measured) - len(runs)} of {len(measured)} runs under {NOISE_GB} GB left out (noise)")
 factor, overhead = fit(runs)
 print(f"\nfitted on {len(runs)} measured runs: CPU activation factor {factor:.2f}, CPU overhead {overhead:.3f} GB "
-      f"(in advisor/memory.py: {memory.ACTIVATION_FACTOR['cpu']}, {memory.OVERHEAD_GB['cpu']})")  # fmt: skip
+      f"(in advisor/perf/memory.py: {memory.ACTIVATION_FACTOR['cpu']}, {memory.OVERHEAD_GB['cpu']})")  # fmt: skip
 print(f"{'workload':<26} {'precision':<15} {'batch':>5} {'measured':>9} {'predicted':>9} {'error':>7} {'left out':>8}")
 errors, held = [], []
 for index, run in enumerate(runs):
@@ -125,7 +127,7 @@ def largest_factor(subset: list, target: float = 0.95) -> float:
 
 print(f"\npublished batches (each fit its GPU): {len(cases)} results of {len({c[0] for c in cases})} workloads")
 print(f"GPU activation factor, the largest at which 95 % of them fit: {largest_factor(cases):.2f} "
-      f"(in advisor/memory.py: {memory.ACTIVATION_FACTOR['gpu']})")
+      f"(in advisor/perf/memory.py: {memory.ACTIVATION_FACTOR['gpu']})")
 ratios = [use(c) for c in cases]
 print(f"with it: {share_fitting(cases):.1%} predicted to fit; predicted use of the GPU's memory: median "
       f"{statistics.median(ratios):.0%}, 10th percentile {np.quantile(ratios, 0.1):.0%}, worst {max(ratios):.0%}")

@@ -39,7 +39,7 @@ def custom_against_fit() -> None:
     from advisor.measure.backends import tf_multiworker
     from advisor.measure.signals import InterruptGuard
     from advisor.measure.train import lstm_job, train_once
-    from advisor.workload import Workload
+    from advisor.perf.workload import Workload
 
     backend = backends.load("tensorflow")
     backend.start("cpu", 1)

@@ -22,8 +22,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor import collection  # noqa: E402
-from advisor.catalog import load_catalog  # noqa: E402
+from advisor.store import collection  # noqa: E402
+from advisor.store.catalog import load_catalog  # noqa: E402
 
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "lambda_pytorch_training.yaml"
 OUT = ROOT / "profiles" / "published-lambda-pytorch.yaml"

@@ -25,10 +25,10 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor import collection  # noqa: E402
-from advisor.catalog import DEFAULT_CATALOG, load_catalog  # noqa: E402
 from advisor.llm.config import load_presets  # noqa: E402
 from advisor.llm.job import ALL_LINEAR, TrainingJob, job_from_options  # noqa: E402
+from advisor.store import collection  # noqa: E402
+from advisor.store.catalog import DEFAULT_CATALOG, load_catalog  # noqa: E402
 
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "published_2026.yaml"
 PEAKS_OUT = ROOT / "advisor" / "data" / "llm_memory_peaks.yaml"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor import catalog
+from advisor.store import catalog
 from helpers import SHIPPED, valid_profile
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from advisor.schema import DEFAULT_WORKLOAD
+from advisor.format.schema import DEFAULT_WORKLOAD
 
 ROOT = Path(__file__).resolve().parent.parent
 # A machine with an NVIDIA GPU (its driver's device node): tests that expect none skip there, saying so.

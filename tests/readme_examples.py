@@ -134,7 +134,7 @@ def docs_text() -> str:
 def generated_sections(text: str) -> str:
     """The text with its generated sections (where it has them) rewritten from the code (tests check they match)."""
     sys.path.insert(0, str(ROOT))
-    from advisor import metrics, schema
+    from advisor.format import metrics, schema
 
     for name, body in (("field-reference", schema.markdown_reference()),
                        ("metric-definitions", metrics.markdown_definitions())):  # fmt: skip

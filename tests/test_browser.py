@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from advisor import report
+from advisor.render import report
 from helpers import ROOT, SHIPPED, post_workload_profile, write_yaml
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import catalog
 from advisor.cli import main
 from advisor.errors import AdvisorError, ProfileError
+from advisor.store import catalog
 
 RAW = yaml.safe_load(catalog.DEFAULT_CATALOG.read_text(encoding="utf-8"))
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from advisor import charts
+from advisor.render import charts
 
 OPTIONS = pd.DataFrame({
     "name": ["slow GPU", "fast GPU", "middle GPU"], "precision": ["float32"] * 3,

@@ -14,7 +14,7 @@ from readme_examples import docs_text
 
 from advisor import __version__, store
 from advisor.cli import main
-from advisor.index import INDEX_NAME  # the folder's persistent index, written beside the profiles
+from advisor.store.index import INDEX_NAME  # the folder's persistent index, written beside the profiles
 from helpers import SHIPPED, valid_profile, write_yaml
 
 
@@ -258,7 +258,7 @@ def test_a_rented_sessions_start_up_and_runs_change_the_rent_advice(capsys):
 
 
 def test_the_readme_states_every_habit_options_default_as_the_code_has_it():
-    from advisor.costs import HABIT_OPTIONS, Habits
+    from advisor.decision.costs import HABIT_OPTIONS, Habits
 
     readme = " ".join(docs_text().split())
     defaults = Habits()
@@ -268,7 +268,7 @@ def test_the_readme_states_every_habit_options_default_as_the_code_has_it():
 
 
 def test_the_readme_lists_the_keys_of_a_result_record_as_the_code_has_them():
-    from advisor import analysis
+    from advisor.decision import analysis
 
     line = next(line for line in docs_text().splitlines()
                 if line.startswith("| `compare "))  # fmt: skip

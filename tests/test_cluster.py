@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from advisor import analysis, scaling, schema
 from advisor.cli import main
+from advisor.decision import analysis
 from advisor.errors import AdvisorError
+from advisor.format import schema
 from advisor.measure import cluster
+from advisor.perf import scaling
 from helpers import post_workload_profile
 
 
@@ -152,7 +154,7 @@ def test_what_an_added_machine_buys():
     assert added["added_speedup_per_device"] == pytest.approx(2 / 3)
     assert added["added_speedup_per_machine"] == pytest.approx(4 / 3)  # a machine holds two of the devices
     assert added["usd_per_added_1x"] == pytest.approx(750 / (2 / 3))
-    from advisor.report import recommendation_text
+    from advisor.render.report import recommendation_text
 
     text = recommendation_text(analysis.recommend(frame, "one-gpu"))
     assert "What each added device or machine buys" in text and "1.33x" in text

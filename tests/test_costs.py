@@ -11,10 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from readme_examples import docs_text
 
-from advisor import analysis, costs, metrics, store
+from advisor import store
 from advisor.cli import main
-from advisor.costs import Habits
+from advisor.decision import analysis, costs
+from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
+from advisor.format import metrics
 from helpers import SHIPPED, post_workload_profile
 
 CPU, GTX, TITAN = 2449.41867685318, 150.32436347007751, 34.02235388755798
@@ -190,7 +192,7 @@ def test_cumulative_costs_and_break_even_point():
 def test_every_definition_is_written_once_and_shown_everywhere(shipped):
     assert metrics.markdown_definitions() in docs_text()
     frame, gpus = shipped
-    from advisor.report import recommendation_markdown
+    from advisor.render.report import recommendation_markdown
 
     markdown = recommendation_markdown(analysis.recommend(frame, "post-cpu-only", catalog=gpus))
     assert metrics.markdown_definitions() in markdown

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from advisor import hardware
+from advisor.measure import hardware
 
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -31,15 +31,17 @@ def test_library_and_cli_do_not_import_tensorflow():
     imports = "\n".join(
         [
             "import advisor",
-            "import advisor.analysis, advisor.store, advisor.schema, advisor.report, advisor.charts",
-            "import advisor.hardware, advisor.timing, advisor.workload, advisor.cli",
+            "import advisor.decision.analysis, advisor.store, advisor.format.schema, advisor.render.report",
+            "import advisor.render.charts",
+            "import advisor.measure.hardware, advisor.measure.timing, advisor.perf.workload, advisor.cli",
             "from advisor.cli import main",
             f"main(['list', '--profiles', {str(SHIPPED)!r}])",
             f"main(['recommend', '--current', 'post-cpu-only', '--profiles', {str(SHIPPED)!r}])",
             "main(['measure', '--help'])",
             "main(['estimate', '--gpu', 'rtx-4090'])",
             "main(['catalog'])",
-            "import advisor.catalog, advisor.perfmodel, advisor.estimates, advisor.costs, advisor.metrics",
+            "import advisor.store.catalog, advisor.perf.perfmodel, advisor.perf.estimates, advisor.decision.costs",
+            "import advisor.format.metrics",
             "import advisor.track, advisor.track.session",
             "main(['estimate', '--workload', 'ResNet-50'])",
         ]

@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from advisor import analysis, index, store
+from advisor import store
 from advisor.cli import main
+from advisor.decision import analysis
+from advisor.store import index
 
 
 def snapshot(found: store.ProfileSet) -> dict:

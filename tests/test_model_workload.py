@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor import analysis, estimates, store
+from advisor import store
 from advisor.cli import main
+from advisor.decision import analysis
+from advisor.perf import estimates
 from helpers import SHIPPED
 
 pytest.importorskip("tensorflow")
@@ -23,7 +25,7 @@ import keras
 from advisor.measure import flops, model_file
 from advisor.measure.examples import EXAMPLES, write_examples
 from advisor.measure.train import build_model
-from advisor.workload import Workload
+from advisor.perf.workload import Workload
 
 SIZES = ["--samples", "16", "--batch-size", "8", "--matmul-size", "64"]
 pytestmark = pytest.mark.slow  # real Keras models built and trained
@@ -226,7 +228,7 @@ def test_estimate_a_model_on_the_catalog_and_on_the_measured_machine(capsys, exa
 
 
 def test_a_model_profile_gets_catalog_estimates_in_the_analysis(capsys, examples: Path, tmp_path: Path):
-    from advisor.catalog import load_catalog
+    from advisor.store.catalog import load_catalog
 
     assert main(["measure", "--model", str(examples / "small-cnn.keras"), *SIZES, "--epochs", "2", "--out",
                  str(tmp_path), "--name", "cnn"]) == 0  # fmt: skip
@@ -252,7 +254,7 @@ def test_a_model_profile_gets_catalog_estimates_in_the_analysis(capsys, examples
 def test_stacked_lstms_keep_every_step_and_are_not_said_to_fit_a_small_card():
     """4 x LSTM(1024) over 512 steps at batch 256 keeps about 13 GB of gates and states (float32) for the backward
     pass: never said to fit an 8 GB card (counting the layers' outputs alone said 4 GB, and "fits")."""
-    from advisor import memory
+    from advisor.perf import memory
 
     layers = [keras.layers.LSTM(1024, return_sequences=True) for _ in range(3)] + [keras.layers.LSTM(1024)]
     model = keras.Sequential([keras.Input((512, 1)), *layers, keras.layers.Dense(1, activation="sigmoid")])
@@ -268,7 +270,7 @@ def test_stacked_lstms_keep_every_step_and_are_not_said_to_fit_a_small_card():
 def test_a_measured_lstm_peak_on_the_cpu_is_covered(tmp_path: Path):
     """A stacked LSTM trained for real on the CPU (measure's own path): its measured peak (resident memory above
     the run's start) is never above the prediction, and the counted parts are most of it."""
-    from advisor import memory
+    from advisor.perf import memory
 
     layers = [keras.layers.LSTM(256, return_sequences=True), keras.layers.LSTM(256)]
     model = keras.Sequential([keras.Input((128, 1)), *layers, keras.layers.Dense(1, activation="sigmoid")])

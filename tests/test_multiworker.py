@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import schema
+from advisor.format import schema
 from helpers import ROOT, Output, free_ports, start_workers, worker_env
 
 pytestmark = pytest.mark.slow  # real TensorFlow processes joining over gRPC

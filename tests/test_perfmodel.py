@@ -10,9 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from advisor import analysis, estimates, perfmodel, report, store
+from advisor import store
 from advisor.cli import main
-from advisor.schema import DEFAULT_WORKLOAD, workload_key
+from advisor.decision import analysis
+from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
+from advisor.perf import estimates, perfmodel
+from advisor.render import report
 from helpers import SHIPPED, post_workload_profile, write_yaml
 
 POST = workload_key(DEFAULT_WORKLOAD)
@@ -178,11 +181,12 @@ def test_the_markdown_download_marks_estimates(shipped_frame, shipped_catalog):
 
 
 def test_the_crossval_file_is_versioned_migrated_and_a_newer_one_refused(tmp_path: Path):
-    from advisor import widths
+    from advisor.store import widths
+    from advisor.store.catalog import DEFAULT_CATALOG
 
-    shipped = widths.load(Path(estimates.__file__).parent / "data" / widths.FILE_NAME)
+    shipped = widths.load(DEFAULT_CATALOG.parent / widths.FILE_NAME)
     assert shipped.half_widths  # the shipped file, at the current version
-    text = (Path(estimates.__file__).parent / "data" / widths.FILE_NAME).read_text()
+    text = (DEFAULT_CATALOG.parent / widths.FILE_NAME).read_text()
     assert f"crossval_version: {widths.CROSSVAL_VERSION}" in text
     old = tmp_path / "crossval.yaml"
     old.write_text(text.replace(f"crossval_version: {widths.CROSSVAL_VERSION}\n", ""))  # version 1: no marker

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import schema, store
+from advisor import store
 from advisor.errors import AdvisorError, ProfileError
+from advisor.format import schema
 from helpers import SHIPPED, valid_profile, write_yaml
 
 

@@ -11,7 +11,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from advisor import analysis, store
+from advisor import store
+from advisor.decision import analysis
 from advisor.errors import ProfileError
 from helpers import valid_profile
 

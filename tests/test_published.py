@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor import analysis, calibration, collection, crossval, estimates, scaling, store
+from advisor import store
 from advisor.cli import main
+from advisor.decision import analysis
+from advisor.perf import calibration, crossval, estimates, scaling
+from advisor.store import collection
 from helpers import SHIPPED
 
 COLLECTION = SHIPPED / "published-lambda-pytorch.yaml"
@@ -160,7 +163,7 @@ def test_two_gpus_are_offered_with_their_price_and_what_the_second_buys(capsys):
 
 
 def test_the_memory_model_counts_weights_optimizer_and_activations():
-    from advisor import memory
+    from advisor.perf import memory
 
     lstm = {"kind": "lstm", "units": 1000, "timesteps": 100, "features": 1, "batch_size": 100, "optimizer": "adam"}
     weights = memory.parameters(lstm)

@@ -1,5 +1,5 @@
 """One schema, written once: the JSON Schema, the README's field reference and the key order all come
-from the field tables in advisor/schema.py."""
+from the field tables in advisor/format/schema.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 import yaml
 from readme_examples import docs_text
 
-from advisor import collection, schema, store
+from advisor import store
 from advisor.cli import main
+from advisor.format import schema
+from advisor.store import collection
 from helpers import SHIPPED, valid_profile
 
 jsonschema = pytest.importorskip("jsonschema")

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from advisor import timing
+from advisor.measure import timing
 
 
 def test_needs_three_steady_epochs():

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from advisor import schema, store
+from advisor import store
 from advisor.cli import main
+from advisor.format import schema
 from advisor.track.session import MIN_STEADY_STEPS, TrackError
 from helpers import SHIPPED
 
@@ -346,7 +347,7 @@ def test_disabled_tracking_does_nothing(tmp_path: Path):
 def test_the_memory_prediction_covers_the_measured_peak(tmp_path: Path):
     """The counted parts (weights, gradients, optimizer states, the kept activations x the transient factor) explain
     what the CPU measured above the run's start, and with the CPU's own overhead they are never below it."""
-    from advisor import memory
+    from advisor.perf import memory
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.GELU()) for _ in range(6)])

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor import analysis, crossval, estimates, memory, store
+from advisor import store
 from advisor.cli import main
+from advisor.decision import analysis
+from advisor.perf import crossval, estimates, memory
 from helpers import ROOT, SHIPPED
 
 FIXTURE = ROOT / "tests" / "fixtures" / "input-bound-mlp.yaml"

@@ -1,4 +1,4 @@
-"""One vocabulary: no precision, goal or source word is written as a literal outside advisor/vocabulary.py.
+"""One vocabulary: no precision, goal or source word is written as a literal outside advisor/format/vocabulary.py.
 
 A word used as a field's name (a subscript, ``.get("estimated")``, a ``Field("estimated", ...)`` row or a dict key
 naming a field of a profile) is a name, not the vocabulary; everything else takes the word from its StrEnum.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from advisor.vocabulary import Goal, Precision, PrecisionFilter, Source
+from advisor.format.vocabulary import Goal, Precision, PrecisionFilter, Source
 from helpers import ROOT
 
 WORDS = {member.value for kind in (Precision, PrecisionFilter, Goal, Source) for member in kind} - {"any"}
@@ -47,4 +47,4 @@ def stray_words(path: Path) -> list[str]:
 
 def test_no_precision_goal_or_source_literal_outside_the_vocabulary():
     found = [line for path in FILES if path.name != "vocabulary.py" for line in stray_words(path)]
-    assert found == [], "use advisor.vocabulary instead:\n" + "\n".join(found)
+    assert found == [], "use advisor.format.vocabulary instead:\n" + "\n".join(found)

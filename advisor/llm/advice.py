@@ -1,5 +1,5 @@
 """A language-model training job on every catalog GPU: does it fit, how fast, what the run costs owned and rented,
-and the cheapest way that fits. The time is the calibrated performance model's (:mod:`advisor.estimates`, on every
+and the cheapest way that fits. The time is the calibrated performance model's (:mod:`advisor.perf.estimates`, on every
 published result, the language-model throughputs among them); the memory is :mod:`advisor.llm.memory`'s. Pure;
 no I/O.
 """
@@ -12,13 +12,13 @@ from typing import Any
 
 import pandas as pd
 
-from advisor import estimates
-from advisor.catalog import Catalog, Gpu
-from advisor.crossval import SCALING_SITUATION
+from advisor.format.schema import workload_key
+from advisor.format.vocabulary import Goal, Precision, Source
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
-from advisor.schema import workload_key
-from advisor.vocabulary import Goal, Precision, Source
+from advisor.perf import estimates
+from advisor.perf.crossval import SCALING_SITUATION
+from advisor.store.catalog import Catalog, Gpu
 
 # The software the published language-model throughputs ran: what an estimate's centre assumes.
 STACKS = ("MosaicML llm-foundry's FSDP, NVIDIA NeMo AutoModel's TE kernels, Qwen's Hugging Face scripts; bf16, no "

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from advisor import calibration
-from advisor.calibration import Sample
+from advisor.perf import calibration
+from advisor.perf.calibration import Sample
 
 FILE = "llm_crossval.yaml"
 QUANTILE = 0.9
@@ -95,10 +95,12 @@ def text(summary: dict[str, dict[str, float]]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from advisor.analysis import results_frame  # the library's loaders: this command reads the shipped profiles
-    from advisor.catalog import DEFAULT_CATALOG, load_catalog
-    from advisor.estimates import calibration_samples
+    from advisor.decision.analysis import (
+        results_frame,  # the library's loaders: this command reads the shipped profiles
+    )
+    from advisor.perf.estimates import calibration_samples
     from advisor.store import load_profiles
+    from advisor.store.catalog import DEFAULT_CATALOG, load_catalog
 
     root = Path(__file__).resolve().parents[2]
     frame = results_frame(load_profiles(root / "profiles").profiles)

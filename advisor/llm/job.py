@@ -22,8 +22,8 @@ from enum import StrEnum
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.format.vocabulary import Precision
 from advisor.llm.config import ModelConfig
-from advisor.vocabulary import Precision
 
 
 class Method(StrEnum):

@@ -7,7 +7,7 @@ import argparse
 
 from advisor.llm.config import resolve
 from advisor.llm.job import DEFAULT_RANK, Checkpointing, Method, TrainingJob, job_from_options, parse_tokens
-from advisor.workload import positive_int  # the one parser of whole-number options (NumPy only)
+from advisor.perf.workload import positive_int  # the one parser of whole-number options (NumPy only)
 
 
 def add_job_arguments(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ One job per module: ``plan`` (arguments to a checked plan), ``signals`` (safe in
 when a run starts), ``train`` (the model and its timed training), ``profile`` (the profile);
 ``cluster`` (several machines, checked without a framework) and ``multiworker`` (one worker's part of a
 multi-machine run, trained by ``backends.tf_multiworker``). The command itself is
-``advisor.cli.cmd_measure``; its summary table is ``advisor.report.measure_table``.
+``advisor.cli.cmd_measure``; its summary table is ``advisor.render.report.measure_table``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from advisor import hardware
 from advisor.errors import AdvisorError
-from advisor.measure import backends
+from advisor.format.vocabulary import MIXED_WORD, Precision
+from advisor.measure import backends, hardware
 from advisor.measure.plan import MeasurePlan, plan_from_args
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Job, lstm_job, train_once
-from advisor.vocabulary import MIXED_WORD, Precision
 
 __all__ = ["InterruptGuard", "MeasurePlan", "measure", "plan_from_args"]
 

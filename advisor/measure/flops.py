@@ -3,7 +3,7 @@
 Forward FLOPs count a multiply-add as 2. Training costs the forward pass plus the backward pass:
 about twice the forward for a layer with weights (the input gradient and the weight gradient), once
 the forward for a layer without. A layer the counter does not know is counted as 0 and named in
-``not_counted``. Checked against the LSTM formula of the README and ResNet-50's published ~4 GMACs
+``not_counted``. Checked against the LSTM formula of docs/reference.md and ResNet-50's published ~4 GMACs
 (tests/test_model_workload.py). Keras is imported by the caller; this module reads built layers.
 """
 

@@ -14,7 +14,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from advisor.vocabulary import DeviceKind
+from advisor.format.vocabulary import DeviceKind
 
 GB = 1e9
 

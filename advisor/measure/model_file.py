@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import AdvisorError
+from advisor.format.vocabulary import DType
 from advisor.measure import flops
 from advisor.measure.train import Job
-from advisor.vocabulary import DType
 
 # A .keras file is a zip: what its entries may expand to before anything is read. Weights barely compress (a ratio
 # of 1-2), a zip bomb compresses a thousandfold: 1.5 MB that expands to 1.5 GB is refused before it is opened.

@@ -12,15 +12,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from advisor import hardware
 from advisor.errors import AdvisorError
-from advisor.measure import backends
+from advisor.format.vocabulary import DeviceKind
+from advisor.measure import backends, hardware
 from advisor.measure.cluster import check_port_free, fingerprint, link_facts, mismatch
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Progress, TrainingRun
-from advisor.vocabulary import DeviceKind
 
 READY_KEY = "chief-ready"
 

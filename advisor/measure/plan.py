@@ -7,11 +7,11 @@ import datetime as _dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor import schema
 from advisor.errors import AdvisorError
+from advisor.format import schema
+from advisor.format.vocabulary import MIXED_WORD, Precision
 from advisor.measure.cluster import DEFAULT_JOIN_TIMEOUT, Cluster, environment_cluster, parse_workers
-from advisor.vocabulary import MIXED_WORD, Precision
-from advisor.workload import Workload, workload_from_args
+from advisor.perf.workload import Workload, workload_from_args
 
 MIXED_POLICIES = (Precision.MIXED_FLOAT16.value, Precision.MIXED_BFLOAT16.value)
 BACKENDS = ("tensorflow", "jax", "torch")

@@ -1,4 +1,4 @@
-"""A measured run as a profile (the schema version of advisor.schema.SCHEMA_VERSION)."""
+"""A measured run as a profile (the schema version of advisor.format.schema.SCHEMA_VERSION)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import datetime as _dt
 import math
 from typing import Any
 
-from advisor import __version__, schema, store, timing
+from advisor import __version__, store
+from advisor.format import schema
+from advisor.format.vocabulary import DeviceKind, Source
+from advisor.measure import timing
 from advisor.measure.backends import DeviceInfo
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.train import TrainingRun
-from advisor.vocabulary import DeviceKind, Source
 
 
 def result_record(

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from advisor import hardware, timing
 from advisor.errors import AdvisorError
+from advisor.format.vocabulary import DeviceKind, DType, Precision
+from advisor.measure import hardware, timing
 from advisor.measure.backends import Backend, DeviceInfo
 from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
-from advisor.vocabulary import DeviceKind, DType, Precision
-from advisor.workload import Workload, make_dataset
+from advisor.perf.workload import Workload, make_dataset
 
 EPOCH_SPREAD_WARNING = 0.10  # stdev / median of the steady epochs
 OTHER_LOAD_WARNING = 0.05  # other processes' share of the machine's CPU time

@@ -16,11 +16,11 @@ import platform
 import threading
 from typing import Any
 
-from advisor import hardware
+from advisor.format.vocabulary import DeviceKind, Precision, words
 from advisor.measure import flops as flop_counter
+from advisor.measure import hardware
 from advisor.measure.memory import PeakMemory
 from advisor.track.session import Counted, Options, RunFacts, Session, StepRecord, TrackError, finish, say
-from advisor.vocabulary import DeviceKind, Precision, words
 
 MATMUL_LAYERS = ("Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D")
 ATTENTION_LAYERS = ("MultiHeadAttention",)

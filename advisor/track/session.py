@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor import __version__, hardware, schema, store
+from advisor import __version__, store
 from advisor.errors import AdvisorError
+from advisor.format import schema
+from advisor.format.vocabulary import DeviceKind, Source
+from advisor.measure import hardware
 from advisor.measure.profile import price_section
-from advisor.vocabulary import DeviceKind, Source
 
 MIN_STEADY_STEPS = 5  # fewer steady steps than this and no profile is written: nothing would be known
 NOISY_SPREAD = 0.10  # steady steps whose stdev is above this share of the median: a warning
@@ -338,7 +340,7 @@ def _sig(value: float, digits: int = 6) -> float:
 
 def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: Counted | None,
                   other_load: float | None, interrupted: bool) -> dict[str, Any]:  # fmt: skip
-    """The profile of a tracked run (schema version :data:`advisor.schema.SCHEMA_VERSION`, workload kind tracked)."""
+    """The profile of a tracked run (schema :data:`~advisor.format.schema.SCHEMA_VERSION`, workload kind tracked)."""
     steps, epochs, per_epoch, length_note = planned_length(options, facts, summary.steps_done)
     samples = summary.samples_per_step
     batch = max(1, round(samples))

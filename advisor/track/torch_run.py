@@ -22,10 +22,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from advisor import hardware
+from advisor.format.vocabulary import DeviceKind, DType, Precision
+from advisor.measure import hardware
 from advisor.measure.memory import PeakMemory
 from advisor.track.session import Counted, Options, RunFacts, Session, TrackError, device_kind, finish, say
-from advisor.vocabulary import DeviceKind, DType, Precision
 
 # Modules whose work FlopCounterMode has no formula for (a fused recurrent kernel): named in not_counted.
 UNCOUNTED_MODULES = ("LSTM", "GRU", "RNN")

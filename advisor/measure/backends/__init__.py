@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.vocabulary import DType
+from advisor.format.vocabulary import DType
 
 MODULES = {"tensorflow": "tf_backend", "jax": "jax_backend", "torch": "torch_backend"}
 

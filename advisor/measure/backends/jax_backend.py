@@ -7,10 +7,10 @@ import os
 import time
 from typing import Any
 
-from advisor import hardware
 from advisor.errors import AdvisorError
+from advisor.format.vocabulary import DeviceKind, DType
+from advisor.measure import hardware
 from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
-from advisor.vocabulary import DeviceKind, DType
 
 GPU_PLATFORMS = ("gpu", "cuda", "rocm")
 

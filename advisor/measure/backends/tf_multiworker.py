@@ -19,15 +19,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from advisor import hardware
 from advisor.errors import AdvisorError
+from advisor.format.vocabulary import DeviceKind, Precision
+from advisor.measure import hardware
 from advisor.measure.backends import Backend, DeviceInfo
 from advisor.measure.backends.tf_backend import batches
 from advisor.measure.cluster import Cluster, missing_line
 from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Job, Progress, TrainingRun, epoch_line, run_warnings
-from advisor.vocabulary import DeviceKind, Precision
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 HEARTBEAT_MS = 10_000  # a worker silent this long is taken for dead by the coordination service

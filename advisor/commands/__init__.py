@@ -1,0 +1,22 @@
+"""The commands layer: one module per command, each a parser and a few lines over a documented library function
+(as asv's commands are). :mod:`advisor.cli` builds the parser from :data:`COMMANDS` and dispatches."""
+
+from advisor.commands import (
+    add,
+    calibration,
+    catalog,
+    compare,
+    crossval,
+    estimate,
+    examples,
+    listing,
+    measure,
+    models,
+    recommend,
+    schema,
+    validate,
+)
+
+# In the order the help lists them.
+COMMANDS = (listing, validate, compare, recommend, catalog, estimate, crossval, calibration, models, examples, add,
+            schema, measure)  # fmt: skip

@@ -1,0 +1,39 @@
+"""``advisor calibration``: the performance model's fitted terms (what each GPU kind and workload reaches of its
+specifications)."""
+
+from __future__ import annotations
+
+import argparse
+
+from advisor.commands import common
+from advisor.commands.common import Parents
+
+NAME = "calibration"
+TERMS = ("eta_peak", "eta_segment", "eta_arch", "eta_gpu", "mu_arch", "mu_gpu", "c", "m", "tau_w")  # --json's
+
+
+def add_parser(commands, parents: Parents) -> None:
+    parser = commands.add_parser(
+        NAME,
+        parents=[parents.common],
+        help="the performance model's fitted terms (what each GPU kind and workload reaches of its specifications)",
+    )
+    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The performance model calibrated on --profiles: its fitted constants and per-GPU, per-workload terms."""
+    from advisor.perf import calibration, estimates
+    from advisor.render.report import calibration_text
+
+    frame = common.frame(args)
+    fit = calibration.fit(estimates.calibration_samples(frame, common.catalog(args)))
+    if args.json:
+        terms = {kind: {"/".join(map(str, k)): v for k, v in fit.terms(kind).items()} for kind in TERMS}
+        common.print_json({"constants": fit.constants(), "terms": terms})
+    else:
+        print(f"Calibrated on {len(fit.samples):,} single-GPU results (time factors: below 1 is faster than the "
+              "specifications alone say).")  # fmt: skip
+        names = {estimates.workload_id(k): n for k, n in frame.groupby("workload")["workload_name"].first().items()}
+        print(calibration_text(fit, names))
+    return 0

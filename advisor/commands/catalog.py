@@ -1,0 +1,28 @@
+"""``advisor catalog``: the GPU catalog: specifications, prices and rentals, each dated and sourced."""
+
+from __future__ import annotations
+
+import argparse
+
+from advisor.commands import common
+from advisor.commands.common import Parents
+
+NAME = "catalog"
+
+
+def add_parser(commands, parents: Parents) -> None:
+    parser = commands.add_parser(NAME, parents=[parents.common], help="the GPU catalog: specifications and prices")
+    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The GPU catalog: specifications, prices and rentals, each with its source."""
+    from advisor.render.report import catalog_text
+    from advisor.store.catalog import catalog_rows
+
+    catalog = common.catalog(args)
+    if args.json:
+        common.print_json({"as_of": catalog.as_of, "gpus": catalog_rows(catalog)})
+    else:
+        print(catalog_text(catalog))
+    return 0

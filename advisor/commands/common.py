@@ -1,0 +1,131 @@
+"""What the commands share: the parent parsers' options, the parsed values' types, loading --profiles and the
+catalog, printing JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.errors import AdvisorError
+
+DEFAULT_PROFILES = "profiles"
+
+
+@dataclass(frozen=True)
+class Parents:
+    """The parent parsers a command's parser takes options from: ``common`` (--profiles, --json, accepted before or
+    after the command) and ``estimates`` (--estimates, --catalog, --price)."""
+
+    common: argparse.ArgumentParser
+    estimates: argparse.ArgumentParser
+
+
+def budget(text: str) -> float:
+    """A number of dollars (--budget, a --price's value)."""
+    from advisor.perf.workload import dollars
+
+    return dollars(text)
+
+
+def price(text: str) -> tuple[str, float]:
+    """--price GPU=USD: one line of error otherwise."""
+    name, sep, usd = text.rpartition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"must be GPU=USD (e.g. rtx-4090=1500), got {text!r}")
+    return name.strip(), budget(usd)
+
+
+def add_common(parser: argparse.ArgumentParser, defaults: bool) -> None:
+    """--profiles and --json, accepted before or after the command.
+
+    The subcommands' copies default to SUPPRESS so that a value given before the command survives.
+    """
+    parser.add_argument(
+        "--profiles",
+        default=DEFAULT_PROFILES if defaults else argparse.SUPPRESS,
+        metavar="DIR",
+        help="the profiles folder (default: ./profiles)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=False if defaults else argparse.SUPPRESS,
+        help="print machine-readable JSON",
+    )
+
+
+def add_estimate_options(parser: argparse.ArgumentParser) -> None:
+    """--estimates, --catalog and --price: the catalog's estimates and the prices a user was offered."""
+    parser.add_argument(
+        "--estimates",
+        action="store_true",
+        help="include the performance model's estimates for the catalog's GPUs (marked estimated, with a range)",
+    )
+    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    parser.add_argument(
+        "--price", action="append", default=[], metavar="GPU=USD", type=price,
+        help="the price you were offered for a GPU (catalog id or name) or a profile (its id); repeatable",
+    )  # fmt: skip
+
+
+def print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, allow_nan=False))
+
+
+def load(args: argparse.Namespace):
+    """Every profile of --profiles (what was wrong with the rest said on stderr)."""
+    from advisor.store import load_profiles
+
+    profile_set = load_profiles(args.profiles)
+    say_skipped(args, profile_set.problems, profile_set.warnings, bool(profile_set.profiles))
+    return profile_set
+
+
+def say_skipped(args: argparse.Namespace, problems: list, warnings: list, found: bool) -> None:
+    """The files left out and the warnings on standard error; no valid profile at all is a user error."""
+    for problem in problems:
+        print(f"advisor: warning: skipped {problem}", file=sys.stderr)
+    for warning in warnings:
+        print(f"advisor: warning: {warning}", file=sys.stderr)
+    if not found:
+        raise AdvisorError(f"{args.profiles}: no valid profiles found")
+
+
+def frame(args: argparse.Namespace):
+    """The results frame of --profiles, through the folder's index (a frame kept there decodes no profile)."""
+    from advisor.decision.analysis import load_frame
+
+    loaded = load_frame(args.profiles)
+    say_skipped(args, loaded.problems, loaded.warnings, not loaded.frame.empty)
+    return loaded.frame
+
+
+def catalog(args: argparse.Namespace):
+    """The GPU catalog of --catalog (default: the shipped one)."""
+    from advisor.store.catalog import DEFAULT_CATALOG, load_catalog
+
+    return load_catalog(args.catalog or DEFAULT_CATALOG)
+
+
+def frame_with_estimates(args: argparse.Namespace, profile_id: str | None, key: tuple | None = None, loaded=None):
+    """The profiles' results (``loaded`` when already read), with the catalog's estimates and the user's prices."""
+    from advisor.decision.analysis import apply_prices
+
+    results = frame(args) if loaded is None else loaded
+    prices = dict(args.price)
+    if not args.estimates:
+        return apply_prices(results, prices, catalog(args) if prices else None)
+    from advisor.perf import estimates
+
+    gpus = catalog(args)
+    return apply_prices(estimates.add_to(results, gpus, profile_id, key), prices, gpus)
+
+
+def workload_option(args: argparse.Namespace, results) -> tuple | None:
+    """The workload --workload names (None: the default one)."""
+    from advisor.decision.analysis import find_workload
+
+    return find_workload(results, args.workload) if getattr(args, "workload", None) else None

@@ -1,0 +1,36 @@
+"""``advisor compare``: every result of one workload against a baseline: speedups and dollars per speedup."""
+
+from __future__ import annotations
+
+import argparse
+
+from advisor.commands import common
+from advisor.commands.common import Parents
+from advisor.format.vocabulary import PrecisionFilter, words
+
+NAME = "compare"
+
+
+def add_parser(commands, parents: Parents) -> None:
+    parser = commands.add_parser(NAME, parents=[parents.common, parents.estimates],
+                                 help="every result against a baseline")  # fmt: skip
+    parser.add_argument("--baseline", metavar="ID", help="baseline profile (default: the slowest float32 result)")
+    parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
+    parser.add_argument("--workload", metavar="NAME",
+                        help="the workload to compare (default: the post's), e.g. 'ResNet-50'")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """Every result of one workload against a baseline: speedups and dollars per speedup."""
+    from advisor.decision.analysis import compare, comparison_records
+    from advisor.render.report import comparison_text
+
+    frame = common.frame(args)  # loaded once: the workload option and the comparison read the same results
+    key = common.workload_option(args, frame)
+    frame = common.frame_with_estimates(args, args.baseline, key, frame)
+    comparison = compare(frame, baseline=args.baseline, precision=args.precision, workload=key)
+    if args.json:
+        common.print_json(comparison_records(comparison))
+    else:
+        print(comparison_text(comparison))
+    return 0

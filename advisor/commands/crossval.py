@@ -1,0 +1,65 @@
+"""``advisor crossval``: the performance model cross-validated on the GPU results (--write: keep the ranges)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from advisor.commands import common
+from advisor.commands.common import Parents
+from advisor.errors import AdvisorError
+
+NAME = "crossval"
+
+
+def experiments() -> tuple[str, ...]:
+    """The experiments crossval runs (each held-out situation)."""
+    from advisor.perf.crossval import EXPERIMENTS
+
+    return EXPERIMENTS
+
+
+def add_parser(commands, parents: Parents) -> None:
+    parser = commands.add_parser(
+        NAME,
+        parents=[parents.common],
+        help="cross-validate the performance model on the GPU results (how far its estimates are off)",
+        description="Hold out GPUs, workloads and single results in turn, predict them from the rest, and report the "
+        "median and 90th-percentile errors per experiment, the range width of each situation and the coverage. "
+        "--write keeps the widths beside the catalog, where every estimate takes its range from.",
+    )
+    parser.add_argument("--write", action="store_true", help="write the widths to the catalog folder's crossval.yaml")
+    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    parser.add_argument("--experiments", metavar="NAMES", help="comma-separated subset: " + ", ".join(experiments()))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Cross-validate the performance model on the published results (--write: keep the ranges)."""
+    from advisor.perf import crossval, estimates, scaling
+    from advisor.render.report import crossval_text
+    from advisor.store import widths
+
+    chosen = tuple(n.strip() for n in args.experiments.split(",")) if args.experiments else experiments()
+    unknown = [n for n in chosen if n not in experiments()]
+    if unknown:
+        raise AdvisorError(f"crossval: unknown experiment {unknown[0]!r} (use {', '.join(experiments())})")
+    catalog = common.catalog(args)
+    frame = common.frame(args)
+    samples = estimates.calibration_samples(frame, catalog)
+    found = crossval.report(samples, chosen, scaling.observations(frame, catalog))
+    unmatched = estimates.unmatched_gpus(frame, catalog)
+    if args.write:
+        written = widths.write(widths.from_report(found), Path(catalog.origin).parent / widths.FILE_NAME)
+        print(f"wrote {written}", file=sys.stderr)
+    if args.json:
+        common.print_json({"summary": found.summary, "checks": found.checks(), "coverage": found.coverage,
+                           "half_widths": {k: math.exp(v) for k, v in found.half_widths.items()},
+                           "samples": found.samples, "not_in_catalog": unmatched, "data_parallel": found.scaling,
+                           "tracked": crossval.tracked_errors(found.summary)})  # fmt: skip
+    else:
+        print(crossval_text(found))
+        if unmatched:
+            print(f"Not in the catalog (compared, not calibrated on): {', '.join(unmatched)}")
+    return 0

@@ -1,0 +1,115 @@
+"""``advisor estimate``: a workload (the post's LSTM sized by the options, a Keras file, a workload of the profiles,
+a language-model job) estimated on every catalog GPU, with its range, its bound and its memory."""
+
+from __future__ import annotations
+
+import argparse
+
+from advisor.commands import common
+from advisor.commands.common import Parents
+from advisor.errors import AdvisorError
+from advisor.format.vocabulary import DeviceKind, PrecisionFilter, words
+
+NAME = "estimate"
+MOST_DEVICES = 1024  # --devices and --machines: 1 to this many
+
+
+def add_parser(commands, parents: Parents) -> None:
+    from advisor.llm.options import add_job_arguments  # no framework
+    from advisor.perf.workload import add_model_arguments, add_workload_size_arguments  # no TensorFlow
+
+    parser = commands.add_parser(
+        NAME,
+        parents=[parents.common],
+        help="estimate the workload's training time on the catalog's GPUs",
+        description="Estimate the workload's total training time on every catalog GPU (or --gpu), for float32 and "
+        "mixed_float16, from the GPUs' specifications, calibrated on every GPU result the model can describe (the "
+        "published benchmarks, the post's and your runs). Every estimate has a low..high range (the cross-validated "
+        "error of its situation), the bound (arithmetic, memory or per-step) that decides it and its memory.",
+    )
+    parser.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
+    parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
+    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    parser.add_argument("--workload", metavar="NAME",
+                        help="a workload of the profiles instead of the LSTM, e.g. 'BERT-large'")  # fmt: skip
+    parser.add_argument(
+        "--devices", type=int, default=1, metavar="N",
+        help="also N GPUs in data parallel (the batch per GPU kept), with the scaling fitted on published results",
+    )  # fmt: skip
+    parser.add_argument(
+        "--machines", type=int, default=1, metavar="M",
+        help="also M machines of them, joined by a network of --link-gbps (the network's cost is estimated from "
+        "the link's speed: no published multi-machine results check it)",
+    )  # fmt: skip
+    parser.add_argument("--link-gbps", type=float, metavar="GBPS", help="the network between the machines, in Gb/s")
+    add_workload_size_arguments(parser)
+    add_model_arguments(parser)
+    add_job_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Estimates of a workload (the post's LSTM, a model, a language-model job) on the catalog's GPUs."""
+    from advisor.decision.analysis import filter_precision, results_frame
+    from advisor.format.schema import workload_key
+    from advisor.perf import estimates
+    from advisor.perf.workload import workload_from_args
+    from advisor.render.report import estimates_text
+    from advisor.store import load_profiles
+
+    catalog = common.catalog(args)
+    gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
+    loaded = load_profiles(args.profiles)  # no profiles is fine: then the priors alone, said in the basis
+    frame = results_frame(loaded.profiles)
+    _check_counts(args)
+    if args.model_config:
+        return _job(args, frame, catalog, gpu_ids)
+    sizes = workload_from_args(args)
+    if args.workload:  # a workload of the profiles (a published benchmark): its description, at its stated batch
+        key = common.workload_option(args, frame)
+        spec = frame.loc[frame["workload"] == key, "workload_spec"].iloc[0]
+    else:
+        spec = _model_workload(args.model, args, sizes) if args.model else sizes.as_dict()
+        key = workload_key(spec)
+    if args.machines > 1 and not (args.link_gbps and args.link_gbps > 0):
+        raise AdvisorError("estimate: --machines needs the network's speed, e.g. --link-gbps 25 (no guess is made)")
+    found = estimates.estimate_catalog(frame, catalog, key, gpu_ids=gpu_ids, keep_covered=True, spec=spec,
+                                       devices=tuple(sorted({1, args.devices})), machines=args.machines,
+                                       link_gbps=args.link_gbps)  # fmt: skip
+    rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
+    machines = estimates.estimate_machines(frame, key, spec) if args.model and not args.gpu else []
+    if args.json:
+        common.print_json(estimates.estimate_records(rows) + estimates.machine_records(machines))
+    else:
+        print(estimates_text(rows, found, machines))
+    return 0
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    for option, value in (("--devices", args.devices), ("--machines", args.machines)):
+        if not 1 <= value <= MOST_DEVICES:
+            raise AdvisorError(f"estimate: {option} must be 1 to {MOST_DEVICES}, got {value}")
+
+
+def _job(args: argparse.Namespace, frame, catalog, gpu_ids: list[str] | None) -> int:
+    """``estimate --model-config``: a language-model training job on every catalog GPU."""
+    from advisor.llm.advice import advise, option_record
+    from advisor.llm.job import Checkpointing
+    from advisor.llm.options import job_from_args
+    from advisor.render.report import job_advice_text
+
+    advice = advise(frame, catalog, job_from_args(args), Checkpointing(args.checkpointing), gpu_ids, args.devices,
+                    pure_16bit=args.pure_bf16, sharded=args.fsdp)  # fmt: skip
+    if args.json:
+        common.print_json([option_record(option) for option in advice.options])
+    else:
+        print(job_advice_text(advice))
+    return 0
+
+
+def _model_workload(path: str, args: argparse.Namespace, sizes) -> dict:
+    """The workload of a model file (Keras starts here, quietly, on the CPU)."""
+    from advisor.measure import backends, model_file
+
+    backends.load("tensorflow").start(DeviceKind.CPU, 1)
+    model = model_file.load(path, args.loss, args.optimizer)
+    return model_file.workload(model, sizes.train_samples, sizes.batch_size, sizes.epochs)

@@ -1,0 +1,61 @@
+"""``advisor list``: the profiles, one line each (a published collection in one line, unless --published)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from advisor.commands import common
+from advisor.commands.common import Parents
+
+NAME = "list"
+
+
+def add_parser(commands, parents: Parents) -> None:
+    parser = commands.add_parser(NAME, parents=[parents.common], help="the profiles, one line each")
+    parser.add_argument("--published", action="store_true",
+                        help="also each profile of a published collection (one line each)")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """List the profiles of --profiles, one line each (a published collection: one line for all of it)."""
+    from advisor.decision.analysis import results_frame
+    from advisor.render.report import fmt_seconds_with_source, fmt_usd
+
+    profile_set = common.load(args)
+    frame = results_frame(profile_set.profiles)
+    if args.json:
+        common.print_json(
+            [
+                {
+                    "id": p.id,
+                    "name": p.typed.name,
+                    "device": p.typed.device.name,
+                    "kind": p.typed.device.kind,
+                    "price_usd": p.typed.price.usd,
+                    "workload": p.typed.workload.name,
+                    "precisions": [r.precision for r in p.typed.results],
+                    "source": p.typed.provenance.method,
+                    "file": p.origin,
+                }
+                for p in profile_set.profiles
+            ]
+        )
+        return 0
+    by_profile = dict(tuple(frame.groupby("profile", sort=False)))
+    collections: dict[str, list] = {}
+    for profile in profile_set.profiles:
+        if "#" in profile.origin and not args.published:  # a published collection: one line for all of it
+            collections.setdefault(profile.origin.split("#")[0], []).append(profile)
+            continue
+        rows = by_profile[profile.id]
+        timings = ", ".join(f"{r['precision']} {fmt_seconds_with_source(r)}" for r in rows.to_dict("records"))
+        print(
+            f"{profile.id}: {profile.typed.device.name} [{profile.typed.device.kind}], "
+            f"{fmt_usd(rows['price_usd'].iloc[0])}, {profile.typed.provenance.method}; {timings}"
+        )
+    for origin, members in collections.items():
+        workloads = len({p.typed.workload.name for p in members})
+        print(f"{Path(origin).name}: {len(members):,} published profiles of {workloads} workloads, quoted "
+              "(list --published shows them)")  # fmt: skip
+    return 0

@@ -1,0 +1,84 @@
+"""``advisor measure``: time the training (the post's LSTM, or your model) on this device and write a profile."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from advisor.commands import common
+from advisor.commands.common import Parents
+from advisor.errors import AdvisorError
+
+NAME = "measure"
+
+
+def add_parser(commands, parents: Parents) -> None:
+    from advisor.perf.workload import add_workload_arguments  # no TensorFlow
+
+    parser = commands.add_parser(
+        NAME,
+        parents=[parents.common],
+        help="time the LSTM training on this device and write a profile",
+        description="Time the post's LSTM training on this device (float32 and mixed precision) with a Keras "
+        "backend, and write a profile. Progress goes to standard error.",
+    )
+    add_workload_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan, check the output folder, measure, validate, write, report."""
+    from advisor.measure import plan_from_args
+
+    plan = plan_from_args(args)
+    if plan.cluster is None:
+        return _measure(args, plan)
+    # A worker of a cluster ends here, whatever happened: TensorFlow's teardown of the cluster would log C++ errors
+    # after our last line (and may wait on a shutdown barrier for workers that are gone).
+    try:
+        status = _measure(args, plan)
+    except AdvisorError as error:
+        print(f"advisor: error: {error}", file=sys.stderr)
+        status = 1
+    except KeyboardInterrupt:
+        print("advisor: interrupted; no profile written", file=sys.stderr)
+        status = 130
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _measure(args: argparse.Namespace, plan) -> int:
+    from advisor import store
+    from advisor.format import schema, typed
+    from advisor.measure import InterruptGuard, measure  # the framework starts inside measure()
+    from advisor.render.report import measure_table
+
+    writes = plan.out is not None and (plan.cluster is None or plan.cluster.is_chief)
+    if writes:
+        store.check_writable_folder(plan.out)  # before minutes of training, not after
+    with InterruptGuard().installed() as guard:
+        profile = measure(plan, _progress, guard)
+        if profile is None:  # a worker other than the chief: the chief writes the profile
+            if args.json:
+                common.print_json({"path": None, "profile": None, "worker": plan.cluster.index})
+            else:
+                print(f"{plan.cluster.name(plan.cluster.index)}: done; the chief writes the profile")
+            return 0
+        problems, _ = schema.validate(profile, "(measured profile)")
+        if problems:
+            raise AdvisorError("the measured profile is invalid (a bug): " + "; ".join(map(str, problems)))
+        guard.check()  # a stop asked for during the run: write nothing
+        path = store.write_profile(profile, plan.out, overwrite=plan.force) if plan.out is not None else None
+    if args.json:
+        common.print_json({"path": str(path) if path else None, "profile": profile})
+    else:
+        print(measure_table(profile))
+        print(f"\nprofile written to {path}" if path else "\n--dry-run: no profile written")
+        if typed.build(profile).price.usd is None:
+            print("The price is unknown: add --price-usd (or edit price.usd) so the advisor can recommend it.")
+    return 0
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

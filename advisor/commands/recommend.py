@@ -1,0 +1,99 @@
+"""``advisor recommend``: the best option for the goal from your hardware, renting instead, every option's costs and
+the upgrade ladder; with --model-config, the GPU for a language-model job."""
+
+from __future__ import annotations
+
+import argparse
+
+from advisor.commands import common
+from advisor.commands.common import Parents
+from advisor.errors import AdvisorError
+from advisor.format.vocabulary import Goal, Precision, PrecisionFilter, words
+
+NAME = "recommend"
+
+
+def add_parser(commands, parents: Parents) -> None:
+    from advisor.decision.costs import GOAL_HELP, GOALS, HABIT_OPTIONS, Habits
+    from advisor.llm.options import add_job_arguments  # no framework
+    from advisor.perf.workload import nonnegative_number
+
+    parser = commands.add_parser(NAME, parents=[parents.common, parents.estimates],
+                                 help="the best upgrade from your hardware")  # fmt: skip
+    parser.add_argument("--current", metavar="ID",
+                        help="the profile of the hardware you have (required, but with --model-config)")  # fmt: skip
+    parser.add_argument(
+        "--current-precision",
+        choices=words(Precision),
+        help="the precision you run today (default: float32 where the profile has it, else its only result)",
+    )
+    parser.add_argument("--budget", type=common.budget, metavar="USD",
+                        help="the most you will spend (default: no limit)")  # fmt: skip
+    parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
+    defaults = Habits()
+    habits = parser.add_argument_group("your habits and prices (what a run really costs)")
+    for name, (metavar, meaning) in HABIT_OPTIONS.items():  # the options, their help and defaults: the table's
+        default = getattr(defaults, name)
+        habits.add_argument(f"--{name.replace('_', '-')}", type=nonnegative_number, metavar=metavar, default=default,
+                            help=f"{meaning} (default {default:g})")  # fmt: skip
+    parser.add_argument(
+        "--goal",
+        choices=GOALS,
+        default=Goal.VALUE.value,
+        help="; ".join(f"{goal}: {text}" for goal, text in GOAL_HELP.items()) + f" (default {Goal.VALUE})",
+    )
+    parser.add_argument("--optimizer", metavar="NAME", help="with --model-config: the optimizer (adamw)")
+    parser.add_argument("--devices", type=int, default=1, metavar="N", help="with --model-config: also N GPUs")
+    parser.add_argument("--gpu", metavar="NAME", help="with --model-config: one GPU only")
+    add_job_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The best option for the goal, renting instead, every option's costs and the upgrade ladder."""
+    from advisor.decision.analysis import recommend, recommendation_record
+    from advisor.decision.costs import HABIT_OPTIONS, Habits
+    from advisor.render.report import recommendation_text
+
+    if args.model_config:
+        return _job(args)
+    if not args.current:
+        raise AdvisorError("recommend: --current ID is required (the profile of the hardware you have), or "
+                           "--model-config for a language-model job")  # fmt: skip
+    habits = Habits(**{name: getattr(args, name) for name in HABIT_OPTIONS})  # every habit option, by its name
+    rec = recommend(
+        common.frame_with_estimates(args, args.current),
+        args.current,
+        budget=args.budget,
+        precision=args.precision,
+        current_precision=args.current_precision,
+        habits=habits,
+        goal=args.goal,
+        catalog=common.catalog(args),
+    )
+    if args.json:
+        common.print_json(recommendation_record(rec))
+    else:
+        print(recommendation_text(rec))
+    return 0
+
+
+def _job(args: argparse.Namespace) -> int:
+    """``recommend --model-config``: the option for the goal among the GPUs the job fits, and renting instead."""
+    from advisor.decision.analysis import results_frame
+    from advisor.llm.advice import advise, choice_lines, choice_record, choose, summary_lines
+    from advisor.llm.job import Checkpointing
+    from advisor.llm.options import job_from_args
+    from advisor.store import load_profiles
+
+    catalog = common.catalog(args)
+    frame = results_frame(load_profiles(args.profiles).profiles)
+    gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
+    advice = advise(frame, catalog, job_from_args(args), Checkpointing(args.checkpointing), gpu_ids,
+                    max(1, args.devices), pure_16bit=args.pure_bf16, sharded=args.fsdp)  # fmt: skip
+    choice = choose(advice, args.goal, args.budget)
+    if args.json:
+        common.print_json(choice_record(choice))
+    else:
+        print(f"Training job: {advice.job.describe()}; {advice.job.run_tokens:,.0f} tokens (estimated, not measured)")
+        print("\n".join([*choice_lines(choice), *summary_lines(advice)]))
+    return 0

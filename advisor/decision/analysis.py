@@ -1,0 +1,834 @@
+"""The cost analysis: speedups, dollars per speedup and recommendations.
+
+Pure functions over pandas; no I/O, no TensorFlow. Definitions (also in docs/reference.md):
+
+- ``seconds``: total wall time of the workload's epochs; ``runs_per_hour`` = 3600 / seconds.
+- against a baseline B: ``speedup`` = B.seconds / seconds; ``dollars_per_speedup`` = price_usd / speedup.
+- an upgrade from the current result C to X: ``speedup_vs_current`` = C.seconds / X.seconds;
+  ``upgrade_cost_usd`` = X's price (0 for the same hardware); ``dollars_per_speedup_vs_current`` =
+  upgrade_cost_usd / speedup_vs_current; ``dollars_per_added_run_per_hour`` =
+  upgrade_cost_usd / (X.runs_per_hour - C.runs_per_hour).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import io
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from advisor import store
+from advisor.decision import costs, prose
+from advisor.decision.costs import Habits
+from advisor.errors import AdvisorError
+from advisor.format import typed
+from advisor.format.formatting import missing
+from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
+from advisor.format.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, words
+from advisor.store.catalog import Catalog, normalise_name
+
+PRECISION_FILTERS = words(PrecisionFilter)
+ROW_KEYS = (
+    "profile",
+    "device",
+    "devices",  # how many GPUs (or CPUs) in all, as a number: the device's name says it too, in words
+    "machines",  # how many machines they are spread over
+    "precision",
+    "backend",
+    "seconds",
+    "price_usd",
+    "price_kind",
+    "memory_gb",
+    "fits",
+    "speedup",
+    "dollars_per_speedup",
+    "runs_per_hour",
+    "source",
+)
+OPTION_KEYS = (
+    "speedup_vs_current",
+    "upgrade_cost_usd",
+    "dollars_per_speedup_vs_current",
+    "dollars_per_added_run_per_hour",
+    "free_upgrade",
+    "hours_saved_per_week",
+    "power_watts",
+    "power_source",
+    "energy_usd_per_run",
+    "payback_weeks",
+    "payback_counts",
+    "usd_per_run_owned",
+    "rental_usd_per_hour",
+    "rental_provider",
+    "cloud_usd_per_run",
+    "break_even_runs",
+    "usd_per_run",
+    "cheapest_way",
+)
+ESTIMATE_KEYS = ("low", "high", "bound", "basis")  # in JSON rows when a time is estimated
+DEVICE_KEYS = ("profile", "device", "precision", "seconds", "scaling_devices", "scaling_workers", "scaling_speedup",
+               "efficiency", "added_speedup_per_device", "added_speedup_per_machine", "price_per_device",
+               "usd_per_added_1x")  # fmt: skip
+FRAME_COLUMNS = (
+    "profile",
+    "name",
+    "device",
+    "device_name",
+    "device_kind",
+    "device_count",
+    "precision",
+    "seconds",
+    "price_usd",
+    "price_date",
+    "price_kind",  # what the price is, in words: a catalog price's kind and date, the profile's, or "your price"
+    "price_stale",  # a launch price over two years old: shown, never recommended to buy at
+    "source",
+    "approximate",
+    "estimate_error_seconds",
+    "source_detail",
+    "power_watts",
+    "workload",
+    "workload_name",
+    "low",  # an estimated time's range (catalog estimates, --quick totals); NaN for measured and quoted times
+    "high",
+    "bound",  # catalog estimates: arithmetic, memory or per-step
+    "basis",  # catalog estimates: the calibration it rests on
+    "catalog_id",  # catalog estimates: the GPU's catalog id
+    "measured_power_watts",  # the average power measure read during the run (results[].power.average_watts)
+    "backend",  # the Keras backend (or framework) that trained
+    "hardware",  # the machine's signature (analysis.hardware_signature): the same machine, another backend is free
+    "scaling_devices",  # several devices: how many, and the speedup over one device measured in the same run
+    "scaling_workers",  # several machines (measure --workers): how many
+    "scaling_speedup",
+    "single_device_seconds",
+    "workload_spec",  # the workload as the profile describes it (the performance model reads a model's layers)
+    "matmul_peak_gflops",  # the matmul peak measure recorded for one device in the result's dtype
+    "batch_size",  # a result's own batch per device, when it ran another than its workload's (published results)
+    "memory_gb",  # catalog estimates: the predicted peak training memory per GPU (advisor.perf.memory)
+    "fits",  # catalog estimates: whether that fits the GPU's memory (a profile's result ran, so it fit)
+    "largest_batch",  # catalog estimates: the largest batch per GPU that would fit
+    "data_wait_seconds",  # tracked runs: the run's time waiting for data (steps x the wait of a step); a faster
+    # GPU does not shorten it, so every estimate of the workload keeps it
+    "data_wait_share",  # tracked runs: the share of a step spent waiting for data
+)
+
+
+def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
+    """One row per (profile, precision) result. Accepts Profile objects or profile dicts."""
+    return frame_from_rows([row for profile in profiles for row in profile_rows(profile)])
+
+
+# The version of profile_rows' output: the folder index keeps each file's rows under it, and derives them again from
+# the stored profiles when it changes. Bump ROWS_VERSION when profile_rows computes a column differently.
+ROWS_VERSION = 2
+ROWS_TAG = f"advisor frame rows {ROWS_VERSION}: {','.join(FRAME_COLUMNS)}"
+
+
+def frame_from_rows(rows: list[Any]) -> pd.DataFrame:
+    """The results frame of rows from :func:`profile_rows` (dicts), or of their values in FRAME_COLUMNS' order (as the
+    index keeps them, in JSON: a workload key read back as a list is a tuple again)."""
+    frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+    if len(frame) and not isinstance(frame["workload"].iloc[0], tuple):
+        frame["workload"] = _each_once(frame["workload"], repr, _as_key)
+    return frame
+
+
+def _as_key(value: Any) -> Any:
+    return tuple(_as_key(item) for item in value) if isinstance(value, list) else value
+
+
+def _each_once(values: Iterable[Any], key: Any, convert: Any) -> list[Any]:
+    """``convert`` of every value, worked out once per distinct ``key(value)``: a few distinct workloads among many
+    rows (equal values share one converted object, which no reader changes)."""
+    done: dict[Any, Any] = {}
+    out = []
+    for value in values:
+        found = key(value)
+        if found not in done:
+            done[found] = convert(value)
+        out.append(done[found])
+    return out
+
+
+def _row_values(profile: Any) -> list[list[Any]]:
+    """A profile's rows as values in FRAME_COLUMNS' order: what the folder index keeps (half the size of dicts)."""
+    return [[row[column] for column in FRAME_COLUMNS] for row in profile_rows(profile)]
+
+
+@dataclass
+class LoadedFrame:
+    """A folder loaded for comparing: its results frame, what was wrong, and its profiles on demand."""
+
+    frame: pd.DataFrame
+    rows: store.RowSet
+
+    @property
+    def problems(self) -> list:
+        return self.rows.problems
+
+    @property
+    def warnings(self) -> list:
+        return self.rows.warnings
+
+    def profile(self, profile_id: str) -> Any:
+        """One profile's typed tree (None when it is gone), read only when asked for."""
+        found = self.rows.profile(profile_id)
+        return found.typed if found is not None else None
+
+
+def load_frame(folder: Any, cache: store.ProfileCache | None = None, signature: str | None = None) -> LoadedFrame:
+    """A profiles folder's results frame through its index.
+
+    The index keeps the whole frame of the folder as it was last loaded (Arrow IPC, under the folder's signature
+    and ROWS_TAG): a restart with no file changed reads it back and decodes no profile. Otherwise each unchanged
+    file's rows come from the index and only changed files are parsed (:func:`store.load_rows`); the new frame is
+    kept for the next restart. ``signature``: the folder's :func:`store.folder_signature`, when already taken.
+    """
+    cache = cache or store.ProfileCache()
+    folder = Path(folder)
+    key = f"{signature or store.folder_signature(folder)} {ROWS_TAG}"
+    if folder.is_dir():
+        found = store.read_snapshot(folder, key, cache)
+        if found is not None:
+            frame = _frame_from_bytes(found[0])
+            if frame is not None:
+                return LoadedFrame(frame, found[1])
+    rows = store.load_rows(folder, _row_values, ROWS_TAG, cache)
+    frame = frame_from_rows(rows.rows)
+    blob = _frame_bytes(frame) if folder.is_dir() else None
+    if blob is not None:
+        store.keep_snapshot(folder, key, blob, rows, cache)
+    rows.rows = []  # the frame holds them now
+    return LoadedFrame(frame, rows)
+
+
+# Columns of Python objects, kept in a snapshot as JSON text (read back by _frame_from_bytes)
+_JSON_COLUMNS = ("workload", "workload_spec")
+
+
+def _frame_bytes(frame: pd.DataFrame) -> bytes | None:
+    """The frame as Arrow IPC (None where pyarrow is missing or a value does not fit: then no snapshot is kept)."""
+    try:  # to_feather needs pyarrow (the app's Streamlit brings it; without it, ImportError: no snapshot)
+        out = frame.copy()
+        for column in _JSON_COLUMNS:
+            out[column] = [json.dumps(value) for value in out[column]]
+        sink = io.BytesIO()
+        out.to_feather(sink)
+        return sink.getvalue()
+    except Exception:  # no pyarrow, a value Arrow cannot hold, pyarrow's own errors: a snapshot is only a cache
+        return None
+
+
+def _frame_from_bytes(blob: bytes) -> pd.DataFrame | None:
+    """A frame kept by :func:`_frame_bytes` (None when it cannot be read: the rows are loaded instead)."""
+    try:
+        frame = pd.read_feather(io.BytesIO(blob))
+        if list(frame.columns) != list(FRAME_COLUMNS):
+            return None
+        frame["workload"] = _each_once(frame["workload"], str, lambda text: _as_key(json.loads(text)))
+        frame["workload_spec"] = _each_once(frame["workload_spec"], str, json.loads)
+        return frame
+    except Exception:  # a damaged snapshot is only a cache: the rows are loaded instead
+        return None
+
+
+def profile_rows(profile: Any) -> list[dict[str, Any]]:
+    """One profile's rows of the results frame, one per (precision) result. Accepts a Profile or a profile dict."""
+    rows = []
+    tree = typed.of(profile)
+    provenance, device, price = tree.provenance, tree.device, tree.price
+    count = int(device.count or 1)
+    device_label = device.name if count == 1 else f"{count}x {device.name}"
+    workers = int(tree.cluster.workers) if tree.cluster is not None else 1
+    if workers > 1:
+        per = count // workers
+        device_label = f"{workers} machines x " + (device.name if per == 1 else f"{per}x {device.name}")
+    for result in tree.results:
+        estimated = bool(result.estimated)
+        source = Source.ESTIMATED.value if estimated else provenance.method
+        if estimated:
+            detail = result.estimate.method if result.estimate is not None else Source.ESTIMATED.value
+        elif provenance.method == Source.QUOTED:
+            detail = provenance.source or ""
+        else:
+            detail = f"measured by advisor {provenance.advisor_version or '?'} on {provenance.date or '?'}"
+        seconds = float(result.total_seconds)
+        error = _float_or_nan(result.estimate.error_seconds if result.estimate is not None else None)
+        scaling = result.scaling
+        peak = result.throughput.matmul_peak_gflops if result.throughput is not None else None
+        rows.append(
+            {
+                "profile": tree.id,
+                "name": tree.name or device.name,
+                "device": device_label,
+                "device_name": device.name,
+                "device_kind": device.kind,
+                "device_count": count,
+                "precision": result.precision,
+                "seconds": seconds,
+                "price_usd": _float_or_nan(price.usd),
+                "price_date": price.date,
+                "price_kind": _profile_price_kind(price.usd, price.date),
+                "price_stale": False,
+                "source": source,
+                "approximate": bool(result.approximate),
+                "estimate_error_seconds": error,
+                "source_detail": detail,
+                "power_watts": _float_or_nan(price.power_watts),
+                "workload": workload_key(tree.workload.raw),
+                "workload_name": tree.workload.name,
+                "backend": tree.software.keras_backend or tree.software.framework,
+                "hardware": hardware_signature(tree),
+                "low": max(seconds - error, 0.0) if estimated else math.nan,
+                "high": seconds + error if estimated else math.nan,
+                "bound": None,
+                "basis": None,
+                "catalog_id": None,
+                "measured_power_watts": _float_or_nan(result.power.average_watts if result.power else None),
+                "scaling_devices": _float_or_nan(scaling.devices if scaling else None),
+                "scaling_workers": _float_or_nan(scaling.workers if scaling else None),
+                "scaling_speedup": _float_or_nan(scaling.speedup if scaling else None),
+                "single_device_seconds": _float_or_nan(scaling.single_device_seconds if scaling else None),
+                "workload_spec": dict(tree.workload.raw),
+                "matmul_peak_gflops": _float_or_nan(peak) / count,
+                "batch_size": _float_or_nan(result.batch_size),
+                "memory_gb": _float_or_nan(result.memory.peak_gb if result.memory else None),
+                "fits": True,
+                "largest_batch": math.nan,
+                **_data_wait(result, tree.workload),
+            }
+        )
+    return rows
+
+
+def _data_wait(result: Any, workload: Any) -> dict[str, float]:
+    """A tracked result's wait for data: the whole run's (its steps x a step's wait) and its share of a step."""
+    wait = result.data_wait
+    if wait is None or workload.steps is None:
+        return {"data_wait_seconds": math.nan, "data_wait_share": math.nan}
+    return {"data_wait_seconds": float(wait.seconds_per_step) * float(workload.steps),
+            "data_wait_share": float(wait.share)}  # fmt: skip
+
+
+def _profile_price_kind(usd: float | None, date: str | None) -> str | None:
+    if usd is None:
+        return None
+    return f"the profile's price, {str(date)[:7]}" if date else "the profile's price, undated"
+
+
+def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog | None) -> pd.DataFrame:
+    """The frame with the user's own prices: each key a profile id, or a GPU (catalog id or name) whose rows all
+    take it (N of it for N devices). Marked "your price"; a key that names nothing is a one-line error."""
+    if not prices:
+        return frame
+    out = frame.copy()
+    for key, usd in prices.items():
+        if not math.isfinite(usd) or usd < 0:
+            raise AdvisorError(f"--price {key}: must be a number of dollars, 0 or more; got {usd}")
+        rows = out["profile"] == key
+        if not rows.any():
+            if catalog is None:
+                raise AdvisorError(f"--price {key}: no profile with that id (and no catalog to find a GPU in)")
+            gpu_id = catalog.find(key).id
+            names = out["device_name"].unique()
+            matched = {n: (m := catalog.match(str(n))) is not None and m.id == gpu_id for n in names}
+            on_gpu = out["device_kind"] == DeviceKind.GPU
+            rows = (out["catalog_id"] == gpu_id) | (out["device_name"].map(matched) & on_gpu)
+        out.loc[rows, "price_usd"] = usd * out.loc[rows, "device_count"].astype(float)
+        out.loc[rows, "price_kind"] = "your price"
+        out.loc[rows, "price_date"] = None
+        out.loc[rows, "price_stale"] = False
+    return out
+
+
+def _float_or_nan(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def filter_precision(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
+    """Keep float32, mixed (any mixed policy) or any results."""
+    mask = precision_mask(frame, precision)
+    return frame if precision == "any" else frame[mask]
+
+
+def precision_mask(frame: pd.DataFrame, precision: str) -> np.ndarray:
+    """Which rows :func:`filter_precision` keeps."""
+    if precision not in PRECISION_FILTERS:
+        raise AdvisorError(f"unknown precision {precision!r}: use one of {', '.join(PRECISION_FILTERS)}")
+    if precision == "any":
+        return np.ones(len(frame), dtype=bool)
+    float32 = (frame["precision"] == Precision.FLOAT32).to_numpy(dtype=bool)
+    return float32 if precision == PrecisionFilter.FLOAT32 else ~float32
+
+
+PICK_LIMIT = 200  # a picker lists at most this many profiles; past it, a search narrows the list
+
+
+@dataclass(frozen=True)
+class PickList:
+    """The profiles a picker offers: ``ids`` in order, ``matched`` of them answering the search (``searchable``:
+    there are more profiles than a list shows, so the picker asks for part of a name)."""
+
+    ids: list[str]
+    matched: int
+    searchable: bool
+
+
+def pick_list(names: pd.Series, query: str = "", keep: str | None = None, limit: int = PICK_LIMIT) -> PickList:
+    """What a picker of profiles lists: ``names`` (profile id -> name, in the order to offer them) whose name holds
+    every word of ``query`` (any case), at most ``limit`` of them, ``keep`` (the one chosen) always among them."""
+    searchable = len(names) > limit
+    shown = names
+    words_asked = query.lower().split() if searchable else []
+    if words_asked:
+        lowered = names.astype(str).str.lower()
+        for word in words_asked:
+            shown = shown[lowered[shown.index].str.contains(word, regex=False).to_numpy()]
+    ids = [str(i) for i in shown.index[:limit]]
+    if keep is not None and keep in names.index and keep not in ids:
+        ids = [keep, *ids[: limit - 1]]
+    return PickList(ids, len(shown), searchable)
+
+
+@dataclass
+class WorkloadChoice:
+    frame: pd.DataFrame
+    left_out: int
+    workloads: int
+
+
+def workload_order(frame: pd.DataFrame, preferred: tuple | None = None) -> list[tuple]:
+    """The workloads of the frame in the order to offer them: ``preferred`` (an uploaded profile's), then the
+    post's, then the user's own (measured) before the published benchmarks, each by its number of results."""
+    return order_workloads(frame["workload"].value_counts(), preferred)
+
+
+def order_workloads(counts: pd.Series, preferred: tuple | None = None) -> list[tuple]:
+    """:func:`workload_order` from the workloads' result counts (``frame["workload"].value_counts()``)."""
+    default = workload_key(DEFAULT_WORKLOAD)
+    return sorted(counts.index, key=lambda k: (k != preferred, k != default, k[0] == "published", -counts[k], k))
+
+
+def select_workload(frame: pd.DataFrame, key: tuple | None = None) -> WorkloadChoice:
+    """Keep one workload's results: ``key``, else the first of :func:`workload_order` (the post's when present)."""
+    if frame.empty:
+        return WorkloadChoice(frame, 0, 0)
+    counts = frame["workload"].value_counts()
+    if key is None:
+        key = workload_order(frame)[0]
+    if len(counts) == 1 and counts.index[0] == key:
+        return WorkloadChoice(frame, 0, 1)  # one workload already: no copy
+    chosen = frame[frame["workload"] == key]
+    return WorkloadChoice(chosen, len(frame) - len(chosen), len(counts))
+
+
+def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, role: str) -> pd.Series:
+    """A profile's result of the given precision; without one, its float32 then its slowest."""
+    at = _positions(frame, profile=profile_id)
+    if not len(at):
+        ids = sorted(str(i) for i in frame["profile"].unique() if not str(i).startswith("catalog:"))
+        close = difflib.get_close_matches(profile_id, ids, n=5, cutoff=0.5)
+        known = f"closest: {', '.join(close)}" if close else f"known: {', '.join(ids[:10]) or 'none'}"
+        more = f"; {len(ids):,} profiles in all (python -m advisor list)" if len(ids) > 10 else ""
+        raise AdvisorError(f"no profile with id {profile_id!r} for --{role} ({known}{more})")
+    precisions = frame["precision"].to_numpy()[at]
+    if precision is not None:
+        match = at[precisions == precision]
+        if not len(match):
+            have = ", ".join(precisions)
+            raise AdvisorError(f"profile {profile_id!r} has no {precision} result (it has {have})")
+        return frame.iloc[match[0]]
+    float32 = at[precisions == Precision.FLOAT32]
+    pool = float32 if len(float32) else at
+    slowest = frame["seconds"].iloc[pool].reset_index(drop=True).sort_values().index[-1]  # as sort_values orders
+    return frame.iloc[pool[slowest]]
+
+
+def _with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.DataFrame:
+    out = frame.copy(deep=False)  # new columns only: the caller's frame is never written (no copy of its data)
+    out["speedup"] = baseline_seconds / out["seconds"]
+    out["dollars_per_speedup"] = out["price_usd"] / out["speedup"]
+    out["runs_per_hour"] = 3600.0 / out["seconds"]
+    return out
+
+
+@dataclass
+class Comparison:
+    baseline: pd.Series
+    table: pd.DataFrame
+    left_out_results: int = 0  # results of other workloads, not compared
+    other_workloads: int = 0
+
+    @property
+    def notes(self) -> list[str]:
+        return prose.workload_notes(self.left_out_results, self.other_workloads)
+
+
+def find_workload(frame: pd.DataFrame, name: str) -> tuple:
+    """The workload whose name is ``name`` (any case), or the only one whose name contains it."""
+    names = frame.groupby("workload")["workload_name"].first()
+    exact = [k for k, n in names.items() if n.lower() == name.lower()]
+    found = exact or [k for k, n in names.items() if name.lower() in n.lower()]
+    if len(found) == 1:
+        return found[0]
+    known = "; ".join(sorted(names[k] for k in (found or names.index)))
+    raise AdvisorError(f"{'several' if found else 'no'} workload(s) named like {name!r} (known: {known})")
+
+
+def compare(
+    frame: pd.DataFrame, baseline: str | None = None, precision: str = "any", workload: tuple | None = None
+) -> Comparison:
+    """Every result of one workload (default: :func:`workload_order`'s first) against a baseline result (default:
+    the slowest float32 result)."""
+    if frame.empty:
+        raise AdvisorError("no profiles to compare")
+    if baseline is not None:
+        base = _pick_result(frame, baseline, None, "baseline")
+        choice = select_workload(frame, base["workload"])
+    else:
+        choice = select_workload(frame, workload)
+        candidates = choice.frame[choice.frame["precision"] == Precision.FLOAT32]
+        base = (candidates if not candidates.empty else choice.frame).sort_values("seconds").iloc[-1]
+    table = _with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])
+    table = table.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
+    return Comparison(baseline=base, table=table, left_out_results=choice.left_out,
+                      other_workloads=choice.workloads - 1)  # fmt: skip
+
+
+def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
+    """True where a result ran on the current result's hardware: the same profile, the same GPU model and count, or
+    the same machine measured again (another Keras backend): another precision or backend there is a free upgrade.
+    """
+    same_gpu = (
+        (current["device_kind"] == DeviceKind.GPU)
+        & (frame["device_kind"] == DeviceKind.GPU)
+        & (frame["device_count"] == current["device_count"])
+        & (_each_name(frame["device"]) == normalise_name(current["device"]))
+    )
+    return (frame["profile"] == current["profile"]) | same_gpu | (frame["hardware"] == current["hardware"])
+
+
+def _each_name(names: pd.Series) -> np.ndarray:
+    """:func:`normalise_name` of every row, worked out once per distinct name (200,000 rows name a few hundred)."""
+    codes, distinct = pd.factorize(names, use_na_sentinel=False)
+    return np.array([normalise_name(name) for name in distinct], dtype=object)[codes]
+
+
+def hardware_signature(profile: Any) -> str:
+    """What identifies the machine a profile ran on: a GPU by model and count; a CPU machine by its CPU model,
+    logical CPUs and memory as measure recorded them (the profile's own id when those are unknown)."""
+    tree = typed.of(profile)
+    device, host = tree.device, tree.host
+    count = int(device.count or 1)
+    if device.kind == DeviceKind.GPU:
+        return f"gpu:{normalise_name(device.name)}:x{count}"
+    if host is not None and host.cpu and host.logical_cpus and host.memory_gb:
+        return f"cpu:{normalise_name(host.cpu)}:{host.logical_cpus}:{host.memory_gb}:x{count}"
+    return f"profile:{tree.id}"
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the recommendation left out, and why: counts that :func:`~advisor.decision.prose.notes` puts in words."""
+
+    left_out_results: int = 0  # results of other workloads (compared only within one workload)
+    other_workloads: int = 0
+    unpriced: int = 0  # faster options without a purchase price (compared by speed only)
+    unpriced_rentable: int = 0  # of which a rental is known
+    stale: int = 0  # faster options with only a launch price over STALE_YEARS old: never recommended to buy
+    too_small: int = 0  # faster options whose memory cannot hold the workload at its batch
+    too_small_example: pd.Series | None = None  # the one of them that comes closest
+    over_budget: int = 0
+    data_wait_share: float | None = None  # the current run's measured wait for data, where it is INPUT_BOUND_SHARE+
+
+
+# A tracked run that waits for data this share of a step or more is input-bound: the advice puts the free fixes of
+# the input pipeline first, and says how far any GPU could speed it up (Amdahl: 1 / share).
+INPUT_BOUND_SHARE = 0.10
+
+
+@dataclass
+class Recommendation:
+    current: pd.Series
+    options: pd.DataFrame
+    best: pd.Series | None
+    findings: Findings = field(default_factory=lambda: Findings())
+    habits: Habits = field(default_factory=Habits)
+    goal: str = Goal.VALUE
+    ladder: pd.DataFrame | None = None  # the upgrade ladder (costs.ladder)
+    best_rental: pd.Series | None = None  # the cheapest faster option to rent per run
+    current_costs: dict[str, float] = field(default_factory=dict)
+    devices: pd.DataFrame | None = None  # what each added device buys (added_devices), where measured
+    budget: float | None = None  # the most the user will spend (None: no limit)
+    purchase: pd.Series | None = None  # the purchase the cost comparison shows (the best, if it is bought)
+    horizon_runs: int = 10  # the runs the cost comparison covers: the hardware's lifetime at the user's habits
+
+    @property
+    def reason(self) -> str:
+        """The decision in words (:mod:`advisor.decision.prose` renders it)."""
+        return prose.reason(self)
+
+    @property
+    def rent_advice(self) -> str:
+        return prose.rent_advice(self)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the user should know about the options left out, in words."""
+        return prose.notes(self)
+
+
+# The columns of a workload's results the recommendation decides on: it works on these alone, and joins the
+# others (names, dates, provenance, the workload, ranges: shown, never decided on) back once, for the options it
+# returns. Every filter it makes copies the rows it keeps: at 200,000 results, copying every text column was most
+# of a re-run. A decision that reads another column fails its tests with a KeyError.
+DECIDES = ("profile", "precision", "seconds", "price_usd", "price_stale", "fits", "largest_batch", "device_kind",
+           "device_count", "device", "hardware", "power_watts", "rental_usd_per_hour", "rental_billing_seconds",
+           "rental_minimum_seconds")  # fmt: skip
+
+
+def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
+    """Every other result of the current workload, with the upgrade figures against ``current``."""
+    others = ~((frame["profile"] == current["profile"]) & (frame["precision"] == current["precision"])).to_numpy()
+    options = frame[others & precision_mask(frame, precision)]
+    seconds, price = costs.numbers(options, "seconds"), costs.numbers(options, "price_usd")
+    current_seconds = float(current["seconds"])
+    free = same_hardware(options, current).to_numpy(dtype=bool)
+    faster = seconds < current_seconds
+    upgrade = np.where(free, 0.0, price)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # missing: NaN; past a float: inf
+        speedup = current_seconds / seconds
+        runs_per_hour = 3600.0 / seconds
+        added = runs_per_hour - 3600.0 / current_seconds
+        return options.assign(
+            speedup=speedup, dollars_per_speedup=price / speedup, runs_per_hour=runs_per_hour,  # as compare's
+            free_upgrade=free, speedup_vs_current=speedup, upgrade_cost_usd=upgrade, faster=faster,
+            dollars_per_speedup_vs_current=np.where(faster, upgrade / speedup, math.nan),
+            added_runs_per_hour=np.where(faster, added, math.nan),
+            dollars_per_added_run_per_hour=np.where(faster, upgrade / added, math.nan),
+        )  # fmt: skip
+
+
+def _positions(frame: pd.DataFrame, **equal: Any) -> np.ndarray:
+    """The positions of the rows whose columns equal the values given (``profile="a", precision="float32"``)."""
+    mask = np.ones(len(frame), dtype=bool)
+    for column, value in equal.items():
+        mask &= (frame[column] == value).to_numpy(dtype=bool)
+    return np.flatnonzero(mask)
+
+
+def _widened(labels: pd.Index, workload_frame: pd.DataFrame, *added: pd.DataFrame) -> pd.DataFrame:
+    """The rows at ``labels`` (unique, in that order) of the workload's frame, every column, followed by the columns
+    the ``added`` frames (rows of the same labels) add to it. The decision copied none of the shown columns; they
+    come back here, once, in one take of the whole frame."""
+    wide = workload_frame.take(workload_frame.index.get_indexer(labels))
+    for part in added:
+        positions = part.index.get_indexer(labels)
+        new = {c: part[c].array.take(positions) for c in part.columns if c not in wide.columns}
+        if new:
+            wide = wide.assign(**new)
+    return wide
+
+
+def _input_bound(current: pd.Series) -> float | None:
+    share = current.get("data_wait_share")
+    return float(share) if share is not None and not pd.isna(share) and share >= INPUT_BOUND_SHARE else None
+
+
+def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
+    """The precision a profile's hardware runs today: its float32 result, else its only (or first) one."""
+    precisions = list(frame.loc[frame["profile"] == profile_id, "precision"])
+    if not precisions:
+        raise AdvisorError(f"no profile with id {profile_id!r}")
+    return Precision.FLOAT32 if Precision.FLOAT32 in precisions else precisions[0]
+
+
+def recommend(
+    frame: pd.DataFrame,
+    current: str,
+    budget: float | None = None,
+    precision: str = "any",
+    current_precision: str | None = None,
+    habits: Habits | None = None,
+    goal: str = Goal.VALUE,
+    catalog: Catalog | None = None,
+) -> Recommendation:
+    """Recommend the upgrade from the current profile's result, within the budget, for a goal.
+
+    Among the options faster than the current result: free upgrades first, then, by goal, the lowest
+    dollars per speedup vs current (value), the fastest (speed) or the lowest cost per run, owned or rented
+    (cost). Value and speed need a known price within the budget; cost takes a rental too.
+    """
+    if frame.empty:
+        raise AdvisorError("no profiles to recommend from")
+    if budget is not None and (math.isnan(budget) or budget < 0):
+        raise AdvisorError(f"--budget must be a number of dollars, 0 or more; got {budget}")
+    habits = habits or Habits()
+    if current_precision is None:  # the CLI and the app agree: float32 where the profile has it
+        current_precision = default_precision(frame, current)
+    chosen = _pick_result(frame, current, current_precision, "current")
+    choice = select_workload(frame, chosen["workload"])
+    workload_frame = costs.hardware_columns(choice.frame, catalog)
+    if not workload_frame.index.is_unique:  # rows are found by label below
+        workload_frame = workload_frame.reset_index(drop=True)
+    at = _positions(workload_frame, profile=chosen["profile"], precision=chosen["precision"])
+    chosen = workload_frame.iloc[at[0]]
+    narrow = workload_frame[[c for c in workload_frame.columns if c in DECIDES]]
+    options = costs.add_cost_figures(upgrade_options(narrow, chosen, precision), chosen, habits)
+    # The decision as masks over the options' rows: a filter copies every column it keeps, a mask copies nothing.
+    faster = options["faster"].to_numpy(dtype=bool)
+    unpriced = faster & options["upgrade_cost_usd"].isna().to_numpy()
+    stale = faster & options["price_stale"].fillna(False).to_numpy(dtype=bool) & ~options["free_upgrade"].to_numpy()
+    too_small = faster & options["fits"].eq(False).to_numpy()
+    faster = faster & ~too_small
+    buyable = faster & ~unpriced & ~stale
+    over = buyable & (options["upgrade_cost_usd"] > budget).to_numpy() if budget is not None else np.zeros_like(faster)
+    buyable = buyable & ~over
+    findings = Findings(
+        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=int(unpriced.sum()),
+        unpriced_rentable=int((unpriced & options["cloud_usd_per_run"].notna().to_numpy()).sum()),
+        stale=int(stale.sum()), too_small=int(too_small.sum()), over_budget=int(over.sum()),
+        data_wait_share=_input_bound(chosen),
+    )  # fmt: skip
+    if goal == Goal.COST:
+        rent_only = faster & (options["cheapest_way"] == "rent").to_numpy() & ~buyable
+        eligible = (buyable | rent_only) & options["usd_per_run"].notna().to_numpy()
+    else:
+        eligible = buyable
+    ranked = costs.rank(options.loc[eligible, list(costs.RANK_COLUMNS)], goal).index
+    # The options in the goal's order: the eligible ones best first, then the rest by time.
+    keys = options[["seconds", "profile", "precision"]].assign(
+        rank=pd.Series(np.arange(1.0, len(ranked) + 1), index=ranked).reindex(options.index)
+    )  # fmt: skip
+    order = keys.sort_values(["rank", "seconds", "profile", "precision"], na_position="last").index
+    rentable = faster & options["cloud_usd_per_run"].notna().to_numpy()
+    rentals = options.loc[rentable, ["cloud_usd_per_run", "seconds"]].sort_values(["cloud_usd_per_run", "seconds"])
+    # The ladder's steps are purchases: faster, fitting and priced by a price today (a stale one is never bought).
+    steps = costs.ladder(options[list(costs.LADDER_COLUMNS)].assign(faster=faster & ~stale), chosen, budget)
+    # the one too small that comes closest to fitting
+    closest_small = options.loc[too_small, "largest_batch"].sort_values().index[-1] if too_small.any() else None
+    steps = _widened(steps.index, workload_frame, options, steps)
+    steps.index = order.get_indexer(steps.index)  # numbered as the options
+    options = _widened(order, workload_frame, options)
+    best = None if ranked.empty else options.loc[ranked[0]]
+    best_rental = None if rentals.empty else options.loc[rentals.index[0]]
+    if closest_small is not None:
+        findings = dataclasses.replace(findings, too_small_example=options.loc[closest_small])
+    options = options.reset_index(drop=True)
+    purchase = best if best is not None and not best["free_upgrade"] else None
+    if purchase is not None and purchase.get("cheapest_way") == "rent" and pd.isna(purchase["upgrade_cost_usd"]):
+        purchase = None  # a rental chosen for its cost per run: nothing is bought
+    return Recommendation(
+        current=chosen,
+        options=options,
+        best=best,
+        findings=findings,
+        habits=habits,
+        goal=goal,
+        ladder=steps,
+        best_rental=best_rental,
+        current_costs=costs.current_figures(chosen, habits),
+        devices=added_devices(workload_frame),
+        budget=budget,
+        purchase=purchase,
+        horizon_runs=max(int(habits.lifetime_runs), 10),
+    )
+
+
+def added_devices(frame: pd.DataFrame) -> pd.DataFrame:
+    """What each added device (or machine) buys: for results measured on several devices or machines (with one
+    device in the same run), the speedup over one device, the scaling efficiency, the speedup each added device
+    and machine brings, and the price of each added 1x of speed."""
+    rows = frame[frame["scaling_devices"].notna()]  # a filter is a new frame: the columns below are its own
+    if rows.empty:
+        return rows
+    devices = rows["scaling_devices"]
+    rows["efficiency"] = rows["scaling_speedup"] / devices
+    rows["added_speedup_per_device"] = (rows["scaling_speedup"] - 1) / (devices - 1)
+    # several machines: a machine holds devices / workers of them, so it adds that many devices' speedup
+    rows["added_speedup_per_machine"] = rows["added_speedup_per_device"] * devices / rows["scaling_workers"]
+    rows["price_per_device"] = rows["price_usd"] / rows["device_count"]
+    rows["usd_per_added_1x"] = (rows["price_per_device"] / rows["added_speedup_per_device"]).where(
+        rows["added_speedup_per_device"] > 0
+    )
+    return rows
+
+
+def _machines(row: pd.Series) -> int:
+    workers = row.get("scaling_workers")
+    return int(workers) if workers is not None and not pd.isna(workers) else 1
+
+
+# Record keys worked out from a row's columns (the rest are the columns themselves).
+_RECORD_FIGURES: dict[str, Any] = {"devices": lambda row: int(row.get("device_count") or 1), "machines": _machines}
+
+
+def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:
+    """A result row as a JSON-ready dict (NaN becomes None)."""
+    record = {}
+    for key in keys:
+        value = _RECORD_FIGURES[key](row) if key in _RECORD_FIGURES else row.get(key)
+        if isinstance(value, float) and math.isnan(value):
+            value = None
+        elif hasattr(value, "item"):
+            value = value.item()
+        record[key] = value
+    return record
+
+
+def _with_estimate_keys(row: pd.Series, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """An estimated row's JSON carries its range (and, for catalog estimates, its bound and basis)."""
+    return keys + ESTIMATE_KEYS if row.get("source") == Source.ESTIMATED else keys
+
+
+def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:
+    return [row_record(row, _with_estimate_keys(row, ROW_KEYS)) for _, row in comparison.table.iterrows()]
+
+
+def recommendation_record(rec: Recommendation) -> dict[str, Any]:
+    """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
+    current = _with_baseline_figures(rec.current.to_frame().T, rec.current["seconds"]).iloc[0]
+    option_keys = ROW_KEYS + OPTION_KEYS
+    best = None
+    if rec.best is not None:
+        best = row_record(rec.best, _with_estimate_keys(rec.best, option_keys))
+        best["reason"] = rec.reason
+    ladder = rec.ladder if rec.ladder is not None else pd.DataFrame()
+    devices = rec.devices if rec.devices is not None else pd.DataFrame()
+    ladder_keys = ("profile", "name", "precision", "seconds", "upgrade_cost_usd", "runs_per_hour",
+                   "marginal_usd_per_added_run_per_hour", "marginal_usd_per_hour_saved_per_week", "source")  # fmt: skip
+    return {
+        "goal": rec.goal,
+        "inputs": dataclasses.asdict(rec.habits),
+        "current": {
+            **row_record(current, _with_estimate_keys(current, (*ROW_KEYS, "power_watts", "power_source"))),
+            **{k: None if missing(v) else float(v) for k, v in rec.current_costs.items()},
+        },
+        "options": [row_record(row, _with_estimate_keys(row, option_keys)) for _, row in rec.options.iterrows()],
+        "best": best,
+        "reason": rec.reason,
+        "rent_advice": rec.rent_advice,
+        "ladder": [row_record(row, ladder_keys) for _, row in ladder.iterrows()],
+        "added_devices": [row_record(row, DEVICE_KEYS) for _, row in devices.iterrows()],
+        "notes": rec.notes,
+    }
+
+
+def best_value_frontier(frame: pd.DataFrame, price: str = "price_usd", seconds: str = "seconds") -> pd.Series:
+    """True for results no other result beats on both price and time (cheaper-or-equal and faster).
+
+    Results without a price are never on the frontier.
+    """
+    priced = frame[frame[price].notna()].sort_values([price, seconds])
+    fastest_before = priced[seconds].cummin().shift(fill_value=math.inf)
+    on_frontier = pd.Series(False, index=frame.index)
+    on_frontier[priced.index[priced[seconds] < fastest_before]] = True
+    return on_frontier

@@ -1,0 +1,223 @@
+"""The recommendation in words: sentences rendered from what :func:`advisor.decision.analysis.recommend` decided.
+
+The analysis chooses (which option, what it costs, when it pays back); this module only says it, the same for
+the CLI, the Markdown download and the app. Pure functions of a Recommendation's data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from advisor.decision import costs
+from advisor.decision.costs import Habits
+from advisor.format.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
+from advisor.format.vocabulary import Goal, Source
+from advisor.store.catalog import STALE_YEARS
+
+if TYPE_CHECKING:
+    from advisor.decision.analysis import Recommendation
+
+
+def reason(rec: Recommendation) -> str:
+    """The recommendation in one or two sentences (an input-bound run: the free fixes first)."""
+    first = input_bound_words(rec.findings.data_wait_share)
+    if rec.best is not None:
+        return first + _best_reason(rec.best, rec.current, rec.habits, rec.goal)
+    return first + _no_option_reason(rec.options, rec.current, rec.budget)
+
+
+FREE_INPUT_FIXES = ("more loader workers (DataLoader num_workers)", "pinned memory (pin_memory=True, non_blocking "
+                    "copies)", "prefetching (prefetch_factor, tf.data prefetch)",
+                    "preparing the data once, before training")  # fmt: skip
+
+
+def input_bound_words(share: float | None) -> str:
+    """What an input-bound run should do first, for free (empty when it is not input-bound)."""
+    if share is None:
+        return ""
+    return (f"Your run waits for data {share:.0%} of each step (measured by advisor.track): a faster GPU shortens "
+            f"only the rest, so no GPU can make it more than {1 / share:.3g}x faster. Fix the input pipeline first, "
+            f"for free: {', '.join(FREE_INPUT_FIXES)}. Then: ")  # fmt: skip
+
+
+def workload_notes(left_out: int, other_workloads: int) -> list[str]:
+    if not left_out:
+        return []
+    return [f"left out {left_out} result(s) of {other_workloads} other workload(s): results are compared only within "
+            "one workload"]  # fmt: skip
+
+
+def notes(rec: Recommendation) -> list[str]:
+    """What the recommendation left out, and why (its findings in words)."""
+    found = rec.findings
+    said = workload_notes(found.left_out_results, found.other_workloads)
+    if found.unpriced:
+        rentable = found.unpriced_rentable
+        rent = f" ({rentable} of them can be rented: goal 'cost' weighs renting)" if rentable else ""
+        said.append(f"{found.unpriced} faster option(s) have no known purchase price and are compared by speed only"
+                    f"{rent}")  # fmt: skip
+    if found.stale:
+        said.append(f"{found.stale} faster option(s) have only a launch price over {STALE_YEARS} years old (likely "
+                    "not sold new) and are not recommended to buy: give the price you were offered (--price "
+                    "GPU=USD, or the app's 'your price' column)")  # fmt: skip
+    if found.too_small and found.too_small_example is not None:
+        example = found.too_small_example
+        device = short_device(example["device"])
+        said.append(f"{found.too_small} faster option(s) cannot hold this workload at its batch "
+                    f"({batch_of(rec.current)}) in memory and are not recommended (e.g. {device}: "
+                    f"{example['memory_gb']:.1f} GB needed, largest batch that fits {example['largest_batch']:.0f}; "
+                    "another batch is another workload)")  # fmt: skip
+    if found.over_budget and rec.budget is not None:
+        said.append(f"{found.over_budget} faster option(s) cost more than the budget of ${rec.budget:,.0f}")
+    return said
+
+
+def rent_advice(rec: Recommendation) -> str:
+    """Whether renting would be cheaper than buying at the user's runs per week."""
+    return _rent_words(rec.best, rec.best_rental, rec.habits)
+
+
+def describe_result(row: pd.Series) -> str:
+    """``Titan RTX (the post), mixed_float16``: a result in words."""
+    return f"{row['name']}, {row['precision']}"
+
+
+def estimate_range(row: pd.Series) -> str:
+    """'estimated, likely between 2.0 and 28 s' for a row whose time is estimated; '' for a measured or quoted one."""
+    if row.get("source") != Source.ESTIMATED or missing(row.get("low")) or missing(row.get("high")):
+        return ""
+    return f"estimated, likely between {fmt_seconds(row['low'])} and {fmt_seconds(row['high'])}"
+
+
+def fmt_speedup(value: float) -> str:
+    return f"{value:.2f}x" if value < 10 else f"{value:,.1f}x"
+
+
+def fmt_hours(value: float) -> str:
+    return f"{value:,.2f} hours" if abs(value) < 1 else f"{value:,.1f} hours"
+
+
+def fmt_weeks(value: float) -> str:
+    if value == 0:
+        return "at once"
+    return f"in {value:,.1f} weeks" if value < 100 else f"in {value:,.0f} weeks"
+
+
+def _best_reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str) -> str:
+    """The recommended option as a person would say it."""
+    speed = fmt_speedup(best["speedup_vs_current"])
+    estimated = estimate_range(best)
+    caveat = f" (estimated at {fmt_seconds(best['seconds'])} a run, likely between " if estimated else ""
+    if estimated:
+        caveat += f"{fmt_seconds(best['low'])} and {fmt_seconds(best['high'])})"
+    saving = f"saving {fmt_hours(best['hours_saved_per_week'])} a week at {habits.runs_per_week:g} runs a week"
+    if best["free_upgrade"]:
+        return (
+            f"Switch to {_switch_words(best, current)} on the hardware you already have ({current['device']}): "
+            f"your runs get {speed} faster for $0{caveat}, {saving}."
+        )
+    if goal == Goal.COST and best["cheapest_way"] == "rent":
+        return (
+            f"Renting {article(short_device(best['device'])).lower()} {short_device(best['device'])} "
+            f"({best['rental_provider']}, ${best['rental_usd_per_hour']:,.2f}/h) would make "
+            f"your runs {speed} faster{caveat} for {fmt_usd_small(best['cloud_usd_per_run'])} a run, {saving}: "
+            "the lowest cost per run of the faster options."
+        )
+    cost = fmt_usd(best["upgrade_cost_usd"])
+    if isinstance(best.get("price_kind"), str):
+        cost += f" ({best['price_kind']})"
+    device = short_device(best["device"])
+    sentence = (
+        f"{article(device)} {device} ({best['precision']}) would make your runs {speed} faster"
+        f"{caveat} for {cost} ({fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x), {saving}"
+    )
+    return sentence + "; " + _payback_words(best, habits) + "."
+
+
+
+
+def _switch_words(best: pd.Series, current: pd.Series) -> str:
+    """'mixed_float16', 'the jax backend' or 'mixed_bfloat16 with the jax backend': what changes for a free upgrade."""
+    backend = best.get("backend")
+    other_backend = isinstance(backend, str) and backend != current.get("backend")
+    if not other_backend:
+        return str(best["precision"])
+    if best["precision"] == current["precision"]:
+        return f"the {backend} backend"
+    return f"{best['precision']} with the {backend} backend"
+
+
+
+
+def short_device(name: str) -> str:
+    """'NVIDIA GeForce GTX 1070 Ti' -> 'GTX 1070 Ti': the name people say."""
+    words = [w for w in str(name).split() if w.lower() not in ("nvidia", "geforce", "tesla")]
+    return " ".join(words) or str(name)
+
+
+def article(name: str) -> str:
+    """'a' or 'an' as the name is said: an RTX 4090, an H100, an A100, a GTX 1070 Ti, a Titan RTX."""
+    first = str(name).split()[0] if str(name).split() else ""
+    initialism = first.isupper() or any(ch.isdigit() for ch in first)
+    vowel_sound = first[:1].upper() in "AEIOU" or (initialism and first[:1].upper() in "AEFHILMNORSX")
+    return "An" if vowel_sound else "A"
+
+
+def batch_of(row: pd.Series) -> str:
+    spec = row.get("workload_spec")
+    return f"batch {spec['batch_size']}" if isinstance(spec, dict) and "batch_size" in spec else "its batch"
+
+
+def _payback_words(option: pd.Series, habits: Habits) -> str:
+    weeks = option["payback_weeks"]
+    alone = option["payback_counts"] != "time and energy"
+    if missing(weeks):
+        if habits.hour_value == 0:
+            return "say what an hour of waiting is worth to see when it pays for itself"
+        return f"at ${habits.hour_value:,.0f} an hour it never pays for itself"
+    counted = " (counting the time saved alone: the power is unknown)" if alone and habits.hour_value else ""
+    value = f" at ${habits.hour_value:,.0f} an hour" if habits.hour_value else " in energy saved"
+    if option.get("payback_beyond_lifetime"):
+        years = f"{habits.lifetime_years:g} years"
+        return f"it does not pay for itself within the {years} you keep hardware{value}{counted}"
+    return f"it pays for itself {fmt_weeks(weeks)}{value}{counted}"
+
+
+
+
+def _rent_words(best: pd.Series | None, rental: pd.Series | None, habits: Habits) -> str:
+    """Whether renting would be cheaper than buying at the user's runs per week."""
+    if rental is None:
+        return "No faster option has a known rental price."
+    runs = habits.runs_per_week
+    device = short_device(rental["device"])
+    hourly = f"${rental['rental_usd_per_hour']:,.2f}/h"
+    billing = costs.billing_words(rental.get("rental_billing_seconds"), rental.get("rental_minimum_seconds"))
+    rented = f"Renting {article(device).lower()} {device} ({rental['rental_provider']}, {hourly}, billed {billing})"
+    session = (f"{habits.runs_per_session:g} run(s) a session after {habits.session_minutes:g} minutes' start-up"
+               if habits.session_minutes or habits.runs_per_session != 1 else "")  # fmt: skip
+    per_run = f"costs {fmt_usd_small(rental['cloud_usd_per_run'])} a run" + (f" ({session})" if session else "")
+    if best is None or best["free_upgrade"] or missing(best.get("usd_per_run_owned")):
+        return f"{rented} {per_run} ({fmt_speedup(rental['speedup_vs_current'])} faster)."
+    owned = best["usd_per_run_owned"]
+    verdict = "cheaper" if rental["cloud_usd_per_run"] < owned else "dearer"
+    return (
+        f"{rented} {per_run}: {verdict} than owning {article(short_device(best['device'])).lower()} "
+        f"{short_device(best['device'])} at {runs:g} runs a week "
+        f"({fmt_usd_small(owned)} a run over {habits.lifetime_years:g} years, energy included)."
+    )
+
+
+def _no_option_reason(options: pd.DataFrame, current: pd.Series, budget: float | None) -> str:
+    faster = options[options["faster"]]
+    if faster.empty:
+        return f"Nothing in the profiles is faster than your {describe_result(current)}: keep it."
+    priced = faster[faster["upgrade_cost_usd"].notna()]
+    if priced.empty:
+        return "The faster options have no known price, so none can be recommended; add their prices."
+    cheapest = priced["upgrade_cost_usd"].min()
+    return f"No faster option fits the budget of ${budget:,.0f}; the cheapest faster one costs ${cheapest:,.0f}."
+
+

@@ -1,0 +1,264 @@
+"""Cross-validation of the calibrated performance model: how far its predictions are off on results it did not see.
+
+Six experiments (``EXPERIMENTS``), each a situation an estimate can be in:
+
+- ``new-gpu``: leave one GPU out (all its results), predict them from the rest (its architecture's, or none);
+- ``new-architecture``: leave one architecture out (every GPU of it), predict them from the others';
+- ``new-workload``: leave one workload out except its results on one reference GPU (what ``measure`` here and
+  ``estimate`` there rest on), predict it on every other GPU;
+- ``few-gpus``: the same with three reference GPUs;
+- ``no-gpu-result``: leave one workload out entirely, predict it from its description alone;
+- ``other-results``: ten folds of single results, each predicted from the other nine (a GPU and a workload with
+  results, the result itself unseen).
+
+Each prediction is filed under the situation the fit that made it was in (:class:`calibration.Situation`); the
+90th percentile of the absolute log errors of a situation is the half-width of every estimate's range in that
+situation. Coverage is checked honestly: each held-out group's range comes from the errors of the other groups.
+Pure NumPy over calibration samples; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from advisor.format.vocabulary import PrecisionGroup, words
+from advisor.perf import calibration, scaling
+from advisor.perf.calibration import Sample, Situation
+
+QUANTILE = 0.9  # an estimate's range holds this share of the cross-validated errors of its situation
+MIN_ERRORS = 20  # fewer errors than this in a situation: its width is combined from the neighbouring ones
+FOLDS = 10
+FEW_REFERENCES = 3
+FAMILY_PREFIX = "family:"  # advisor.perf.estimates.calibration_workload: the fitted terms a family shares
+EXPERIMENTS = ("new-gpu", "new-architecture", "new-workload", "few-gpus", "no-gpu-result", "other-results")
+
+
+@dataclass(frozen=True)
+class Held:
+    """One held-out result and its prediction."""
+
+    experiment: str
+    group: str  # what was held out with it (a GPU, a workload and its references, a fold)
+    sample: Sample
+    predicted: float
+    situation: Situation
+
+    @property
+    def error(self) -> float:
+        """log(predicted / observed)."""
+        return math.log(self.predicted / self.sample.seconds)
+
+
+def _predict_held(experiment: str, group: str, fit: calibration.Fit, held: Iterable[Sample]) -> list[Held]:
+    found = []
+    for s in held:
+        predicted = fit.estimate(s.work, s.device, s.precision, s.workload)
+        if predicted is not None:
+            found.append(Held(experiment, group, s, predicted[0], fit.situation(s.device, s.workload, s.precision)))
+    return found
+
+
+def leave_gpu_out(samples: tuple[Sample, ...]) -> list[Held]:
+    """A new GPU: every result of one GPU predicted from the others'."""
+    found = []
+    for gpu in sorted({s.gpu for s in samples}):
+        fit = calibration.fit(tuple(s for s in samples if s.gpu != gpu))
+        found += _predict_held("new-gpu", gpu, fit, (s for s in samples if s.gpu == gpu))
+    return found
+
+
+def leave_architecture_out(samples: tuple[Sample, ...]) -> list[Held]:
+    """A new architecture: every result of its GPUs predicted from the other architectures'."""
+    found = []
+    for architecture in sorted({s.architecture for s in samples}):
+        fit = calibration.fit(tuple(s for s in samples if s.architecture != architecture))
+        found += _predict_held("new-architecture", architecture, fit,
+                               (s for s in samples if s.architecture == architecture))  # fmt: skip
+    return found
+
+
+def _references(gpus: list[str], count: int, rounds: int) -> list[tuple[str, ...]]:
+    """``rounds`` sets of ``count`` reference GPUs, rotating through the sorted GPUs (every GPU serves)."""
+    if len(gpus) <= count:
+        return []
+    step = max(1, len(gpus) // rounds)
+    return [tuple(gpus[(start + k * step) % len(gpus)] for k in range(count)) for start in range(0, len(gpus), step)]
+
+
+def leave_workload_out(samples: tuple[Sample, ...], references: int, rounds: int = 8) -> list[Held]:
+    """A new workload measured on ``references`` GPUs (0: none), predicted on every other GPU."""
+    experiment = {0: "no-gpu-result", 1: "new-workload"}.get(references, "few-gpus")
+    found = []
+    # A family's shared terms (every language-model job) are not one workload: never held out here (run says why)
+    for workload in sorted({s.workload for s in samples if not s.workload.startswith(FAMILY_PREFIX)}):
+        own = [s for s in samples if s.workload == workload]
+        rest = tuple(s for s in samples if s.workload != workload)
+        gpus = sorted({s.gpu for s in own})
+        reference_sets = [()] if references == 0 else _references(gpus, references, rounds)
+        for chosen in reference_sets:
+            fit = calibration.fit(rest + tuple(s for s in own if s.gpu in chosen))
+            group = f"{workload} from {', '.join(chosen) or 'its description'}"
+            found += _predict_held(experiment, group, fit, (s for s in own if s.gpu not in chosen))
+    return found
+
+
+def k_fold(samples: tuple[Sample, ...], folds: int = FOLDS, seed: int = 0) -> list[Held]:
+    """Single results held out in ``folds`` random folds, each predicted from the others."""
+    order = np.random.default_rng(seed).permutation(len(samples))
+    found = []
+    for fold in range(folds):
+        chosen = set(order[fold::folds].tolist())
+        fit = calibration.fit(tuple(s for i, s in enumerate(samples) if i not in chosen))
+        found += _predict_held("other-results", f"fold {fold + 1}", fit, (samples[i] for i in sorted(chosen)))
+    return found
+
+
+def run(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS) -> list[Held]:
+    """The chosen experiments' held-out predictions. A family's results (every language-model job) train every fit
+    but are not scored here: their own situations, whose errors are their estimates' ranges, are
+    :mod:`advisor.llm.crossval`'s (scored here, a language-model row held out with its GPU would widen the post's
+    LSTM's range, a workload it says nothing of)."""
+    runners: dict[str, Callable[[], list[Held]]] = {
+        "new-gpu": lambda: leave_gpu_out(samples),
+        "new-architecture": lambda: leave_architecture_out(samples),
+        "new-workload": lambda: leave_workload_out(samples, 1),
+        "few-gpus": lambda: leave_workload_out(samples, FEW_REFERENCES),
+        "no-gpu-result": lambda: leave_workload_out(samples, 0),
+        "other-results": lambda: k_fold(samples),
+    }
+    return [held for name in experiments for held in runners[name]()
+            if not held.sample.workload.startswith(FAMILY_PREFIX)]
+
+
+def quantile_factor(errors: Iterable[float], q: float) -> float:
+    values = np.abs(np.fromiter(errors, dtype=float))
+    return math.exp(float(np.quantile(values, q))) if len(values) else math.nan
+
+
+def summary(helds: list[Held]) -> list[dict]:
+    """Per experiment and precision group: results predicted, median and 90th-percentile error (as factors)."""
+    rows = []
+    for experiment in EXPERIMENTS:
+        for group in (*words(PrecisionGroup), "all"):
+            errors = [h.error for h in helds if h.experiment == experiment and group in ("all", h.sample.group)]
+            if errors:
+                rows.append({"experiment": experiment, "precision": group, "results": len(errors),
+                             "median": quantile_factor(errors, 0.5), "p90": quantile_factor(errors, 0.9)})  # fmt: skip
+    return rows
+
+
+def half_widths(helds: list[Held]) -> dict[str, float]:
+    """Per situation key: the QUANTILE of the absolute log errors (situations with MIN_ERRORS or more)."""
+    by_situation: dict[str, list[float]] = {}
+    for held in helds:
+        by_situation.setdefault(held.situation.key, []).append(abs(held.error))
+    return {
+        key: float(np.quantile(errors, QUANTILE))
+        for key, errors in sorted(by_situation.items())
+        if len(errors) >= MIN_ERRORS
+    }
+
+
+def width_for(widths: dict[str, float], situation: Situation, fallback: float) -> tuple[float, str]:
+    """The log half-width of a situation, and how it was found: measured, or combined from the GPU's and the
+    workload's situations (their excess over the best-known one added in quadrature), or the fallback."""
+    if situation.key in widths:
+        return widths[situation.key], "cross-validated"
+    base = widths.get("gpu/results")
+    gpu_part = widths.get(f"{situation.gpu}/results")
+    workload_part = widths.get(f"gpu/{situation.workload}")
+    if base is not None and gpu_part is not None and workload_part is not None:
+        combined = math.sqrt(max(gpu_part**2 + workload_part**2 - base**2, base**2))
+        return combined, "combined from cross-validated situations"
+    return fallback, "not cross-validated"
+
+
+def coverage(helds: list[Held]) -> float:
+    """The share of held-out results inside their range, each group's range taken from the other groups' errors
+    (the range a result gets never rests on its own error)."""
+    inside = total = 0
+    groups = sorted({(h.experiment, h.group) for h in helds})
+    for experiment, group in groups:
+        others = [h for h in helds if (h.experiment, h.group) != (experiment, group)]
+        widths = half_widths(others)
+        for held in (h for h in helds if (h.experiment, h.group) == (experiment, group)):
+            width, _ = width_for(widths, held.situation, math.log(2.0))
+            inside += abs(held.error) <= width
+            total += 1
+    return inside / total if total else math.nan
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``advisor crossval`` prints and writes."""
+
+    summary: list[dict]
+    half_widths: dict[str, float]
+    coverage: float
+    samples: int
+    signature: str
+    targets: tuple[tuple[str, str, float, float], ...]  # (experiment, precision, median, p90) the issue set
+    scaling: dict | None = None  # data-parallel efficiency, leave one system out: results, median, p90, fit
+
+    def checks(self) -> list[dict]:
+        """Each target against its measured value."""
+        found = {(row["experiment"], row["precision"]): row for row in self.summary}
+        checks = []
+        for experiment, precision, median, p90 in self.targets:
+            row = found.get((experiment, precision))
+            if row is not None:
+                checks.append({"experiment": experiment, "precision": precision, "median": row["median"],
+                               "median_target": median, "p90": row["p90"], "p90_target": p90,
+                               "met": row["median"] <= median and row["p90"] <= p90})  # fmt: skip
+        return checks
+
+
+# The targets the estimates are held to (median, 90th percentile, as factors).
+TARGETS = (
+    ("new-gpu", PrecisionGroup.FLOAT32.value, 1.15, 1.4),
+    ("new-gpu", PrecisionGroup.MIXED.value, 1.15, 1.4),
+    ("new-workload", "all", 1.25, 1.6),
+)
+COVERAGE_TARGET = (0.85, 0.97)
+
+
+SCALING_SITUATION = "data-parallel"  # the widths' key of the scaling's error
+
+# A tracked job (advisor.track) is a workload measured on one device, described by the FLOPs counted on one of its
+# steps. Tracked on a catalog GPU, its estimates on the other GPUs are in the new-workload situation (scaled from
+# one reference GPU); tracked on a CPU (or a GPU the catalog lacks), nothing of its time carries over to a GPU, so
+# they stand on its counted description alone: the no-gpu-result situation. Their errors are those experiments'.
+TRACKED_SITUATIONS = (("a catalog GPU", "new-workload"), ("a CPU", "no-gpu-result"))
+
+
+def tracked_errors(summary: list[dict]) -> list[dict]:
+    """How far a tracked job's estimates on other GPUs are off, by where it was tracked (from ``summary``)."""
+    found = {row["experiment"]: row for row in summary if row["precision"] == "all"}
+    return [{"tracked_on": device, "experiment": experiment, "median": found[experiment]["median"],
+             "p90": found[experiment]["p90"], "results": found[experiment]["results"]}
+            for device, experiment in TRACKED_SITUATIONS if experiment in found]  # fmt: skip
+
+
+def report(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS,
+           scaling_observations: list[scaling.Observation] | None = None) -> Report:  # fmt: skip
+    """Run the experiments and summarise them: errors, the widths per situation, coverage; with multi-GPU
+    observations, the data-parallel scaling left one system out at a time."""
+    helds = run(samples, experiments)
+    widths = half_widths(helds)
+    scaled = None
+    if scaling_observations:
+        predicted = scaling.leave_one_system_out(scaling_observations)
+        errors = [math.log(p / o.efficiency) for o, p in predicted]
+        fitted = scaling.fit(scaling_observations)
+        scaled = {"results": len(errors), "systems": len({o.system for o in scaling_observations}),
+                  "median": quantile_factor(errors, 0.5), "p90": quantile_factor(errors, 0.9),
+                  "perfect_scaling_p90": quantile_factor((math.log(1 / o.efficiency) for o in scaling_observations),
+                                                         0.9),
+                  "phi": fitted.phi, "sync": fitted.sync}  # fmt: skip
+        widths[SCALING_SITUATION] = math.log(scaled["p90"])
+    return Report(summary(helds), widths, coverage(helds), len(samples), calibration.signature(samples), TARGETS,
+                  scaled)  # fmt: skip

@@ -1,0 +1,611 @@
+"""Catalog estimates as analysis rows: calibrate the performance model on a workload's results, then
+estimate every catalog GPU the results do not already cover.
+
+A measured or quoted result of a GPU always wins over an estimate of the same GPU and precision.
+Pure pandas over the results frame (``analysis.results_frame``); no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+
+from advisor.decision.analysis import FRAME_COLUMNS, select_workload
+from advisor.decision.prose import short_device
+from advisor.format.schema import WORKLOAD_KEY_FIELDS
+from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, words
+from advisor.perf import calibration, crossval, memory, perfmodel, scaling
+from advisor.store.catalog import Catalog
+from advisor.store.widths import Widths
+
+# The catalog field behind each precision's peak (float32: the CUDA cores' peak; TF32 is used when given).
+PEAK_FIELDS = {Precision.FLOAT32: "fp32_tflops", Precision.MIXED_FLOAT16: "fp16_tensor_tflops",
+               Precision.MIXED_BFLOAT16: "bf16_tflops"}  # fmt: skip
+
+
+def work_of(spec: dict[str, Any]) -> perfmodel.Work:
+    """The performance model's view of a workload: the LSTM job, a Keras model's layers, a published benchmark's
+    phases (at the batch its profile states)."""
+    if spec.get("kind") == "model":
+        return perfmodel.model_work(spec)
+    if spec.get("kind") == "published":
+        return perfmodel.published_work(spec)
+    if spec.get("kind") == "tracked":
+        return perfmodel.tracked_work(spec)
+    return perfmodel.lstm_work(
+        spec["units"], spec["timesteps"], spec["features"], spec["train_samples"], spec["batch_size"], spec["epochs"]
+    )
+
+
+def spec_for(frame: pd.DataFrame, key: tuple) -> dict[str, Any]:
+    """The description of a workload of the frame (by its key)."""
+    rows = frame.loc[frame["workload"] == key, "workload_spec"]
+    if len(rows):
+        return rows.iloc[0]
+    if key[0] == "lstm":  # a workload nobody measured yet: its sizes are in its key
+        return {"kind": "lstm", **dict(zip(WORKLOAD_KEY_FIELDS, key[1:], strict=True))}
+    raise ValueError(f"no profile describes the workload {key!r}")
+
+
+def scaling_fit(frame: pd.DataFrame, catalog: Catalog) -> scaling.ScalingFit:
+    """The data-parallel scaling fitted on the frame's published multi-GPU results (cached on them)."""
+    return _scaling_cached(tuple(scaling.observations(frame, catalog)))
+
+
+@lru_cache(maxsize=16)
+def _scaling_cached(found: tuple[scaling.Observation, ...]) -> scaling.ScalingFit:
+    return scaling.fit(found)
+
+
+def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:
+    """The catalog id of each row's GPU (single-GPU rows only; None where nothing matches)."""
+    single = (frame["device_kind"] == DeviceKind.GPU) & (frame["device_count"] == 1)
+    names = frame.loc[single, "device_name"].dropna().unique()
+    matched = {name: gpu.id for name in names if (gpu := catalog.match(str(name))) is not None}
+    ids = frame["device_name"].map(matched).where(single)
+    return pd.Series([i if isinstance(i, str) else None for i in ids], index=frame.index, dtype=object)
+
+
+def calibration_points(
+    frame: pd.DataFrame, catalog: Catalog | None, key: tuple, kind: str = DeviceKind.GPU.value, scope: str = "workload"
+) -> tuple[perfmodel.Point, ...]:
+    """Measured and quoted results to fit the model on (the --quick and catalog estimates left out): those of one
+    device kind, of the workload (``scope`` "workload") or of every workload the model can describe ("all").
+
+    A GPU result is used when its GPU is in the catalog (its specifications); a CPU result when ``measure``
+    recorded the machine's matmul peak for its precision.
+    """
+    rows = frame[(frame["source"] != Source.ESTIMATED) & (frame["device_kind"] == kind)]
+    if scope == "workload":
+        rows = rows[rows["workload"] == key]
+    devices = _devices(rows, catalog, kind)
+    known = [device is not None for device in devices]
+    rows, devices = rows[known], [device for device in devices if device is not None]
+    works: dict[tuple, perfmodel.Work] = {}
+    points = []
+    for (_, row), device in zip(rows.iterrows(), devices, strict=True):
+        if device is None or row["precision"] not in perfmodel.BYTES or device.peak(row["precision"]) is None:
+            continue
+        if row["workload"] not in works:
+            works[row["workload"]] = work_of(row["workload_spec"])
+        points.append(
+            perfmodel.Point(
+                str(row["name"]), device, row["precision"], float(row["seconds"]), works[row["workload"]],
+                bool(row["approximate"]),
+            )
+        )  # fmt: skip
+    return tuple(sorted(points, key=lambda p: (p.label, p.precision, p.seconds)))
+
+
+def _devices(rows: pd.DataFrame, catalog: Catalog | None, kind: str) -> list[perfmodel.Device | None]:
+    if kind == DeviceKind.GPU:
+        if catalog is None:
+            return [None] * len(rows)
+        gpus = catalog.by_id()
+        return [perfmodel.device_from_gpu(gpus[i]) if i else None for i in match_catalog(rows, catalog)]
+    machines = measured_machines(rows)
+    return [machines.get(signature) for signature in rows["hardware"]]
+
+
+def measured_machines(frame: pd.DataFrame) -> dict[str, perfmodel.Device]:
+    """The CPU machines measure timed, by hardware signature: their matmul peaks per precision."""
+    machines = {}
+    rows = frame[(frame["device_kind"] == DeviceKind.CPU) & frame["matmul_peak_gflops"].notna()]
+    for signature, group in rows.groupby("hardware"):
+        peaks = group.groupby("precision")["matmul_peak_gflops"].max().to_dict()
+        name = str(group["device"].iloc[0])
+        machines[signature] = perfmodel.device_from_measured(name, DeviceKind.CPU.value, signature, peaks)
+    return machines
+
+
+@dataclass
+class CatalogEstimates:
+    """The estimate rows of one workload, the calibration behind them, and what could not be estimated."""
+
+    rows: pd.DataFrame
+    fit: calibration.Fit
+    widths: Widths
+    not_estimated: list[perfmodel.Estimate]
+
+    def basis(self) -> str:
+        """What every estimate of the table rests on (each row's basis adds its own situation)."""
+        return calibration_basis(self.fit, self.widths)
+
+
+def calibration_basis(fit: calibration.Fit, widths: Widths) -> str:
+    workloads = len({s.workload for s in fit.samples})
+    gpus = len({s.gpu for s in fit.samples})
+    if not fit.samples:
+        return "no GPU results to calibrate on: the priors alone (not cross-validated)"
+    text = f"calibrated on {len(fit.samples)} single-GPU results of {workloads} workloads on {gpus} GPUs"
+    if not widths.half_widths:
+        return text + "; not cross-validated (python -m advisor crossval --write)"
+    stale = "" if widths.signature == calibration.signature(fit.samples) else (
+        f", cross-validated on the {widths.samples} results of {widths.date}")  # fmt: skip
+    return text + stale
+
+
+def situation_text(fit: calibration.Fit, device: perfmodel.Device, situation: calibration.Situation,
+                   workload: str, precision: str, kind: str | None = None) -> str:  # fmt: skip
+    """The situation of an estimate in words (``kind``: the workload's; a tracked job says where it was tracked)."""
+    gpu = {
+        "gpu": "this GPU has results of other workloads",
+        "architecture": f"no result on this GPU, some on {device.architecture}",
+        "new": f"no result on {device.architecture}",
+    }[situation.gpu]
+    count = len(fit.workload_gpus.get((workload, calibration.GROUPS[precision]), set()))
+    work = {
+        "results": f"this workload has results on {count} GPUs",
+        "few": f"this workload has results on {count} GPUs",
+        "reference": "this workload has a result on one GPU (scaled from it)",
+        "description": "no GPU result of this workload: its description at face value",
+    }[situation.workload]
+    if kind == "tracked" and situation.workload in TRACKED_WORDS:
+        work = TRACKED_WORDS[situation.workload]
+    return f"{gpu}; {work}"
+
+
+TRACKED_WORDS = {
+    "reference": "tracked on one GPU of the catalog (scaled from that run)",
+    "description": "tracked on a CPU (or a GPU the catalog lacks): its time says nothing of a GPU's, so the FLOPs "
+                   "counted on its step are taken at face value",
+}  # fmt: skip
+
+
+def estimate_catalog(
+    frame: pd.DataFrame,
+    catalog: Catalog,
+    key: tuple,
+    precisions: tuple[str, ...] = perfmodel.GPU_PRECISIONS,
+    gpu_ids: list[str] | None = None,
+    keep_covered: bool = False,
+    spec: dict[str, Any] | None = None,
+    widths: Widths | None = None,
+    devices: tuple[int, ...] = (1,),
+    machines: int = 1,
+    link_gbps: float | None = None,
+    samples: tuple[calibration.Sample, ...] | None = None,
+) -> CatalogEstimates:
+    """Estimate the workload on every catalog GPU (or ``gpu_ids``) and precision, as results-frame rows.
+
+    The calibration rests on every single-GPU result on a catalog GPU, of every workload; each estimate's range is
+    the cross-validated error of its situation (``widths``: by default the catalog's, kept by ``crossval --write``
+    beside it). Rows are left out where a measured or quoted result of the same GPU and precision exists (unless
+    ``keep_covered``, for checking the model against them). ``devices`` above 1 add data-parallel options ("2x RTX
+    4090"): one GPU's estimate divided by N times the efficiency :mod:`advisor.perf.scaling` predicts (the batch per GPU
+    kept); ``machines`` above 1 (with the network's ``link_gbps``) add that many machines of each. ``samples``:
+    the frame's :func:`calibration_samples`, when the caller estimates several workloads on the same frame.
+    """
+    spec = spec if spec is not None else spec_for(frame, key)
+    work = work_of(spec)
+    widths = widths if widths is not None else catalog.widths
+    fit = calibration.fit(calibration_samples(frame, catalog) if samples is None else samples)
+    workload = calibration_workload(spec, key)
+    common = calibration_basis(fit, widths)
+    scale = scaling_fit(frame, catalog) if any(n > 1 for n in devices) or machines > 1 else scaling.DEFAULT
+    covered: set[tuple[str, str]] = set()
+    if not keep_covered:
+        measured = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)]
+        covered = set(zip(match_catalog(measured, catalog), measured["precision"], strict=True))
+    chosen = [catalog.by_id()[i] for i in gpu_ids] if gpu_ids is not None else list(catalog.gpus)
+    records, missing = [], []
+    workload_name = _workload_name(frame, key)
+    wait = data_wait(frame, key)
+    observed = observed_peaks(frame, key)
+    for gpu in chosen:
+        device = perfmodel.device_from_gpu(gpu)
+        for precision in precisions:
+            if (gpu.id, precision) in covered:
+                continue
+            computing = _estimate(fit, widths, work, device, precision, workload, common, spec.get("kind"))
+            estimate = _with_wait(computing, wait)
+            if estimate.seconds is None:
+                peak = gpu.specs[PEAK_FIELDS[precision]]
+                why = f" ({peak.note})" if peak.note else ""
+                missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
+                continue
+            room = _memory(spec, precision, gpu, observed.get(precision))
+            if 1 in devices:
+                records.append(_row(gpu, estimate, key, workload_name, catalog.as_of) | room)
+            # Several GPUs share the computing; the wait for data stays whole (the same host's loader feeds them:
+            # never more optimistic than the one-GPU figure's Amdahl bound)
+            for count in (n for n in devices if n > 1):
+                mirrored = _mirrored(gpu, computing, count, spec, scale, widths, fit, device, workload) \
+                    if spec.get("kind") in MIRRORED_KINDS else None  # fmt: skip
+                several = _with_wait(mirrored or _several(gpu, computing, count, spec, scale, widths), wait)
+                if several is not None:
+                    records.append(_row(gpu, several, key, workload_name, catalog.as_of, count, estimate.seconds)
+                                   | room)  # fmt: skip
+            for count in devices if machines > 1 and link_gbps else ():
+                cluster = _with_wait(_several(gpu, computing, count, spec, scale, widths, machines, link_gbps), wait)
+                if cluster is not None:
+                    records.append(_row(gpu, cluster, key, workload_name, catalog.as_of, count, estimate.seconds,
+                                        machines) | room)  # fmt: skip
+    rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(FRAME_COLUMNS))
+    return CatalogEstimates(rows, fit, widths, missing)
+
+
+def observed_peaks(frame: pd.DataFrame, key: tuple) -> dict[str, float]:
+    """Per precision: the largest peak memory measured for the workload on one GPU of a single-GPU result (a
+    framework's counter, without the CUDA context)."""
+    rows = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)
+                 & (frame["device_kind"] == DeviceKind.GPU) & (frame["device_count"] == 1) & frame["memory_gb"].notna()]
+    return {str(p): float(v) for p, v in rows.groupby("precision")["memory_gb"].max().items()}  # fmt: skip
+
+
+def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None = None) -> dict[str, Any]:
+    """The predicted memory per GPU at the workload's batch, whether it fits the GPU, and the largest batch that
+    would (unknown: NaN, and taken as fitting). A peak measured on a GPU at the same batch and precision (plus the
+    CUDA context its counter leaves out) is a floor: the prediction is never below what a run used."""
+    footprint = memory.predict(spec, precision, DeviceKind.GPU)
+    capacity = gpu.value("memory_gb")
+    if (footprint is None and observed_gb is None) or capacity is None:
+        return {"memory_gb": math.nan, "fits": True, "largest_batch": math.nan}
+    total = max(footprint.total_gb if footprint else 0.0,
+                observed_gb + memory.OVERHEAD_GB[DeviceKind.GPU] if observed_gb is not None else 0.0)  # fmt: skip
+    largest = float(memory.largest_batch(spec, precision, capacity)) if footprint else math.nan
+    return {"memory_gb": total, "fits": total <= capacity * memory.USABLE, "largest_batch": largest}
+
+
+# Workloads that train with Keras: tf.distribute.MirroredStrategy splits the global batch over the GPUs and
+# all-reduces the gradients after the backward pass (no overlap, unlike PyTorch DDP's buckets, which the published
+# multi-GPU rows the scaling is fitted on use).
+MIRRORED_KINDS = ("lstm", "model")
+
+
+def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
+              widths: Widths, fit: calibration.Fit, device: perfmodel.Device,
+              workload: str) -> perfmodel.Estimate | None:  # fmt: skip
+    """``count`` GPUs under MirroredStrategy, the global batch kept (the post's batch of 100 split): each GPU runs
+    every iteration on its share of the batch, which the calibrated model times (a per-step-bound run's steps do
+    not shrink), then the whole all-reduce waits; the scaling's sync per doubling is the fitted one."""
+    link = scaling.link_of(gpu)
+    parameters = memory.parameters(spec)
+    if link is None or not parameters or one.seconds is None or spec["batch_size"] < count:
+        return None
+    split = {**spec, "train_samples": spec["train_samples"] / count, "batch_size": spec["batch_size"] / count}
+    whole = fit.estimate(work_of(spec), device, one.precision, workload)
+    share = fit.estimate(work_of(split), device, one.precision, workload)
+    if whole is None or share is None:
+        return None
+    per_gpu = one.seconds * share[0] / whole[0]
+    iterations = spec["epochs"] * math.ceil(spec["train_samples"] / spec["batch_size"])
+    allreduce = scaling.comm_seconds(count, scaling.GRADIENT_BYTES * parameters, link[1])
+    seconds = per_gpu * (1 + scale.sync * math.log2(count)) + iterations * allreduce
+    efficiency = one.seconds / (count * seconds)
+    one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
+    scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
+    width = math.hypot(one_width, scale_width)
+    basis = (f"{one.basis}; {count} GPUs over {link[0]} in data parallel under tf.distribute.MirroredStrategy, "
+             f"the global batch of "
+             f"{spec['batch_size']:g} split ({spec['batch_size'] / count:g} a GPU): each GPU's share timed by the "
+             f"model ({per_gpu / one.seconds:.0%} of one GPU's time: {share[1]}-bound), the all-reduce after the "
+             f"backward pass not overlapped: efficiency {efficiency:.0%} ({one.seconds / seconds:.2f}x one "
+             "GPU)")  # fmt: skip
+    return dataclasses.replace(one, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width),
+                               basis=basis)  # fmt: skip
+
+
+def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
+             widths: Widths, machines: int = 1,
+             link_gbps: float | None = None) -> perfmodel.Estimate | None:  # fmt: skip
+    """``count`` GPUs (on each of ``machines``) in data parallel: one GPU's estimate over the GPUs x the predicted
+    efficiency, its range widened by the scaling's cross-validated error (in quadrature). The network between
+    machines is a physical estimate (:func:`advisor.perf.scaling.network_efficiency`), not cross-validated: said so."""
+    link = scaling.link_of(gpu)
+    parameters = memory.parameters(spec)
+    if link is None or not parameters or one.seconds is None:
+        return None
+    iterations = spec["train_samples"] * spec["epochs"] / spec["batch_size"]
+    # a language-model job says what it all-reduces a micro-batch (its trained weights' gradients, once a step)
+    gradient_bytes = spec.get("gradient_bytes_per_batch") or scaling.GRADIENT_BYTES * parameters
+    iteration = one.seconds / iterations
+    efficiency = scale.efficiency(count, gradient_bytes, link[1], iteration, machines)
+    network = scaling.network_efficiency(machines, gradient_bytes, link_gbps or 0.0, iteration) if machines > 1 else 1
+    efficiency *= network
+    seconds = one.seconds / (count * machines * efficiency)
+    one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
+    scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
+    width = math.hypot(one_width, scale_width)
+    where = f"{count} GPUs over {link[0]}" if count > 1 else "one GPU"
+    if machines > 1:
+        where = (f"{machines} machines of {where}, linked at {link_gbps:g} Gb/s (the network costs "
+                 f"{1 - network:.0%}: an estimate from the link's speed, no published multi-machine results to "
+                 "check it against, not in the range)")  # fmt: skip
+    basis = (f"{one.basis}; {where} in data parallel (the batch per GPU kept): efficiency "
+             f"{efficiency:.0%} predicted by the scaling fitted on published multi-GPU results, whose error "
+             f"({math.exp(scale_width):.2f}x) widens the range")  # fmt: skip
+    return dataclasses.replace(one, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width),
+                               basis=basis)  # fmt: skip
+
+
+
+
+def _with_wait(estimate: perfmodel.Estimate | None, wait: DataWait | None) -> perfmodel.Estimate | None:
+    """The estimate with the run's measured wait for data added to its time and its range (Amdahl: the GPU's part
+    shrinks, the wait stays)."""
+    if wait is None or estimate is None or estimate.seconds is None:
+        return estimate
+    return dataclasses.replace(estimate, seconds=estimate.seconds + wait.seconds, low=estimate.low + wait.seconds,
+                               high=estimate.high + wait.seconds,
+                               basis=f"{estimate.basis}; {wait.basis()}")  # fmt: skip
+
+
+def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
+              workload: str, common: str, kind: str | None = None) -> perfmodel.Estimate:  # fmt: skip
+    """One GPU's estimate with its range: the cross-validated error of its situation."""
+    predicted = fit.estimate(work, device, precision, workload)
+    if predicted is None:
+        reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
+        return perfmodel.Estimate(device, precision, None, None, None, None, common, reason)
+    seconds, bound = predicted
+    situation = fit.situation(device, workload, precision)
+    width, how = crossval.width_for(widths.half_widths, situation, widths.fallback)
+    words = situation_text(fit, device, situation, workload, precision, kind)
+    basis = (f"{common}; {words}: range = the 90th-percentile error of that situation, {math.exp(width):.2f}x "
+             f"({how})")  # fmt: skip
+    return perfmodel.Estimate(device, precision, seconds, seconds / math.exp(width), seconds * math.exp(width), bound,
+                              basis)  # fmt: skip
+
+
+def estimate_machines(frame: pd.DataFrame, key: tuple, spec: dict[str, Any], leave_out: tuple = ()) -> list:
+    """Estimates of the workload on the CPU machines measure timed (their measured matmul peaks), calibrated on
+    every CPU result but those of the workloads in ``leave_out`` (so a check never sees the run it predicts)."""
+    rows = frame[~frame["workload"].isin(leave_out)] if leave_out else frame
+    model_for = models_by_precision(calibration_points(rows, None, key, DeviceKind.CPU, "all"), "all")
+    work = work_of(spec)
+    found = []
+    for device in measured_machines(frame).values():
+        for precision, _, _ in device.peaks:
+            found.append(model_for(precision).estimate(work, device, precision))
+    return found
+
+
+def models_by_precision(points: tuple[perfmodel.Point, ...], scope: str) -> Callable[[str], perfmodel.Model]:
+    """The model for each precision. Across workloads (``scope`` "all"), float32 and mixed precision are fitted
+    apart where each has two results or more: a CPU's bfloat16 convolutions may be far slower than its bfloat16
+    matmuls, which one set of constants for both would blame on the per-step cost of every workload."""
+    pooled = perfmodel.calibrate(points)
+    if scope != "all":
+        return lambda precision: pooled
+    fitted = {}
+    for group in words(PrecisionGroup):
+        members = tuple(p for p in points if _precision_group(p.precision) == group)
+        if len(members) >= 2:
+            fitted[group] = perfmodel.calibrate(members)
+    return lambda precision: fitted.get(_precision_group(precision), pooled)
+
+
+def _precision_group(precision: str) -> str:
+    return Precision(precision).group.value
+
+
+def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
+    names = frame.loc[frame["workload"] == key, "workload_name"]
+    return str(names.iloc[0]) if len(names) else "workload"
+
+
+
+
+def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_of: str, count: int = 1,
+         single: float | None = None, machines: int = 1) -> dict[str, Any]:  # fmt: skip
+    price = gpu.current_price(as_of)
+    several = f"{count}x " if count > 1 else ""
+    cluster = f"{machines} machines x " if machines > 1 else ""
+    total = count * machines
+    return {
+        "profile": f"catalog:{gpu.id}"  # not a slug: never a profile's id
+        + (f":{count}x" if count > 1 else "")
+        + (f":{machines}m" if machines > 1 else ""),
+        "name": f"{cluster}{several}{short_device(gpu.name)} (estimated)",
+        "device": f"{cluster}{several}{gpu.name}",
+        "device_name": gpu.name,
+        "device_kind": DeviceKind.GPU.value,
+        "device_count": total,
+        "precision": estimate.precision,
+        "seconds": float(estimate.seconds),
+        "price_usd": total * float(price.usd) if price else math.nan,
+        "price_date": price.date if price else None,
+        "price_kind": price.label(as_of) if price else None,
+        "price_stale": bool(price and price.stale(as_of)),
+        "source": Source.ESTIMATED.value,
+        "approximate": False,
+        "estimate_error_seconds": math.nan,
+        "source_detail": f"estimated by the performance model ({estimate.bound}-bound): {estimate.basis}",
+        "power_watts": _or_nan(gpu.value("board_power_w")),
+        "workload": key,
+        "workload_name": workload_name,
+        "low": float(estimate.low),
+        "high": float(estimate.high),
+        "bound": estimate.bound,
+        "basis": estimate.basis,
+        "catalog_id": gpu.id,
+        "backend": "tensorflow",  # the calibration's results: the post's and measure's default backend
+        "hardware": f"catalog:{gpu.id}",
+        "scaling_devices": float(total) if total > 1 else math.nan,
+        "scaling_workers": float(machines) if machines > 1 else math.nan,
+        "scaling_speedup": single / estimate.seconds if total > 1 and single else math.nan,
+        "single_device_seconds": single if total > 1 and single else math.nan,
+    }
+
+
+def _or_nan(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _or_zero(value: Any) -> float:
+    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+@dataclass(frozen=True)
+class DataWait:
+    """What a tracked workload's runs waited for data: the whole run's seconds and the share of a step (measured on
+    the device that tracked it). No GPU shortens it: every estimate of the workload keeps the seconds."""
+
+    seconds: float
+    share: float
+
+    def basis(self) -> str:
+        return (f"plus {self.seconds:,.4g} s waiting for data ({self.share:.0%} of each step, measured where the run "
+                f"was tracked): a faster GPU cannot shorten it, so no GPU makes this run more than "
+                f"{1 / self.share:.3g}x faster")  # fmt: skip
+
+
+def data_wait(frame: pd.DataFrame, key: tuple) -> DataWait | None:
+    """The measured wait for data of a workload's tracked runs (the median of its results), None where nothing
+    was tracked or nothing waited."""
+    if "data_wait_seconds" not in frame.columns:
+        return None
+    rows = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED) & frame["data_wait_share"].notna()]
+    if rows.empty:
+        return None
+    share = float(rows["data_wait_share"].median())
+    if share <= 0:
+        return None
+    return DataWait(float(rows["data_wait_seconds"].median()), share)
+
+
+def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """The frame with estimate rows added under its own columns."""
+    if rows.empty:
+        return frame
+    return pd.concat([frame, rows[[c for c in frame.columns if c in rows.columns]]], ignore_index=True)
+
+
+OFFERED_DEVICES = (1, 2)  # what compare, recommend and the app offer of each catalog GPU: one, and two in parallel
+
+
+def add_to(
+    frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None, key: tuple | None = None
+) -> pd.DataFrame:
+    """The frame plus the catalog estimates (one GPU and two) of the workload the analysis will use: that of
+    ``profile_id`` (the current hardware or the baseline), else ``key``, else the first of ``workload_order``."""
+    if frame.empty:
+        return frame
+    rows = frame[frame["profile"] == profile_id]
+    key = rows["workload"].iloc[0] if len(rows) else key or select_workload(frame).frame["workload"].iloc[0]
+    return append_rows(frame, estimate_catalog(frame, catalog, key, devices=OFFERED_DEVICES).rows)
+
+
+def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """``estimate --json``: one object per GPU and precision."""
+    return [
+        {
+            "gpu": row["device"],
+            "catalog_id": row["catalog_id"],
+            "devices": int(row["device_count"]),
+            "machines": 1 if pd.isna(row.get("scaling_workers")) else int(row["scaling_workers"]),
+            "precision": row["precision"],
+            "seconds_estimate": row["seconds"],
+            "low": row["low"],
+            "high": row["high"],
+            "price_usd": None if math.isnan(row["price_usd"]) else row["price_usd"],
+            "bound": row["bound"],
+            "basis": row["basis"],
+            "memory_gb": None if math.isnan(row["memory_gb"]) else round(float(row["memory_gb"]), 3),
+            "fits": bool(row["fits"]),
+            "largest_batch": None if math.isnan(row["largest_batch"]) else int(row["largest_batch"]),
+            "source": Source.ESTIMATED.value,
+        }
+        for _, row in rows.sort_values(["seconds", "device", "precision"]).iterrows()
+    ]
+
+
+def machine_records(found: list) -> list[dict[str, Any]]:
+    """``estimate --json`` rows for the measured machines (CPUs): the same keys as the catalog's rows."""
+    return [
+        {
+            "gpu": None,
+            "machine": e.device.name,
+            "catalog_id": None,
+            "precision": e.precision,
+            "seconds_estimate": e.seconds,
+            "low": e.low,
+            "high": e.high,
+            "price_usd": None,
+            "bound": e.bound,
+            "basis": e.basis,
+            "source": Source.ESTIMATED.value,
+        }
+        for e in found
+        if e.seconds is not None
+    ]
+
+
+def work_of_row(row: Any, devices: int = 1) -> perfmodel.Work:
+    """The work of one result: a published result's own batch, on one of ``devices`` GPUs."""
+    spec = row["workload_spec"]
+    if spec.get("kind") == "published":
+        batch = row.get("batch_size")
+        return perfmodel.published_work(spec, None if batch is None or math.isnan(batch) else int(batch), devices)
+    return work_of(spec)
+
+
+def workload_id(key: tuple) -> str:
+    """A workload's identity as text (the calibration's name for it)."""
+    return "|".join(str(part) for part in key)
+
+
+def calibration_workload(spec: dict[str, Any], key: tuple) -> str:
+    """The calibration's name for a workload's fitted terms: its family's where it has one (every language-model
+    job shares the transformer family's), else its own."""
+    family = spec.get("family") if isinstance(spec, dict) else None
+    return f"{crossval.FAMILY_PREFIX}{family}" if family else workload_id(key)
+
+
+def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibration.Sample, ...]:
+    """Every single-GPU measured or quoted result on a catalog GPU with the precision's peak, as calibration
+    samples (the --quick and catalog estimates left out)."""
+    rows = frame[(frame["source"] != Source.ESTIMATED) & (frame["device_kind"] == DeviceKind.GPU)
+                 & (frame["device_count"] == 1)]  # fmt: skip
+    rows = rows.assign(catalog_id=match_catalog(rows, catalog))
+    rows = rows[rows["catalog_id"].notna() & rows["precision"].isin(list(calibration.GROUPS))]
+    gpus = catalog.by_id()
+    devices = {gpu_id: perfmodel.device_from_gpu(gpus[gpu_id]) for gpu_id in rows["catalog_id"].unique()}
+    samples = []
+    for row in rows.to_dict("records"):
+        device = devices[row["catalog_id"]]
+        if device.peak(row["precision"]) is None:
+            continue
+        computing = float(row["seconds"]) - _or_zero(row.get("data_wait_seconds"))  # the GPU's part of the time
+        samples.append(
+            calibration.Sample(
+                label=str(row["name"]), gpu=row["catalog_id"],
+                workload=calibration_workload(row["workload_spec"], row["workload"]),
+                precision=row["precision"], seconds=computing, work=work_of_row(row), device=device,
+                approximate=bool(row["approximate"]),
+            )
+        )  # fmt: skip
+    return tuple(sorted(samples, key=lambda s: (s.workload, s.gpu, s.precision, s.label, s.seconds)))
+
+
+def unmatched_gpus(frame: pd.DataFrame, catalog: Catalog) -> list[str]:
+    """The GPU names of measured or quoted results that no catalog GPU matches (compared, but not calibrated on)."""
+    gpus = frame[(frame["device_kind"] == DeviceKind.GPU) & (frame["source"] != Source.ESTIMATED)]
+    return sorted(name for name in gpus["device_name"].dropna().unique() if catalog.match(str(name)) is None)

@@ -1,0 +1,415 @@
+"""The GPU catalog: specifications, purchase and rental prices of the GPUs people buy or rent, each value
+with its source.
+
+The catalog is YAML (``advisor/data/catalog.yaml``, package data), read through the same safe loader as
+profiles and validated against the field tables below with the same kind of messages (file, field,
+what is wrong). A value nobody could source is null: the performance model then says it cannot
+estimate what needs it, never guesses. Pure functions and dataclasses; no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from advisor import store
+from advisor.errors import AdvisorError, Problem, ProfileError
+from advisor.format import fields as F
+from advisor.format.fields import Field
+from advisor.store import widths
+from advisor.store.widths import Widths
+
+CATALOG_VERSION = 1
+# Package data (importlib.resources): the catalog travels with the package, in a wheel as in a checkout.
+DEFAULT_CATALOG = Path(str(resources.files("advisor").joinpath("data", "catalog.yaml")))
+SEGMENTS = ("consumer", "workstation", "datacenter")
+ON_DEMAND_KINDS = ("on-demand", "serverless", "hosted")  # what "rent" means by default; spot is interruptible
+RENTAL_KINDS = (*ON_DEMAND_KINDS, "spot", "reserved")
+SLUG = r"^[a-z0-9][a-z0-9-]{0,79}$"
+
+SPEC = (
+    Field("value", "number", "the value (null when no source gives it)", required=True, null_allowed=True,
+          missing_hint="write null when no source gives it", minimum=0),
+    Field("source", "string", "a key of `sources` (or a URL)", required=True),
+    Field("note", "string", "where sources disagree, how it was read"),
+    Field("derived", "boolean", "true when computed from a sourced rule (say which in note), not copied"),
+)  # fmt: skip
+DATE_SPEC = (
+    Field("value", "date", "the date", required=True),
+    *SPEC[1:],
+)
+PURCHASE = (
+    Field("usd", "number", "the price of one GPU (or what the note says it includes)", required=True, minimum=0,
+          unit="USD"),
+    Field("kind", "string", "launch MSRP, street price, system price per GPU...", required=True),
+    Field("date", "date", "when the price was true", required=True),
+    Field("source", "string", "a key of `sources` (or a URL)", required=True),
+    Field("note", "string", "what the price includes"),
+)  # fmt: skip
+RENTAL = (
+    Field("provider", "string", "the cloud", required=True),
+    Field("usd_per_hour", "number", "price of one GPU for an hour", required=True, positive=True, unit="USD/h"),
+    Field("kind", "choice", "on-demand, serverless, hosted, spot (interruptible) or reserved", required=True,
+          choices=RENTAL_KINDS),
+    Field("date", "date", "when the price was true", required=True),
+    Field("source", "string", "a key of `sources` (or a URL)", required=True),
+    Field("note", "string", "region, instance, how the per-GPU price was derived"),
+)  # fmt: skip
+
+
+def _spec(name: str, doc: str, unit: str) -> Field:
+    return Field(name, "section", doc, required=True, fields=SPEC, unit=unit)
+
+
+# The specification fields, in order: (name, what it is, unit).
+SPEC_FIELDS = (
+    ("memory_gb", "memory of one GPU", "GB"),
+    ("memory_bandwidth_gbs", "peak memory bandwidth", "GB/s"),
+    ("l2_cache_mb", "L2 cache", "MB"),
+    ("fp32_tflops", "float32 peak (CUDA cores), dense, at boost clock", "TFLOPS"),
+    ("tf32_tflops", "TF32 tensor peak, dense (TensorFlow uses TF32 for float32 matmuls by default on Ampere+)",
+     "TFLOPS"),
+    ("fp16_tensor_tflops", "float16 tensor peak with float32 accumulation, dense (what mixed_float16 uses)",
+     "TFLOPS"),
+    ("bf16_tflops", "bfloat16 tensor peak, dense (what mixed_bfloat16 uses)", "TFLOPS"),
+    ("board_power_w", "board power (TDP/TGP as published)", "W"),
+    ("pcie_gbs", "host link: PCIe x16 bandwidth, one direction (what data-parallel training's all-reduce uses "
+     "without NVLink)", "GB/s"),
+    ("nvlink_gbs", "NVLink bandwidth per GPU, one direction (SXM boards; a bridge joins two cards); null where the "
+     "GPU has none", "GB/s"),
+)  # fmt: skip
+GPU = (
+    Field("id", "string", "the GPU's slug", required=True, pattern=SLUG, pattern_hint="a slug (a-z, 0-9, '-')"),
+    Field("name", "string", "the GPU's name", required=True),
+    Field("aliases", "strings", "other names drivers report (nvidia-smi, TensorFlow), for matching profiles"),
+    Field("architecture", "string", "the architecture (Pascal, Turing, Ampere, Ada, Hopper, Blackwell...)",
+          required=True),
+    Field("segment", "choice", "who it is sold to", required=True, choices=SEGMENTS),
+    Field("launch_date", "section", "when it launched (or was announced)", required=True, fields=DATE_SPEC),
+    *(_spec(name, doc, unit) for name, doc, unit in SPEC_FIELDS),
+    Field("purchase", "sections", "purchase prices, the one the advisor uses first", fields=PURCHASE),
+    Field("rentals", "sections", "cloud rental prices per GPU-hour", fields=RENTAL),
+    Field("note", "string", "anything a reader should know"),
+)  # fmt: skip
+SOURCE = (
+    Field("what", "string", "what the source is", required=True),
+    Field("url", "string", "where it is"),
+    Field("repo", "string", "a repository (with path and commit)"),
+    Field("path", "string", "a file in that repository"),
+    Field("commit", "string", "the commit read"),
+    Field("date", "date", "when it was published or read"),
+    Field("reliability", "string", "how far to trust it"),
+)
+PROVIDER = (
+    Field("billing_seconds", "integer", "the billing increment: a session is billed in whole increments",
+          required=True, minimum=1, maximum=86400, unit="s"),
+    Field("minimum_seconds", "integer", "the least a session is billed", required=True, minimum=0, maximum=86400,
+          unit="s"),
+    Field("source", "string", "a key of `sources` (or a URL)", required=True),
+    Field("note", "string", "what the source says"),
+)
+CATALOG = (
+    Field("catalog_version", "integer", f"the catalog format's version ({CATALOG_VERSION})", required=True,
+          minimum=1, maximum=CATALOG_VERSION),
+    Field("as_of", "date", "when the catalog's prices were collected", required=True),
+    Field("description", "string", "what the catalog is"),
+    Field("providers", "mapping", "how each cloud bills a rented GPU, by provider: {billing_seconds, "
+          "minimum_seconds, source}; a provider not listed is taken as billed by the hour"),
+    Field("sources", "mapping", "every source, by key: {what, url or repo/path/commit, reliability}",
+          required=True),
+    Field("gpus", "sections", "the GPUs", required=True, fields=GPU),
+    Field("notes", "text", "anything a reader should know"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One sourced value."""
+
+    value: float | None
+    source: str
+    note: str = ""
+    derived: bool = False
+
+
+STALE_YEARS = 2  # a launch price older than this is not a price one can buy at today
+
+
+@dataclass(frozen=True)
+class Price:
+    usd: float
+    kind: str
+    date: str
+    source: str
+    note: str = ""
+
+    def stale(self, as_of: str) -> bool:
+        """A launch price more than STALE_YEARS before ``as_of``: the GPU is likely not sold new at it. (Other kinds
+        keep their date beside them, and the user judges.)"""
+        years = int(as_of[:4]) - int(self.date[:4]) - (as_of[5:7] < self.date[5:7])
+        return "launch" in self.kind.lower() and years >= STALE_YEARS
+
+    def label(self, as_of: str) -> str:
+        """What the price is, in words: 'launch MSRP 2025-01', or 'launch price (2017), likely not sold new'."""
+        if self.stale(as_of):
+            return f"launch price ({self.date[:4]}), likely not sold new"
+        return f"{self.kind} {self.date[:7]}"
+
+
+@dataclass(frozen=True)
+class Billing:
+    """How a provider bills a session: in whole increments, at least a minimum."""
+
+    billing_seconds: int = 3600
+    minimum_seconds: int = 0
+    source: str = "not in the catalog: billed by the hour assumed"
+
+
+@dataclass(frozen=True)
+class Rental:
+    provider: str
+    usd_per_hour: float
+    kind: str
+    date: str
+    source: str
+    note: str = ""
+
+    @property
+    def on_demand(self) -> bool:
+        return self.kind in ON_DEMAND_KINDS
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """A catalog GPU, validated."""
+
+    id: str
+    name: str
+    architecture: str
+    segment: str
+    launch_date: str
+    specs: dict[str, Spec]
+    aliases: tuple[str, ...] = ()
+    purchase: tuple[Price, ...] = ()
+    rentals: tuple[Rental, ...] = ()
+    note: str = ""
+
+    def value(self, name: str) -> float | None:
+        spec = self.specs.get(name)
+        return None if spec is None else spec.value
+
+    @property
+    def price(self) -> Price | None:
+        """The purchase price the catalog lists first."""
+        return self.purchase[0] if self.purchase else None
+
+    def current_price(self, as_of: str) -> Price | None:
+        """The price the advisor uses on ``as_of``: the first that is not a stale launch price, else the first (then
+        stale: shown, never recommended to buy at)."""
+        fresh = [p for p in self.purchase if not p.stale(as_of)]
+        return fresh[0] if fresh else self.price
+
+    @property
+    def best_rental(self) -> Rental | None:
+        """The cheapest on-demand (or serverless, hosted) rental; spot and reserved prices are left out."""
+        candidates = [r for r in self.rentals if r.on_demand]
+        return min(candidates, key=lambda r: (r.usd_per_hour, r.provider)) if candidates else None
+
+    @property
+    def launch_year(self) -> int:
+        return int(self.launch_date[:4])
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+@dataclass(frozen=True, eq=False)
+class Catalog:
+    as_of: str
+    gpus: tuple[Gpu, ...]
+    sources: dict[str, Any]
+    origin: str
+    notes: tuple[str, ...] = field(default=())
+    billing: dict[str, Billing] = field(default_factory=dict)  # per provider
+    widths: Widths = field(default_factory=Widths)  # the cross-validated ranges kept beside the catalog
+
+    def by_id(self) -> dict[str, Gpu]:
+        return {gpu.id: gpu for gpu in self.gpus}
+
+    def billing_of(self, provider: str | None) -> Billing:
+        """How a provider bills (by the hour when the catalog does not say)."""
+        return self.billing.get(str(provider), Billing())
+
+    def find(self, name: str) -> Gpu:
+        """The GPU with this id or name (any spelling that normalises the same); else a one-line error naming
+        the closest names."""
+        gpu = self.match(name)
+        if gpu is not None:
+            return gpu
+        shown = {normalise_name(n): gpu.name for gpu in self.gpus for n in (gpu.id, gpu.name)}
+        close = list(dict.fromkeys(shown[n] for n in difflib.get_close_matches(normalise_name(name), shown, 4, 0.3)))
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        raise AdvisorError(f"no GPU named {name!r} in the catalog{hint} (python -m advisor catalog lists them)")
+
+    def match(self, name: str) -> Gpu | None:
+        """The GPU whose id, name or alias normalises to the same text as ``name`` (None if none)."""
+        return self._names.get(normalise_name(name))
+
+    @functools.cached_property
+    def _names(self) -> dict[str, Gpu]:
+        """Every GPU by its id and each of its names, normalised (validation made them unique)."""
+        names: dict[str, Gpu] = {}
+        for gpu in self.gpus:
+            for name in (gpu.id, *gpu.names()):
+                names.setdefault(normalise_name(name), gpu)
+        return names
+
+
+_NOISE = re.compile(r"\b(nvidia|geforce|tesla|quadro)\b")
+
+
+@functools.lru_cache(maxsize=65536)  # pure; a frame of 200,000 rows names a few hundred devices
+def normalise_name(name: str) -> str:
+    """'NVIDIA GeForce RTX 4090' and 'rtx-4090' both become 'rtx 4090'."""
+    text = _NOISE.sub(" ", str(name).lower().replace("-", " ").replace("_", " "))
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def validate(data: Any, file: str) -> tuple[list[Problem], list[Problem]]:
+    """Problems and warnings of a parsed catalog (the fields, then sources, ids and names that must be unique)."""
+    if not isinstance(data, dict):
+        return [Problem(file, "", f"a catalog must be a YAML mapping, got {F.describe(data).split(' (')[0]}")], []
+    c = F.Checker(file)
+    F.check_section(c, data, CATALOG)
+    sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
+    F.check_mapping_of(c, sources, SOURCE, "sources")
+    F.check_mapping_of(c, data.get("providers"), PROVIDER, "providers")
+    gpus = data.get("gpus") if isinstance(data.get("gpus"), list) else []
+    seen: dict[str, str] = {}
+    for index, gpu in enumerate(gpus):
+        if not isinstance(gpu, dict):
+            continue
+        path = f"gpus[{index}]"
+        for key, value in _sourced_values(gpu, path):
+            if not isinstance(value, str):
+                continue
+            if value not in sources and not value.startswith(("http://", "https://")):
+                c.problem(key, f"unknown source {value!r} (add it to sources, or give a URL)")
+        names = [gpu.get("id"), gpu.get("name"), *(gpu.get("aliases") or [])]
+        for name in names:
+            if not isinstance(name, str):
+                continue
+            key = normalise_name(name)
+            if key in seen and seen[key] != path:
+                c.problem(f"{path}", f"the name {name!r} is also used by {seen[key]}")
+            seen.setdefault(key, path)
+    return c.problems, c.warnings
+
+
+def _sourced_values(gpu: dict, path: str) -> list[tuple[str, Any]]:
+    """(field path of a `source`, its value) for every sourced value of a GPU."""
+    found = []
+    for name, value in gpu.items():
+        if isinstance(value, dict) and "source" in value:
+            found.append((f"{path}.{name}.source", value["source"]))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, dict) and "source" in item:
+                    found.append((f"{path}.{name}[{index}].source", item["source"]))
+    return found
+
+
+def load_catalog(path: str | Path = DEFAULT_CATALOG) -> Catalog:
+    """Read and validate the catalog; raise ProfileError (file, field, what is wrong) when it is not valid."""
+    origin = str(path)
+    data = store.parse_yaml(store.read_file_bytes(path), origin)
+    problems, _ = validate(data, origin)
+    if problems:
+        raise ProfileError(problems)
+    return Catalog(
+        as_of=_text(data["as_of"]),
+        gpus=tuple(_gpu(item) for item in data["gpus"]),
+        sources=data["sources"],
+        origin=origin,
+        notes=tuple([data["notes"]] if isinstance(data.get("notes"), str) else data.get("notes") or ()),
+        widths=widths.load(Path(path).parent / widths.FILE_NAME),
+        billing={name: Billing(int(p["billing_seconds"]), int(p["minimum_seconds"]), str(p["source"]))
+                 for name, p in (data.get("providers") or {}).items()},
+    )
+
+
+def _text(value: Any) -> str:
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _gpu(item: dict[str, Any]) -> Gpu:
+    specs = {
+        name: Spec(
+            value=None if item[name].get("value") is None else float(item[name]["value"]),
+            source=str(item[name]["source"]),
+            note=str(item[name].get("note") or ""),
+            derived=bool(item[name].get("derived")),
+        )
+        for name, _, _ in SPEC_FIELDS
+    }
+    return Gpu(
+        id=item["id"],
+        name=item["name"],
+        architecture=item["architecture"],
+        segment=item["segment"],
+        launch_date=_text(item["launch_date"]["value"]),
+        specs=specs,
+        aliases=tuple(item.get("aliases") or ()),
+        purchase=tuple(
+            Price(float(p["usd"]), p["kind"], _text(p["date"]), p["source"], p.get("note") or "")
+            for p in item.get("purchase") or ()
+        ),
+        rentals=tuple(
+            Rental(
+                r["provider"], float(r["usd_per_hour"]), r["kind"], _text(r["date"]), r["source"], r.get("note") or ""
+            )
+            for r in item.get("rentals") or ()
+        ),
+        note=item.get("note") or "",
+    )
+
+
+def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    """One JSON-ready row per GPU (``catalog --json``): its specs, its first price and its cheapest rental."""
+    rows = []
+    for gpu in catalog.gpus:
+        price, rental = gpu.price, gpu.best_rental
+        rows.append(
+            {
+                "id": gpu.id,
+                "name": gpu.name,
+                "architecture": gpu.architecture,
+                "segment": gpu.segment,
+                "launch_date": gpu.launch_date,
+                **{name: gpu.value(name) for name, _, _ in SPEC_FIELDS},
+                "price_usd": price.usd if price else None,
+                "price_kind": price.kind if price else None,
+                "price_date": price.date if price else None,
+                "rental_usd_per_hour": rental.usd_per_hour if rental else None,
+                "rental_provider": rental.provider if rental else None,
+                "rental_date": rental.date if rental else None,
+                "sources": {name: spec.source for name, spec in gpu.specs.items()},
+            }
+        )
+    return rows
+
+
+def json_schema() -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "advisor GPU catalog",
+        **F.section_schema(CATALOG),
+    }
