@@ -7,7 +7,6 @@ shown as text: escaped in Markdown, plain in tables.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import os
@@ -21,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from advisor import store
-from advisor.decision import analysis, costs, prose
+from advisor.decision import analysis, costs, pipeline, prose
 from advisor.errors import AdvisorError, ProfileError
 from advisor.format import metrics, typed
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source
@@ -107,8 +106,7 @@ def load_gpu_catalog(path: str, mtime: float) -> tuple[Catalog | None, str]:
 def catalog_estimates(key: tuple, workload: tuple, link_gbps: float | None, _frame: pd.DataFrame, _catalog: Catalog):
     """The catalog's estimates of the workload (one GPU and two; with a network's speed, two machines of them
     too), calibrated on every result of the frame."""
-    return estimates.estimate_catalog(_frame, _catalog, workload, devices=estimates.OFFERED_DEVICES,
-                                      machines=2 if link_gbps else 1, link_gbps=link_gbps)  # fmt: skip
+    return pipeline.catalog_estimates(_frame, _catalog, workload, link_gbps)
 
 
 @st.cache_resource(max_entries=16)  # read-only: a language-model job's answer, until the files change
@@ -124,18 +122,15 @@ def job_advice(key: tuple, model: llm_config.ModelConfig, words: tuple, _frame: 
 @st.cache_resource(max_entries=16)  # read-only: one workload's rows, names and the slowest, until the files change
 def workload_rows(key: tuple, workload: tuple, _frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series, str]:
     """A workload's results, its profiles' names slowest first, and the slowest (the usual current hardware)."""
-    wframe = analysis.select_workload(_frame, workload).frame
-    order = wframe.groupby("profile")["seconds"].max().sort_values(ascending=False, kind="stable").index
-    names = wframe.groupby("profile")["name"].first()[order]
-    return wframe, names, analysis.compare(wframe).baseline["profile"]
+    rows = pipeline.workload_rows(_frame, workload)
+    return rows.frame, rows.names, rows.slowest
 
 
 @st.cache_resource(max_entries=16)  # read-only: the rows a decision is made on, until the files or the upload change
 def decision_rows(key: tuple, _wframe: pd.DataFrame, _found, _catalog: Catalog | None) -> pd.DataFrame:
     """A workload's results with the catalog's estimates and what costs need of each row's hardware (worked out once,
     not at every widget change)."""
-    rows = estimates.append_rows(_wframe, _found.rows) if _found is not None else _wframe
-    return costs.hardware_columns(rows, _catalog)
+    return pipeline.decision_rows(_wframe, _found, _catalog)
 
 
 def your_prices() -> dict[str, float]:
@@ -482,11 +477,7 @@ def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_
 def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog | None) -> None:
     if catalog is None:
         return
-    age = (_dt.date.today() - _dt.date.fromisoformat(catalog.as_of)).days
-    st.caption(
-        f"GPU catalog: {len(catalog.gpus)} GPUs; prices collected {catalog.as_of} ({age:,} days ago). Each price "
-        "keeps its own date: launch prices are as old as the GPU, rentals date from 2024-2026."
-    )
+    st.caption(pipeline.catalog_dates(catalog))
     if found is None:
         return
     with st.expander("How the estimates are made"):
@@ -623,7 +614,7 @@ if choices.include_estimates and catalog is not None:
     found = catalog_estimates((folder_key, upload_key, id(catalog)), workload, choices.link_gbps, frame, catalog)
 wframe = decision_rows((folder_key, upload_key, id(catalog), workload, found is not None, choices.link_gbps), wframe,
                        found, catalog)  # fmt: skip
-wframe = analysis.apply_prices(wframe, your_prices(), catalog)
+wframe = pipeline.priced(wframe, your_prices(), catalog)
 rec = analysis.recommend(
     wframe, choices.current_id, budget=choices.budget, precision=choices.precision,
     current_precision=analysis.default_precision(wframe, choices.current_id), habits=choices.habits,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from advisor import store
 from advisor.cli import main
-from advisor.decision import analysis
+from advisor.decision import analysis, pipeline
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.perf import estimates, perfmodel
 from advisor.render import report
@@ -173,7 +173,9 @@ def test_estimates_are_never_shown_as_measured_or_quoted(capsys):
 
 
 def test_the_markdown_download_marks_estimates(shipped_frame, shipped_catalog):
-    frame = estimates.add_to(shipped_frame, shipped_catalog, "post-cpu-only")
+    workload = pipeline.workload_of(shipped_frame, "post-cpu-only")
+    found = pipeline.catalog_estimates(shipped_frame, shipped_catalog, workload)
+    frame = pipeline.with_estimates(shipped_frame, found)
     rec = analysis.recommend(frame, "post-cpu-only")
     markdown = report.recommendation_markdown(rec)
     estimated_lines = [line for line in markdown.splitlines() if line.startswith("| catalog\\:")]

@@ -709,6 +709,7 @@ def recommend(
         rank=pd.Series(np.arange(1.0, len(ranked) + 1), index=ranked).reindex(options.index)
     )  # fmt: skip
     order = keys.sort_values(["rank", "seconds", "profile", "precision"], na_position="last").index
+    options = options.assign(rank=keys["rank"].to_numpy())  # shown: the place in the goal's order (none: ineligible)
     rentable = faster & options["cloud_usd_per_run"].notna().to_numpy()
     rentals = options.loc[rentable, ["cloud_usd_per_run", "seconds"]].sort_values(["cloud_usd_per_run", "seconds"])
     # The ladder's steps are purchases: faster, fitting and priced by a price today (a stale one is never bought).

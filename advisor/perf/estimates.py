@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.decision.analysis import FRAME_COLUMNS, select_workload
+from advisor.decision.analysis import FRAME_COLUMNS
 from advisor.decision.prose import short_device
 from advisor.format.schema import WORKLOAD_KEY_FIELDS
 from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, words
@@ -499,18 +499,6 @@ def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 OFFERED_DEVICES = (1, 2)  # what compare, recommend and the app offer of each catalog GPU: one, and two in parallel
-
-
-def add_to(
-    frame: pd.DataFrame, catalog: Catalog, profile_id: str | None = None, key: tuple | None = None
-) -> pd.DataFrame:
-    """The frame plus the catalog estimates (one GPU and two) of the workload the analysis will use: that of
-    ``profile_id`` (the current hardware or the baseline), else ``key``, else the first of ``workload_order``."""
-    if frame.empty:
-        return frame
-    rows = frame[frame["profile"] == profile_id]
-    key = rows["workload"].iloc[0] if len(rows) else key or select_workload(frame).frame["workload"].iloc[0]
-    return append_rows(frame, estimate_catalog(frame, catalog, key, devices=OFFERED_DEVICES).rows)
 
 
 def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
