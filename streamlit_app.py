@@ -33,7 +33,7 @@ from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
 CATALOG_FILE = Path(os.environ.get("ADVISOR_CATALOG", DEFAULT_CATALOG))
-CHART_BARS = 25  # bar charts show the best options; the table shows every one
+CHART_BARS = 25  # bar charts show the best options; the table shows more, the CSV every one
 CHART_POINTS = 300  # the price-time chart draws the frontier and the fastest results
 TABLE_ROWS = 200  # the options table shows the best in the goal's order (a buyer reads the top); the CSV has every one
 PRECISION_CHOICES = {choice.label: choice.value for choice in PrecisionFilter}
