@@ -614,7 +614,7 @@ if choices.include_estimates and catalog is not None:
     found = catalog_estimates((folder_key, upload_key, id(catalog)), workload, choices.link_gbps, frame, catalog)
 wframe = decision_rows((folder_key, upload_key, id(catalog), workload, found is not None, choices.link_gbps), wframe,
                        found, catalog)  # fmt: skip
-wframe = pipeline.priced(wframe, your_prices(), catalog)
+wframe = analysis.apply_prices(wframe, your_prices(), catalog)
 rec = analysis.recommend(
     wframe, choices.current_id, budget=choices.budget, precision=choices.precision,
     current_precision=analysis.default_precision(wframe, choices.current_id), habits=choices.habits,

@@ -113,14 +113,15 @@ def catalog(args: argparse.Namespace):
 def frame_with_estimates(args: argparse.Namespace, profile_id: str | None, key: tuple | None = None, loaded=None):
     """The profiles' results (``loaded`` when already read), with the catalog's estimates and the user's prices."""
     from advisor.decision import pipeline
+    from advisor.decision.analysis import apply_prices
 
     results = frame(args) if loaded is None else loaded
     prices = dict(args.price)
     if not args.estimates or results.empty:
-        return pipeline.priced(results, prices, catalog(args) if prices else None)
+        return apply_prices(results, prices, catalog(args) if prices else None)
     gpus = catalog(args)
     found = pipeline.catalog_estimates(results, gpus, pipeline.workload_of(results, profile_id, key))
-    return pipeline.priced(pipeline.with_estimates(results, found), prices, gpus)
+    return apply_prices(pipeline.with_estimates(results, found), prices, gpus)
 
 
 def workload_option(args: argparse.Namespace, results) -> tuple | None:

@@ -197,11 +197,9 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
         lifetime_runs = habits.lifetime_runs
         owned_price = np.where(free, 0.0, price)
         owned = (owned_price / lifetime_runs if lifetime_runs > 0 else owned_price * math.inf) + energy
-        cloud = billed_usd_per_run(
-            numbers(options, "rental_usd_per_hour"), seconds,
-            np.nan_to_num(numbers(options, "rental_billing_seconds"), nan=3600.0) if not billing else 3600.0,
-            np.nan_to_num(numbers(options, "rental_minimum_seconds"), nan=0.0) if not billing else 0.0, habits,
-        )  # fmt: skip
+        cloud = billed_usd_per_run(numbers(options, "rental_usd_per_hour"), seconds,
+                                   _known_or(options, "rental_billing_seconds", 3600.0),
+                                   _known_or(options, "rental_minimum_seconds", 0.0), habits)  # fmt: skip
         margin = cloud - np.where(np.isnan(energy), 0.0, energy)
         runs_to_break_even = np.where(margin > 0, price / margin, nan)
     rent_cheaper = ~np.isnan(cloud) & (np.isnan(owned) | (cloud < owned))
@@ -220,6 +218,11 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
         usd_per_run=np.where(rent_cheaper, cloud, owned),
         cheapest_way=_words(way, ["buy", "rent"]),
     )
+
+
+def _known_or(frame: pd.DataFrame, column: str, default: float) -> np.ndarray | float:
+    """A column's numbers with ``default`` where one is missing (the whole column missing: ``default``)."""
+    return np.nan_to_num(numbers(frame, column), nan=default) if column in frame else default
 
 
 def _number(value) -> float:

@@ -1,6 +1,7 @@
 """One pipeline from a folder's results to the decision, for the command line and the app: the workload's rows and
 its profiles in the order to offer them, the catalog's estimates of it, the rows a decision is made on (what costs
-need of each row's hardware), the prices the user was offered, and what the catalog's dates say.
+need of each row's hardware) and what the catalog's dates say; the prices the user was offered go on with
+:func:`~advisor.decision.analysis.apply_prices`.
 
 The commands chain these steps; the app caches each one and lays out what they return. Pure: no I/O, no UI.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from advisor.decision import costs
-from advisor.decision.analysis import apply_prices, compare, select_workload
+from advisor.decision.analysis import compare, select_workload
 from advisor.perf import estimates
 from advisor.store.catalog import Catalog
 
@@ -63,12 +64,6 @@ def decision_rows(
     """The rows a recommendation decides on: the results and the estimates, with what costs need of each row's
     hardware (its catalog GPU, power, rental), worked out once rather than at every decision."""
     return costs.hardware_columns(with_estimates(rows, found), catalog)
-
-
-def priced(rows: pd.DataFrame, prices: dict[str, float], catalog: Catalog | None) -> pd.DataFrame:
-    """The rows with the prices the user was offered (by profile id, catalog id or GPU name) in place of the
-    catalog's or the profile's."""
-    return apply_prices(rows, prices, catalog)
 
 
 def catalog_dates(catalog: Catalog, today: _dt.date | None = None) -> str:
