@@ -7,18 +7,23 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import ROOT, SHIPPED, make_special_files, model_profile, post_workload_profile, valid_profile, write_yaml
+from helpers import (
+    ROOT,
+    SHIPPED,
+    app_test,
+    make_special_files,
+    model_profile,
+    post_workload_profile,
+    valid_profile,
+    write_yaml,
+)
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
 
-APP = str(ROOT / "streamlit_app.py")
-
 
 def start(monkeypatch, folder: Path = SHIPPED) -> AppTest:
-    monkeypatch.setenv("ADVISOR_PROFILES", str(folder))
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
+    at = app_test(monkeypatch, folder)
     assert not at.exception, at.exception
     return at
 
@@ -154,12 +159,12 @@ def test_the_inputs_cannot_take_a_negative_number(monkeypatch):
     assert lifetime.proto.has_min and lifetime.proto.min > 0
 
 
-def test_bad_profiles_are_listed_and_the_rest_works(monkeypatch, shipped_copy: Path):
-    (shipped_copy / "broken.yaml").write_text("schema_version: [\n")
+def test_bad_profiles_are_listed_and_the_rest_works(monkeypatch, small_copy: Path):
+    (small_copy / "broken.yaml").write_text("schema_version: [\n")
     bad = valid_profile("bad-one")
     bad["results"][0]["total_seconds"] = float("nan")
-    write_yaml(shipped_copy / "bad-one.yaml", bad)
-    at = start(monkeypatch, shipped_copy)
+    write_yaml(small_copy / "bad-one.yaml", bad)
+    at = start(monkeypatch, small_copy)
     assert any("2 invalid profile file(s) are left out" in w.value for w in at.warning)
     assert any("2 problem(s)" in e.label for e in at.expander)
     texts = " ".join(t.value for t in at.text)
@@ -173,19 +178,19 @@ def test_no_profiles_gives_a_helpful_empty_state(monkeypatch, tmp_path: Path):
     assert not at.metric
 
 
-def test_crafted_names_are_shown_as_text(monkeypatch, shipped_copy: Path):
+def test_crafted_names_are_shown_as_text(monkeypatch, small_copy: Path):
     evil = post_workload_profile("evil", seconds=1.0, price=10)
     evil["name"] = "<img src=x onerror=alert(1)> **bold** :red[red] $x^2$"
-    write_yaml(shipped_copy / "evil.yaml", evil)
-    at = start(monkeypatch, shipped_copy)
+    write_yaml(small_copy / "evil.yaml", evil)
+    at = start(monkeypatch, small_copy)
     value, _ = best(at)
     assert "\\<img" in value and "\\*\\*bold\\*\\*" in value and "\\:red\\[red\\]" in value and "\\$x" in value
 
 
-def test_special_files_are_listed_without_their_content(monkeypatch, shipped_copy: Path):
+def test_special_files_are_listed_without_their_content(monkeypatch, small_copy: Path):
     cases = [c for c in yaml.safe_load((ROOT / "tests" / "bad_profiles_expected.yaml").read_text()) if "make" in c]
-    made = make_special_files(shipped_copy, cases)
-    at = start(monkeypatch, shipped_copy)
+    made = make_special_files(small_copy, cases)
+    at = start(monkeypatch, small_copy)
     texts = " ".join(t.value for t in at.text)
     for case in made:
         assert f"{case['file']}: {case['message']}" in texts
@@ -194,9 +199,9 @@ def test_special_files_are_listed_without_their_content(monkeypatch, shipped_cop
     assert "Titan RTX" in best(without_estimates(at))[0]
 
 
-def test_a_profile_of_your_own_model_gets_the_catalogs_estimates(monkeypatch, shipped_copy: Path):
-    write_yaml(shipped_copy / "my-model.yaml", model_profile("my-model"))
-    at = start(monkeypatch, shipped_copy)
+def test_a_profile_of_your_own_model_gets_the_catalogs_estimates(monkeypatch, small_copy: Path):
+    write_yaml(small_copy / "my-model.yaml", model_profile("my-model"))
+    at = start(monkeypatch, small_copy)
     workload = at.sidebar.selectbox(key="workload")
     model_key = next(k for k in workload.options if "tiny_cnn" in k)
     at.sidebar.selectbox(key="workload").select_index(workload.options.index(model_key)).run()

@@ -144,7 +144,7 @@ def test_a_rental_wins_the_cost_goal_and_the_headline_says_renting_is_cheaper(sh
     assert rec.best_rental["profile"] == "rented-4090"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)  # four cost tables an example
 @given(
     st.floats(0.5, 100),
     st.floats(0, 500),

@@ -37,43 +37,43 @@ def edit_first_total(path: Path, seconds: float) -> Path:
     return path
 
 
-def test_a_cold_start_with_the_index_parses_nothing(shipped_copy: Path):
-    first, reads = load(shipped_copy)
-    assert reads == len(list(shipped_copy.glob("*.yaml"))) and (shipped_copy / index.INDEX_NAME).exists()
-    second, reads = load(shipped_copy)
+def test_a_cold_start_with_the_index_parses_nothing(small_copy: Path):
+    first, reads = load(small_copy)
+    assert reads == len(list(small_copy.glob("*.yaml"))) and (small_copy / index.INDEX_NAME).exists()
+    second, reads = load(small_copy)
     assert reads == 0 and snapshot(second) == snapshot(first) and not second.warnings
 
 
-def test_a_profile_edited_behind_its_back_is_read_again(shipped_copy: Path):
-    load(shipped_copy)
-    path = edit_first_total(shipped_copy / "post-titan-rtx.yaml", 99.5)
+def test_a_profile_edited_behind_its_back_is_read_again(small_copy: Path):
+    load(small_copy)
+    path = edit_first_total(small_copy / "post-titan-rtx.yaml", 99.5)
     os.utime(path, ns=(1, 1))  # even with an old modification time: its size and key changed
-    found, reads = load(shipped_copy)
+    found, reads = load(small_copy)
     assert reads == 1
     assert snapshot(found)["post-titan-rtx"]["results"][0]["total_seconds"] == 99.5
-    (shipped_copy / "post-gtx-1070-ti.yaml").unlink()
-    found, reads = load(shipped_copy)
+    (small_copy / "post-gtx-1070-ti.yaml").unlink()
+    found, reads = load(small_copy)
     assert reads == 0 and "post-gtx-1070-ti" not in snapshot(found)
 
 
-def test_an_edit_that_keeps_the_size_and_restores_the_time_is_seen(shipped_copy: Path, capsys):
+def test_an_edit_that_keeps_the_size_and_restores_the_time_is_seen(small_copy: Path, capsys):
     """The stale edit of the issue: the same size, the modification time put back (touch -r): list, the library and
     the app see the new figure (the file's ctime changed; no user can set it)."""
-    path = shipped_copy / "post-gtx-1070-ti.yaml"
-    assert main(["list", "--profiles", str(shipped_copy)]) == 0
+    path = small_copy / "post-gtx-1070-ti.yaml"
+    assert main(["list", "--profiles", str(small_copy)]) == 0
     assert "float32 150 s" in capsys.readouterr().out
-    before, signature = path.stat(), store.folder_signature(shipped_copy)  # the app's cached load is keyed on it
+    before, signature = path.stat(), store.folder_signature(small_copy)  # the app's cached load is keyed on it
     text = path.read_text()
     assert "total_seconds: 150" in text
     path.write_text(text.replace("total_seconds: 150", "total_seconds: 950"))  # one digit for another
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = path.stat()
     assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
-    assert main(["list", "--profiles", str(shipped_copy)]) == 0
+    assert main(["list", "--profiles", str(small_copy)]) == 0
     assert "float32 950 s" in capsys.readouterr().out
-    found, _ = load(shipped_copy)
+    found, _ = load(small_copy)
     assert round(snapshot(found)["post-gtx-1070-ti"]["results"][0]["total_seconds"]) == 950
-    assert store.folder_signature(shipped_copy) != signature  # so the app loads the folder again
+    assert store.folder_signature(small_copy) != signature  # so the app loads the folder again
 
 
 def _other_sqlite(path: Path) -> None:
@@ -100,41 +100,41 @@ CORRUPTIONS = {
 
 
 @pytest.mark.parametrize("damage", list(CORRUPTIONS))
-def test_a_damaged_index_is_rebuilt_and_the_files_win(shipped_copy: Path, capsys, damage):
-    truth, _ = load(shipped_copy)
-    CORRUPTIONS[damage](shipped_copy / index.INDEX_NAME)
-    found, reads = load(shipped_copy)
+def test_a_damaged_index_is_rebuilt_and_the_files_win(small_copy: Path, capsys, damage):
+    truth, _ = load(small_copy)
+    CORRUPTIONS[damage](small_copy / index.INDEX_NAME)
+    found, reads = load(small_copy)
     assert snapshot(found) == snapshot(truth)
-    assert reads == len(list(shipped_copy.glob("*.yaml")))  # every file read again
+    assert reads == len(list(small_copy.glob("*.yaml")))  # every file read again
     assert any("rebuilt from the profile files" in w.message for w in found.warnings) or damage == "zero bytes"
-    again, reads = load(shipped_copy)
+    again, reads = load(small_copy)
     assert reads == 0 and snapshot(again) == snapshot(truth)  # the rebuilt index serves the next start
-    assert main(["list", "--profiles", str(shipped_copy)]) == 0
+    assert main(["list", "--profiles", str(small_copy)]) == 0
     assert "post-titan-rtx: NVIDIA TITAN RTX" in capsys.readouterr().out
 
 
-def test_a_locked_or_impossible_index_is_left_alone(shipped_copy: Path):
-    truth, _ = load(shipped_copy)
-    holder = sqlite3.connect(shipped_copy / index.INDEX_NAME)
+def test_a_locked_or_impossible_index_is_left_alone(small_copy: Path):
+    truth, _ = load(small_copy)
+    holder = sqlite3.connect(small_copy / index.INDEX_NAME)
     holder.execute("BEGIN EXCLUSIVE")
-    found, reads = load(shipped_copy)
+    found, reads = load(small_copy)
     holder.rollback()
     holder.close()
     assert snapshot(found) == snapshot(truth) and reads > 0
     assert any("locked by another process" in w.message for w in found.warnings)
     # no index can be written (a folder in its place, as a read-only folder would refuse it): the files alone
-    (shipped_copy / index.INDEX_NAME).unlink()
-    (shipped_copy / index.INDEX_NAME).mkdir()
-    found, _ = load(shipped_copy)
+    (small_copy / index.INDEX_NAME).unlink()
+    (small_copy / index.INDEX_NAME).mkdir()
+    found, _ = load(small_copy)
     assert snapshot(found) == snapshot(truth)
 
 
-def test_validate_reads_every_file_not_the_index(shipped_copy: Path, capsys):
-    load(shipped_copy)
+def test_validate_reads_every_file_not_the_index(small_copy: Path, capsys):
+    load(small_copy)
     lie = json.dumps({"profiles": [], "problems": [["x.yaml", "", "a problem only the index knows"]], "warnings": []})
-    with sqlite3.connect(shipped_copy / index.INDEX_NAME) as connection:  # an index that lies about every file
+    with sqlite3.connect(small_copy / index.INDEX_NAME) as connection:  # an index that lies about every file
         connection.execute("UPDATE files SET outcome=?", (lie,))
-    assert main(["validate", str(shipped_copy)]) == 0
+    assert main(["validate", str(small_copy)]) == 0
     assert "a problem only the index knows" not in capsys.readouterr().out + capsys.readouterr().err
 
 
@@ -164,57 +164,57 @@ def test_the_frame_through_the_index_is_the_frame_of_the_profiles(shipped_copy: 
     assert second.profile("no-such-profile") is None
 
 
-def test_a_restart_reads_the_kept_frame_and_decodes_no_profile(shipped_copy: Path, monkeypatch):
-    first, _ = load_frame(shipped_copy)
+def test_a_restart_reads_the_kept_frame_and_decodes_no_profile(small_copy: Path, monkeypatch):
+    first, _ = load_frame(small_copy)
 
     def no_rows(*args, **kwargs):
         raise AssertionError("the rows were loaded: the kept frame was not used")
 
     monkeypatch.setattr(store, "load_rows", no_rows)
-    again, reads = load_frame(shipped_copy)
+    again, reads = load_frame(small_copy)
     assert reads == 0
     same_frame(again.frame, first.frame)
 
 
-def test_a_changed_file_and_a_damaged_snapshot_are_loaded_again(shipped_copy: Path):
-    load_frame(shipped_copy)
-    edit_first_total(shipped_copy / "post-titan-rtx.yaml", 99.5)
-    changed, reads = load_frame(shipped_copy)
+def test_a_changed_file_and_a_damaged_snapshot_are_loaded_again(small_copy: Path):
+    load_frame(small_copy)
+    edit_first_total(small_copy / "post-titan-rtx.yaml", 99.5)
+    changed, reads = load_frame(small_copy)
     assert reads == 1  # that file alone is parsed; the others' rows come from the index
     rows = changed.frame[changed.frame["profile"] == "post-titan-rtx"]
     assert 99.5 in set(rows["seconds"])
-    with sqlite3.connect(shipped_copy / index.INDEX_NAME) as connection:  # a snapshot that is garbage
+    with sqlite3.connect(small_copy / index.INDEX_NAME) as connection:  # a snapshot that is garbage
         connection.execute("UPDATE snapshot SET frame=?", (os.urandom(2000),))
-    again, reads = load_frame(shipped_copy)
+    again, reads = load_frame(small_copy)
     assert reads == 0  # the rows of every file, from the index
     same_frame(again.frame, changed.frame)
 
 
-def test_rows_of_older_code_are_derived_again_from_the_kept_profiles(shipped_copy: Path, monkeypatch):
-    first, _ = load_frame(shipped_copy)
+def test_rows_of_older_code_are_derived_again_from_the_kept_profiles(small_copy: Path, monkeypatch):
+    first, _ = load_frame(small_copy)
     monkeypatch.setattr(analysis, "ROWS_TAG", analysis.ROWS_TAG + " (changed)")
-    again, reads = load_frame(shipped_copy)
+    again, reads = load_frame(small_copy)
     assert reads == 0  # no file parsed: the stored profiles give the new rows
     same_frame(again.frame, first.frame)
 
 
-def test_a_duplicate_id_is_a_problem_in_the_frame_as_in_the_profiles(shipped_copy: Path):
-    text = (shipped_copy / "post-titan-rtx.yaml").read_text()
-    (shipped_copy / "post-titan-rtx.yml").write_text(text)  # the same name, the other suffix: the same id
-    loaded, _ = load_frame(shipped_copy)
+def test_a_duplicate_id_is_a_problem_in_the_frame_as_in_the_profiles(small_copy: Path):
+    text = (small_copy / "post-titan-rtx.yaml").read_text()
+    (small_copy / "post-titan-rtx.yml").write_text(text)  # the same name, the other suffix: the same id
+    loaded, _ = load_frame(small_copy)
     assert [p.field for p in loaded.problems] == ["id"] and "already used" in loaded.problems[0].message
     assert loaded.frame["profile"].value_counts()["post-titan-rtx"] == len(yaml.safe_load(text)["results"])
-    again, _ = load_frame(shipped_copy)  # the kept frame keeps the problem too
+    again, _ = load_frame(small_copy)  # the kept frame keeps the problem too
     assert [str(p) for p in again.problems] == [str(p) for p in loaded.problems]
 
 
-def test_a_large_index_is_checked_by_its_size_and_a_truncated_one_still_rebuilt(shipped_copy: Path, monkeypatch):
+def test_a_large_index_is_checked_by_its_size_and_a_truncated_one_still_rebuilt(small_copy: Path, monkeypatch):
     """Past QUICK_CHECK_BYTES SQLite's whole-file check is skipped (100,000 profiles: half a gigabyte read at every
     start); a truncated index is still seen, by its size against its pages."""
     monkeypatch.setattr(index, "QUICK_CHECK_BYTES", 0)
-    truth, _ = load(shipped_copy)
-    path = shipped_copy / index.INDEX_NAME
+    truth, _ = load(small_copy)
+    path = small_copy / index.INDEX_NAME
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    found, reads = load(shipped_copy)
-    assert snapshot(found) == snapshot(truth) and reads == len(list(shipped_copy.glob("*.yaml")))
+    found, reads = load(small_copy)
+    assert snapshot(found) == snapshot(truth) and reads == len(list(small_copy.glob("*.yaml")))
     assert any("rebuilt from the profile files" in w.message for w in found.warnings)

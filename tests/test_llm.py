@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import subprocess
@@ -10,6 +12,7 @@ import sys
 import pytest
 import yaml
 
+from advisor.cli import main
 from advisor.errors import AdvisorError
 from advisor.llm import crossval, memory, validation
 from advisor.llm.config import load_presets, read_config_json, relative_size_error, resolve
@@ -68,6 +71,7 @@ def test_not_json_and_an_unknown_preset_are_one_line_errors(tmp_path):
         resolve("llama-9-400b")
 
 
+@pytest.mark.slow  # builds real transformers models (PyTorch and transformers imported: 3-8 s)
 def test_the_counted_parameters_are_the_real_models(tmp_path):
     """The config's parameter count is the real transformers model's (a tiny Llama and GPT-2 built from local
     configs, nothing downloaded): weights of the blocks, embeddings, norms."""
@@ -157,8 +161,12 @@ def test_the_llm_crossval_file_has_every_situation():
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "advisor", "--profiles", str(SHIPPED), *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=300)  # fmt: skip
+    """The command line run in this process (``python -m advisor`` as a process is tested in test_cli): its exit
+    status and what it printed. An exception a user's mistake raises fails the test rather than print a traceback."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["--profiles", str(SHIPPED), *args])
+    return subprocess.CompletedProcess(["advisor", *args], status, out.getvalue(), err.getvalue())
 
 
 def test_estimate_model_config_answers_the_buyers_question():

@@ -15,11 +15,9 @@ import pytest
 
 from advisor import store
 from advisor.cli import main
-from helpers import HAS_GPU, ROOT
+from helpers import HAS_GPU, ROOT, needs
 
-pytestmark = pytest.mark.slow  # real TensorFlow, JAX and PyTorch training
-
-pytest.importorskip("tensorflow")
+pytestmark = [pytest.mark.slow, needs("tensorflow")]  # real TensorFlow, JAX and PyTorch training
 
 TINY = ["--units", "4", "--timesteps", "3", "--samples", "16", "--batch-size", "8", "--matmul-size", "64"]
 

@@ -15,20 +15,24 @@ import pytest
 from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
-from advisor.perf import estimates
-from helpers import SHIPPED
-
-pytest.importorskip("tensorflow")
-
-import keras
-
 from advisor.measure import flops, model_file
 from advisor.measure.examples import EXAMPLES, write_examples
 from advisor.measure.train import build_model
+from advisor.perf import estimates
 from advisor.perf.workload import Workload
+from helpers import SHIPPED, needs
 
 SIZES = ["--samples", "16", "--batch-size", "8", "--matmul-size", "64"]
-pytestmark = pytest.mark.slow  # real Keras models built and trained
+pytestmark = [pytest.mark.slow, needs("tensorflow")]  # real Keras models built and trained
+keras = None  # Keras (and TensorFlow) imported when this file's tests run, not when it is collected
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _keras():
+    global keras
+    import keras as module
+
+    keras = module
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,9 @@ import pytest
 import yaml
 
 from advisor.format import schema
-from helpers import ROOT, Output, free_ports, start_workers, worker_env
+from helpers import ROOT, Output, free_ports, needs, start_workers, worker_env
 
-pytestmark = pytest.mark.slow  # real TensorFlow processes joining over gRPC
-
-pytest.importorskip("tensorflow")
+pytestmark = [pytest.mark.slow, needs("tensorflow")]  # real TensorFlow processes joining over gRPC
 
 TINY = ["--units", "4", "--timesteps", "3", "--samples", "32", "--batch-size", "8", "--matmul-size", "64",
         "--device", "cpu"]  # fmt: skip

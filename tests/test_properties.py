@@ -16,7 +16,9 @@ from advisor.decision import analysis
 from advisor.errors import ProfileError
 from helpers import valid_profile
 
-FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a parse: ~1 ms
+# A comparison or two recommendations an example (5-50 ms): Hypothesis's default count of examples.
+ANALYSIS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 yaml_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20)
@@ -110,7 +112,7 @@ def ids_for(n: int, prefix: str = "p") -> list[str]:
     return [f"{prefix}{i}" for i in range(n)]
 
 
-@FAST
+@ANALYSIS
 @given(frames)
 def test_the_baseline_speedup_is_one(data):
     seconds, prices = data
@@ -120,7 +122,7 @@ def test_the_baseline_speedup_is_one(data):
     assert base["speedup"] == 1.0
 
 
-@FAST
+@ANALYSIS
 @given(frames, st.floats(min_value=0.01, max_value=100))
 def test_scaling_prices_scales_dollars_per_speedup(data, factor):
     seconds, prices = data
@@ -134,7 +136,7 @@ def test_scaling_prices_scales_dollars_per_speedup(data, factor):
         assert math.isclose(a * factor, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
-@FAST
+@ANALYSIS
 @given(frames, st.permutations(list(range(8))))
 def test_renaming_ids_never_changes_the_ranking(data, permutation):
     seconds, prices = data

@@ -12,14 +12,23 @@ from pathlib import Path
 
 import pytest
 
+import advisor.track
 from advisor import store
 from advisor.cli import main
 from advisor.format import schema
 from advisor.track.session import MIN_STEADY_STEPS, TrackError
-from helpers import SHIPPED
+from helpers import SHIPPED, needs
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0)")
-import advisor.track  # noqa: E402  (after the skip: the adapters need torch)
+pytestmark = needs("torch", "PyTorch is not installed (pip install torch==2.13.0)")
+torch = None  # PyTorch imported when this file's tests run (3 s), not when it is collected
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _torch():
+    global torch
+    import torch as module
+
+    torch = module
 
 
 def mlp(widths=(16, 64, 64, 4), seed: int = 0):
@@ -126,26 +135,28 @@ def test_counted_flops_of_a_convolution_match_its_formula(tmp_path: Path):
     assert matmul["flops_per_sample"] == pytest.approx(expected, rel=0.01)
 
 
-class Attention(torch.nn.Module):
+def attention(width: int, heads: int):
     """One self-attention block: q, k, v and output projections around scaled dot-product attention."""
 
-    def __init__(self, width: int, heads: int) -> None:
-        super().__init__()
-        self.heads = heads
-        self.qkv = torch.nn.Linear(width, 3 * width, bias=False)
-        self.out = torch.nn.Linear(width, width, bias=False)
+    class Attention(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.qkv = torch.nn.Linear(width, 3 * width, bias=False)
+            self.out = torch.nn.Linear(width, width, bias=False)
 
-    def forward(self, x):
-        batch, length, width = x.shape
-        q, k, v = self.qkv(x).view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
-        mixed = torch.nn.functional.scaled_dot_product_attention(q, k, v)
-        return self.out(mixed.transpose(1, 2).reshape(batch, length, width))
+        def forward(self, x):
+            batch, length, _ = x.shape
+            q, k, v = self.qkv(x).view(batch, length, 3, heads, width // heads).permute(2, 0, 3, 1, 4)
+            mixed = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            return self.out(mixed.transpose(1, 2).reshape(batch, length, width))
+
+    return Attention()
 
 
 def test_counted_flops_of_an_attention_block_match_its_formula(tmp_path: Path):
     torch.manual_seed(0)
     width, heads, length, batch = 32, 4, 16, 8
-    model = Attention(width, heads)
+    model = attention(width, heads)
     optimizer = torch.optim.SGD(model.parameters(), 0.01)
     with advisor.track.torch(model, optimizer, out=tmp_path, name="attention") as run:
         for _ in run.batches(range(12)):

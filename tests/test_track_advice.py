@@ -14,7 +14,7 @@ from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
 from advisor.perf import crossval, estimates, memory
-from helpers import ROOT, SHIPPED
+from helpers import ROOT, SHIPPED, app_test
 
 FIXTURE = ROOT / "tests" / "fixtures" / "input-bound-mlp.yaml"
 
@@ -79,10 +79,7 @@ def test_crossval_says_how_wide_a_tracked_jobs_ranges_are():
 
 def test_the_app_answers_for_a_tracked_job(monkeypatch, folder: Path):
     pytest.importorskip("streamlit")
-    from streamlit.testing.v1 import AppTest
-
-    monkeypatch.setenv("ADVISOR_PROFILES", str(folder))
-    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60).run()
+    at = app_test(monkeypatch, folder)
     assert not at.exception, at.exception
     picker = at.sidebar.selectbox(key="workload")
     choice = next(option for option in picker.options if "input-bound MLP" in option)

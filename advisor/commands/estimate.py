@@ -49,17 +49,17 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Estimates of a workload (the post's LSTM, a model, a language-model job) on the catalog's GPUs."""
-    from advisor.decision.analysis import filter_precision, results_frame
+    from advisor.decision.analysis import filter_precision, load_frame
     from advisor.format.schema import workload_key
     from advisor.perf import estimates
     from advisor.perf.workload import workload_from_args
     from advisor.render.report import estimates_text
-    from advisor.store import load_profiles
 
     catalog = common.catalog(args)
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
-    loaded = load_profiles(args.profiles)  # no profiles is fine: then the priors alone, said in the basis
-    frame = results_frame(loaded.profiles)
+    loaded = load_frame(args.profiles)  # through the folder's index, as the other commands
+    common.say_skipped(args, loaded.problems, loaded.warnings, True)  # no profiles is fine: the priors alone
+    frame = loaded.frame
     _check_counts(args)
     if args.model_config:
         return _job(args, frame, catalog, gpu_ids)

@@ -608,8 +608,8 @@ def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "a
         speedup = current_seconds / seconds
         runs_per_hour = 3600.0 / seconds
         added = runs_per_hour - 3600.0 / current_seconds
-        return options.assign(
-            speedup=speedup, dollars_per_speedup=price / speedup, runs_per_hour=runs_per_hour,  # as compare's
+        return costs.with_columns(
+            options, speedup=speedup, dollars_per_speedup=price / speedup, runs_per_hour=runs_per_hour,  # as compare's
             free_upgrade=free, speedup_vs_current=speedup, upgrade_cost_usd=upgrade, faster=faster,
             dollars_per_speedup_vs_current=np.where(faster, upgrade / speedup, math.nan),
             added_runs_per_hour=np.where(faster, added, math.nan),
@@ -634,7 +634,7 @@ def _widened(labels: pd.Index, workload_frame: pd.DataFrame, *added: pd.DataFram
         positions = part.index.get_indexer(labels)
         new = {c: part[c].array.take(positions) for c in part.columns if c not in wide.columns}
         if new:
-            wide = wide.assign(**new)
+            wide = costs.with_columns(wide, **new)
     return wide
 
 

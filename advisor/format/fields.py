@@ -18,7 +18,8 @@ from advisor.errors import Problem
 
 MAX_NUMBER = 1e300  # beyond this an integer cannot become a float
 ISO_DATE_PATTERN = r"^\d{4}-\d{2}(-\d{2})?$"
-NO_CONTROL_CHARACTERS = "^[^\\u0000-\\u0008\\u000b-\\u001f]*$"  # tab and newline allowed
+CONTROL_CHARACTERS = "\\u0000-\\u0008\\u000b-\\u001f"  # a regular expression's class: tab and newline allowed
+NO_CONTROL_CHARACTERS = f"^[^{CONTROL_CHARACTERS}]*$"
 _ISO_DATE = re.compile(ISO_DATE_PATTERN)
 
 KINDS = (
@@ -143,29 +144,42 @@ def check_section(c: Checker, mapping: dict, fields: tuple[Field, ...], path: st
 
     Unknown keys warn (a newer advisor may have written them); they are not problems.
     """
-    known = {f.name for f in fields}
+    known = _names(fields)
     for key in mapping:
         if key not in known:
             c.warn(_join(path, str(key)), "unknown field (ignored; written by a newer advisor?)")
     values: dict[str, Any] = {}
     for f in fields:
-        where = _join(path, f.name)
-        present = f.name in mapping and mapping[f.name] is not None
-        if not present:
-            if f.null_allowed and f.name in mapping:
-                values[f.name] = None
+        name = f.name
+        value = mapping.get(name)
+        if value is None:  # absent or null: most fields of a profile are (the path is built only for a problem)
+            if f.null_allowed and name in mapping:
+                values[name] = None
                 continue
             sibling = f.required_if and mapping.get(f.required_if[0]) in _values(f.required_if[1])
             unless = f.required_unless and mapping.get(f.required_unless[0]) not in _values(f.required_unless[1])
             if f.required or sibling or unless:
-                c.problem(where, "is missing" + (f" ({f.missing_hint})" if f.missing_hint else ""))
+                c.problem(_join(path, name), "is missing" + (f" ({f.missing_hint})" if f.missing_hint else ""))
             continue
+        where = _join(path, name)
         if f.only_if and mapping.get(f.only_if[0]) != f.only_if[1]:
             c.problem(where, f"is given but {f.only_if[0]} is not {_yaml_word(f.only_if[1])}")
-        value = check_value(c, mapping[f.name], f, where)
+        value = check_value(c, value, f, where)
         if value is not None:
-            values[f.name] = value
+            values[name] = value
     return values
+
+
+# A section's field names by the identity of its fields, which the entry holds (so the identity is never reused):
+# hashing the fields themselves would cost more than the set saves.
+_NAMES: dict[int, tuple[tuple[Field, ...], frozenset[str]]] = {}
+
+
+def _names(fields: tuple[Field, ...]) -> frozenset[str]:
+    entry = _NAMES.get(id(fields))
+    if entry is None:
+        entry = _NAMES[id(fields)] = (fields, frozenset(f.name for f in fields))
+    return entry[1]
 
 
 def check_mapping_of(c: Checker, mapping: Any, fields: tuple[Field, ...], path: str) -> None:
@@ -240,6 +254,9 @@ def check_value(c: Checker, value: Any, f: Field, where: str) -> Any:
     return value
 
 
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
+
+
 def _check_string(c: Checker, value: Any, f: Field, where: str) -> str | None:
     if isinstance(value, (_dt.date, _dt.datetime)):
         value = value.isoformat()
@@ -250,7 +267,7 @@ def _check_string(c: Checker, value: Any, f: Field, where: str) -> str | None:
     if f.required and not value.strip():
         c.problem(where, "must not be empty")
         return None
-    if any(ord(ch) < 32 and ch not in "\t\n" for ch in value):
+    if _CONTROL.search(value):
         c.problem(where, "must not contain control characters")
         return None
     if f.kind == "date" and not is_iso_date(value):
