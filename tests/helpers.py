@@ -116,6 +116,12 @@ def make_special_files(folder: Path, cases: list[dict]) -> list[dict]:
     return made
 
 
+def load_yaml(text: str) -> object:
+    """``yaml.safe_load`` with libyaml's C parser where PyYAML has it: the same values, a tenth of the time for the
+    published collections (1.5 s for the largest with the pure-Python parser)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def write_yaml(path: Path, data: object) -> Path:
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path

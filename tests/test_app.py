@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
-import yaml
+from typing import TYPE_CHECKING
 
 from helpers import (
     ROOT,
     SHIPPED,
     app_test,
+    load_yaml,
     make_special_files,
     model_profile,
+    needs,
     post_workload_profile,
     valid_profile,
     write_yaml,
 )
 
-pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest
+pytestmark = needs("streamlit")
+if TYPE_CHECKING:  # imported by the first test that starts the app, not when this file is collected
+    from streamlit.testing.v1 import AppTest
 
 
 def start(monkeypatch, folder: Path = SHIPPED) -> AppTest:
@@ -188,7 +189,7 @@ def test_crafted_names_are_shown_as_text(monkeypatch, small_copy: Path):
 
 
 def test_special_files_are_listed_without_their_content(monkeypatch, small_copy: Path):
-    cases = [c for c in yaml.safe_load((ROOT / "tests" / "bad_profiles_expected.yaml").read_text()) if "make" in c]
+    cases = [c for c in load_yaml((ROOT / "tests" / "bad_profiles_expected.yaml").read_text()) if "make" in c]
     made = make_special_files(small_copy, cases)
     at = start(monkeypatch, small_copy)
     texts = " ".join(t.value for t in at.text)

@@ -9,16 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from advisor import store
 from advisor.cli import main
 from advisor.errors import ProfileError
-from helpers import ROOT, SHIPPED, make_special_files, valid_profile, write_yaml
+from helpers import ROOT, SHIPPED, load_yaml, make_special_files, valid_profile, write_yaml
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "bad_profiles"
-ALL_CASES = yaml.safe_load((HERE / "bad_profiles_expected.yaml").read_text(encoding="utf-8"))
+ALL_CASES = load_yaml((HERE / "bad_profiles_expected.yaml").read_text(encoding="utf-8"))
 EXPECTED = [c for c in ALL_CASES if "make" not in c]  # committed files
 SPECIAL = [c for c in ALL_CASES if "make" in c]  # links, a FIFO, a socket, a device, a folder: made by the tests
 PASSWD_FIRST_LINE = Path("/etc/passwd").read_text(errors="replace").splitlines()[0]

@@ -12,8 +12,9 @@ import yaml
 from advisor.cli import main
 from advisor.errors import AdvisorError, ProfileError
 from advisor.store import catalog
+from helpers import load_yaml
 
-RAW = yaml.safe_load(catalog.DEFAULT_CATALOG.read_text(encoding="utf-8"))
+RAW = load_yaml(catalog.DEFAULT_CATALOG.read_text(encoding="utf-8"))
 
 
 def test_the_catalog_covers_todays_market(shipped_catalog):

@@ -16,6 +16,7 @@ from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
 from advisor.store import index
+from helpers import load_yaml
 
 
 def snapshot(found: store.ProfileSet) -> dict:
@@ -31,7 +32,7 @@ def load(folder: Path) -> tuple[store.ProfileSet, int]:
 
 def edit_first_total(path: Path, seconds: float) -> Path:
     """Rewrite a profile file with its first result's total time changed (an edit made behind the index's back)."""
-    data = yaml.safe_load(path.read_text())
+    data = load_yaml(path.read_text())
     data["results"][0]["total_seconds"] = seconds
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
@@ -203,7 +204,7 @@ def test_a_duplicate_id_is_a_problem_in_the_frame_as_in_the_profiles(small_copy:
     (small_copy / "post-titan-rtx.yml").write_text(text)  # the same name, the other suffix: the same id
     loaded, _ = load_frame(small_copy)
     assert [p.field for p in loaded.problems] == ["id"] and "already used" in loaded.problems[0].message
-    assert loaded.frame["profile"].value_counts()["post-titan-rtx"] == len(yaml.safe_load(text)["results"])
+    assert loaded.frame["profile"].value_counts()["post-titan-rtx"] == len(load_yaml(text)["results"])
     again, _ = load_frame(small_copy)  # the kept frame keeps the problem too
     assert [str(p) for p in again.problems] == [str(p) for p in loaded.problems]
 

@@ -10,14 +10,13 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from advisor.cli import main
 from advisor.errors import AdvisorError
 from advisor.llm import crossval, memory, validation
 from advisor.llm.config import load_presets, read_config_json, relative_size_error, resolve
 from advisor.llm.job import Method, TrainingJob, job_from_options, parse_tokens
-from helpers import ROOT, SHIPPED
+from helpers import ROOT, SHIPPED, load_yaml
 
 LLAMA_CONFIG = {  # a Llama-3-like config.json, shrunk (the keys Hugging Face writes)
     "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
@@ -214,16 +213,16 @@ def test_the_shipped_llm_data_is_what_the_import_script_makes():
     sys.path.insert(0, str(ROOT / "scripts"))
     import import_published_llm as script
 
-    shipped = yaml.safe_load((ROOT / "advisor" / "data" / "llm_memory_peaks.yaml").read_text(encoding="utf-8"))
+    shipped = load_yaml((ROOT / "advisor" / "data" / "llm_memory_peaks.yaml").read_text(encoding="utf-8"))
     assert len(shipped["cases"]) == len(validation.load_cases()) >= 60
     assert all(c["method"] in {m.value for m in Method} and c["gpu_memory_gb"] > 0 for c in shipped["cases"])
-    collection = yaml.safe_load((ROOT / "profiles" / "published-llm-2026.yaml").read_text(encoding="utf-8"))
+    collection = load_yaml((ROOT / "profiles" / "published-llm-2026.yaml").read_text(encoding="utf-8"))
     names = {m.name for m in load_presets().values()}
     assert all(w["name"].split(",")[0] in names for w in collection["workloads"].values())
     if SHARED.exists():
-        rows = yaml.safe_load(SHARED.read_text(encoding="utf-8"))
+        rows = load_yaml(SHARED.read_text(encoding="utf-8"))
         assert shipped["cases"] == script.memory_cases(rows)
-        assert collection == yaml.safe_load(script.collection.dump(script.build_collection(rows)))
+        assert collection == load_yaml(script.collection.dump(script.build_collection(rows)))
 
 
 def test_recommend_model_config_names_the_cheapest_way_that_fits():

@@ -6,12 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from advisor import store
 from advisor.errors import AdvisorError, ProfileError
 from advisor.format import schema
-from helpers import SHIPPED, valid_profile, write_yaml
+from helpers import SHIPPED, load_yaml, valid_profile, write_yaml
 
 
 def test_shipped_profiles_are_valid():
@@ -23,7 +22,7 @@ def test_shipped_profiles_are_valid():
 
 
 def test_post_profiles_record_937_samples_and_the_938_note():
-    data = yaml.safe_load((SHIPPED / "post-gtx-1070-ti.yaml").read_text())
+    data = load_yaml((SHIPPED / "post-gtx-1070-ti.yaml").read_text())
     assert data["workload"]["train_samples"] == 937
     assert "938" in data["workload"]["note"]
 

@@ -8,14 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
 from advisor.perf import calibration, crossval, estimates, scaling
 from advisor.store import collection
-from helpers import SHIPPED
+from helpers import SHIPPED, load_yaml
 
 COLLECTION = SHIPPED / "published-lambda-pytorch.yaml"
 
@@ -31,7 +30,7 @@ def frame(loaded):
 
 
 def test_every_published_row_is_a_quoted_result_of_a_profile(loaded):
-    data = yaml.safe_load(COLLECTION.read_text(encoding="utf-8"))
+    data = load_yaml(COLLECTION.read_text(encoding="utf-8"))
     published = [p for p in loaded.profiles if p.id.startswith("lambda-pytorch-")]
     assert not loaded.problems
     assert sum(len(p.data["results"]) for p in published) == len(data["results"])
@@ -49,13 +48,13 @@ def test_every_published_row_is_a_quoted_result_of_a_profile(loaded):
 
 def test_the_collection_round_trips():
     text = COLLECTION.read_text(encoding="utf-8")
-    assert collection.dump(yaml.safe_load(text)) == text
+    assert collection.dump(load_yaml(text)) == text
 
 
 def test_a_bad_collection_is_one_clear_problem_and_the_rest_loads(tmp_path: Path):
     folder = tmp_path / "profiles"
     shutil.copytree(SHIPPED, folder)
-    data = yaml.safe_load(COLLECTION.read_text(encoding="utf-8"))
+    data = load_yaml(COLLECTION.read_text(encoding="utf-8"))
     data["results"][3]["system"] = "no-such-system"
     (folder / COLLECTION.name).write_text(collection.dump(data), encoding="utf-8")
     found = store.load_profiles(folder)

@@ -7,19 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 from readme_examples import docs_text
 
 from advisor import store
 from advisor.cli import main
 from advisor.format import schema
 from advisor.store import collection
-from helpers import SHIPPED, valid_profile
+from helpers import SHIPPED, load_yaml, valid_profile
 
 jsonschema = pytest.importorskip("jsonschema")
 
 HERE = Path(__file__).resolve().parent
-EXPECTED = yaml.safe_load((HERE / "bad_profiles_expected.yaml").read_text(encoding="utf-8"))
+EXPECTED = load_yaml((HERE / "bad_profiles_expected.yaml").read_text(encoding="utf-8"))
 SCHEMA_FILE = SHIPPED / "profile.schema.json"
 
 
@@ -39,7 +38,7 @@ def test_every_shipped_profile_validates_against_the_json_schema():
     files = sorted(SHIPPED.glob("*.yaml"))
     assert files
     for path in files:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
         profiles = collection.expand(data) if collection.is_collection(data) else [data]  # a published collection
         for profile in profiles:
             errors = [e.message for e in checker.iter_errors(profile)]
@@ -57,7 +56,7 @@ def test_a_valid_profile_and_its_optional_nulls_pass():
     "case", [c for c in EXPECTED if c.get("json_schema", True) and "make" not in c], ids=lambda c: c["file"]
 )
 def test_each_bad_profile_the_json_schema_can_express_fails_it(case):
-    data = yaml.safe_load((HERE / "bad_profiles" / case["file"]).read_text(encoding="utf-8"))
+    data = load_yaml((HERE / "bad_profiles" / case["file"]).read_text(encoding="utf-8"))
     assert list(validator().iter_errors(data)), f"{case['file']} passes the JSON Schema"
 
 
@@ -87,7 +86,7 @@ def test_the_readme_example_profile_is_valid(tmp_path: Path):
     readme = docs_text()
     block = readme.split("```yaml\n# yaml-language-server: $schema=", 1)[1].split("```", 1)[0]
     text = "# yaml-language-server: $schema=" + block
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     path = tmp_path / f"{data['id']}.yaml"
     path.write_text(text, encoding="utf-8")
     profile, warnings = store.load_profile(path)
