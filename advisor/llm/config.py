@@ -17,9 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from advisor.errors import AdvisorError
+from advisor.store.parse import safe_load
 
 MODELS_FILE = "models.yaml"
 MODELS_VERSION = 1
@@ -192,7 +191,7 @@ _FIELDS = {f.name for f in fields(ModelConfig)}
 def load_presets() -> dict[str, ModelConfig]:
     """The shipped presets, by id (``advisor/data/models.yaml``)."""
     text = resources.files("advisor").joinpath("data", MODELS_FILE).read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = safe_load(text)
     if data.get("models_version") != MODELS_VERSION:
         raise AdvisorError(f"advisor/data/{MODELS_FILE}: models_version must be {MODELS_VERSION}")
     presets = {}

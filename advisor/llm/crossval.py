@@ -28,6 +28,7 @@ import yaml
 
 from advisor.perf import calibration
 from advisor.perf.calibration import Sample
+from advisor.store.parse import safe_load
 
 FILE = "llm_crossval.yaml"
 QUANTILE = 0.9
@@ -82,7 +83,7 @@ def load_widths() -> dict[str, float]:
     path = resources.files("advisor").joinpath("data", FILE)
     if not path.is_file():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = safe_load(path.read_text(encoding="utf-8")) or {}
     return {k: math.log(v["p90"]) for k, v in (data.get("situations") or {}).items()}
 
 

@@ -18,11 +18,11 @@ from functools import lru_cache
 from importlib import resources
 
 import numpy as np
-import yaml
 
 from advisor.llm import memory
 from advisor.llm.config import load_presets
 from advisor.llm.job import TrainingJob, job_from_options
+from advisor.store.parse import safe_load
 
 PEAKS_FILE = "llm_memory_peaks.yaml"
 FACTORS = np.exp(np.linspace(math.log(0.3), math.log(4.0), 60))
@@ -50,7 +50,7 @@ def load_cases() -> tuple[Case, ...]:
     text = resources.files("advisor").joinpath("data", PEAKS_FILE).read_text(encoding="utf-8")
     presets = load_presets()
     cases = []
-    for entry in yaml.safe_load(text)["cases"]:
+    for entry in safe_load(text)["cases"]:
         job = job_from_options(presets[entry["model"]], entry["method"], entry["seq_len"], entry["batch"],
                                checkpointing=entry["checkpointing"], lora_rank=entry["lora_rank"],
                                lora_targets=entry["lora_targets"])  # fmt: skip
