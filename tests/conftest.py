@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from advisor import store
+from advisor.decision import analysis
 from advisor.store import catalog
 from helpers import SHIPPED, valid_profile
 
@@ -34,6 +36,13 @@ def small_copy(tmp_path: Path) -> Path:
     target = tmp_path / "profiles"
     shutil.copytree(SHIPPED, target, ignore=shutil.ignore_patterns(".*", LARGE_COLLECTION))
     return target
+
+
+@pytest.fixture(scope="session")
+def shipped_frame():
+    """The results frame of the shipped profiles, built once a session (read-only: a test that changes rows copies
+    them)."""
+    return analysis.results_frame(store.load_profiles(SHIPPED).profiles)
 
 
 @pytest.fixture(scope="session")

@@ -11,20 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from readme_examples import docs_text
 
-from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis, costs
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format import metrics
-from helpers import SHIPPED, post_workload_profile
+from helpers import post_workload_profile
 
 CPU, GTX, TITAN = 2449.41867685318, 150.32436347007751, 34.02235388755798
 
 
 @pytest.fixture(scope="module")
-def shipped(shipped_catalog):
-    return analysis.results_frame(store.load_profiles(SHIPPED).profiles), shipped_catalog
+def shipped(shipped_frame, shipped_catalog):
+    return shipped_frame, shipped_catalog
 
 
 def option(rec, profile, precision="float32"):

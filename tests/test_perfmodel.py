@@ -16,15 +16,10 @@ from advisor.decision import analysis, pipeline
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.perf import estimates, perfmodel
 from advisor.render import report
-from helpers import SHIPPED, post_workload_profile, write_yaml
+from helpers import post_workload_profile, write_yaml
 
 POST = workload_key(DEFAULT_WORKLOAD)
 WORK = perfmodel.lstm_work(1000, 100, 1, 937, 100, 100)
-
-
-@pytest.fixture(scope="module")
-def shipped_frame():
-    return analysis.results_frame(store.load_profiles(SHIPPED).profiles)
 
 
 def test_the_lstm_work_matches_the_readme_formula():

@@ -5,16 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pandas as pd
-import pytest
 
-from advisor import store
 from advisor.decision import analysis, pipeline
-from helpers import SHIPPED
-
-
-@pytest.fixture(scope="module")
-def shipped_frame() -> pd.DataFrame:
-    return analysis.results_frame(store.load_profiles(SHIPPED).profiles)
 
 
 def test_the_command_line_and_the_app_decide_on_the_same_rows(shipped_frame, shipped_catalog):
