@@ -11,6 +11,7 @@ given (``--before DIR``), that code's cold load of the same files.
 Usage: python benchmarks/bench_load.py [N ...] [--before DIR]   (default 1000 10000)
 """
 
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,9 +35,16 @@ sizes = [int(arg) for arg in args] or [1000, 10000]
 
 
 def before_cold(folder: Path) -> str:
-    """The cold load of another checkout's advisor (run in its own process, with its own code)."""
+    """The first load of another checkout's advisor (run in its own process, with its own code)."""
     if before_root is None:
         return "-"
+    with tempfile.TemporaryDirectory() as tmp:  # a copy without this code's index: its first load, as this code's
+        copy = Path(tmp) / "profiles"
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".*"))
+        return _before_cold(copy)
+
+
+def _before_cold(folder: Path) -> str:
     snippet = (
         "import sys, time; from advisor import store; start = time.perf_counter(); "
         f"loaded = store.load_profiles({str(folder)!r}); print(time.perf_counter() - start, len(loaded.profiles))"
