@@ -168,7 +168,8 @@ def energy_usd_per_run(power_watts: pd.Series | float, seconds: pd.Series | floa
 
 def with_columns(frame: pd.DataFrame, **columns) -> pd.DataFrame:
     """``frame.assign(**columns)`` for columns it does not have yet, in one concatenation: ``assign`` inserts a
-    column at a time, 0.2-0.6 ms each whatever the rows, and a recommendation adds eighty of them."""
+    column at a time, 0.2-0.6 ms each whatever the rows, and a recommendation adds eighty of them. The values are
+    arrays in the frame's row order, or scalars (a Series would be aligned on its index)."""
     if any(name in frame.columns for name in columns):
         return frame.assign(**columns)
     return pd.concat([frame, pd.DataFrame(columns, index=frame.index)], axis=1)
