@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,24 @@ def test_bad_catalog_entries_give_clear_messages(tmp_path: Path, change, field, 
         catalog.load_catalog(path)
     problems = caught.value.problems
     assert any(p.file == str(path) and p.field == field and message in p.message for p in problems), problems
+
+
+def test_a_catalog_read_again_is_its_file_as_it_is_now(tmp_path: Path):
+    """The same bytes give the same catalog without parsing; an edit is read again even with the file's time put
+    back, and an edit that breaks it is refused, never answered from memory."""
+    path = write(tmp_path, RAW)
+    first = catalog.load_catalog(path)
+    assert catalog.load_catalog(path) is first
+    times = path.stat()
+    data = copy.deepcopy(RAW)
+    data["as_of"] = "2026-12-24"
+    write(tmp_path, data)
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert catalog.load_catalog(path).as_of == "2026-12-24"
+    data["gpus"][0]["memory_gb"]["value"] = -1
+    write(tmp_path, data)
+    with pytest.raises(ProfileError):
+        catalog.load_catalog(path)
 
 
 def test_a_bad_catalog_is_one_line_in_the_cli(tmp_path: Path, capsys):

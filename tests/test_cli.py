@@ -167,6 +167,9 @@ def test_commands_use_good_files_and_warn_about_bad(capsys, shipped_copy: Path):
     assert status == 0
     assert "post-gtx-1070-ti" in out
     assert "warning: skipped" in err and "broken.yaml" in err
+    status, out, err = run(capsys, "estimate", "--gpu", "rtx-4090", "--profiles", str(shipped_copy))
+    assert status == 0 and "RTX 4090" in out  # estimate reads the folder as the others do, and says so
+    assert "warning: skipped" in err and "broken.yaml" in err
 
 
 def test_python_dash_m_subprocess():
