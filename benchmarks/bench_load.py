@@ -90,12 +90,12 @@ def main() -> None:
             pure = "-"
             if size <= 1000:
                 parser = store.parse  # the module that holds the YAML loaders
-                original = parser._BASE_LOADER
-                parser._BASE_LOADER, parser._StrictLoader = yaml.SafeLoader, parser._StrictPureLoader
+                original = parser._SAFE_LOADER
+                parser._SAFE_LOADER, parser._StrictLoader = yaml.SafeLoader, parser._StrictPureLoader
                 try:
                     pure = f"{best_of(1, lambda folder=folder: store.load_profiles(folder)):.2f} s"
                 finally:
-                    parser._BASE_LOADER = original
+                    parser._SAFE_LOADER = original
                     parser._StrictLoader = type("_StrictLoader", (parser._StrictKeys, original), {})
             old = before_cold(folder)
             cache = store.ProfileCache()

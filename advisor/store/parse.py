@@ -53,15 +53,15 @@ class ProfileSet:
 
 # --------------------------------------------------------------------------- safe YAML
 
-# libyaml's C parser when PyYAML was built with it (about 9x faster here); the pure-Python parser
-# otherwise. Both go through the same event check and the same limits.
-_BASE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A safe loader: libyaml's C parser when PyYAML was built with it (about 9x faster here), the pure-Python one
+# otherwise. Both go through the same event check and the same limits (never yaml.Loader: no Python objects).
+_SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def safe_load(text: str) -> Any:
     """``yaml.safe_load`` with libyaml's parser where PyYAML has it: the same values, about a tenth of the time. For
     the package's own data files; a user's file goes through :func:`parse_yaml` and its limits."""
-    return yaml.load(text, Loader=_BASE_LOADER)
+    return yaml.load(text, Loader=_SAFE_LOADER)
 
 
 class _StrictKeys:
@@ -79,7 +79,7 @@ class _StrictKeys:
         return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
 
 
-class _StrictLoader(_StrictKeys, _BASE_LOADER):  # type: ignore[misc, valid-type]
+class _StrictLoader(_StrictKeys, _SAFE_LOADER):  # type: ignore[misc, valid-type]
     pass
 
 
@@ -168,7 +168,7 @@ def parse_yaml(raw: bytes, file: str, pure_python: bool = False) -> Any:
         raise ProfileError([Problem(file, "", f"not UTF-8 text (byte {error.start})")]) from None
     if "\x00" in text:
         raise ProfileError([Problem(file, "", "not a text file (contains NUL bytes)")])
-    base, strict = (yaml.SafeLoader, _StrictPureLoader) if pure_python else (_BASE_LOADER, _StrictLoader)
+    base, strict = (yaml.SafeLoader, _StrictPureLoader) if pure_python else (_SAFE_LOADER, _StrictLoader)
     try:
         _check_events(text, base)
         return yaml.load(text, Loader=strict)  # strict: a CSafeLoader or SafeLoader subclass
