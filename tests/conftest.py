@@ -8,12 +8,16 @@ from pathlib import Path
 
 import pytest
 
+import helpers
 from advisor import store
 from advisor.decision import analysis
 from advisor.store import catalog
-from helpers import SHIPPED, valid_profile
+from helpers import SHIPPED, copy_small_shipped, valid_profile
 
-LARGE_COLLECTION = "published-lambda-pytorch.yaml"
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast part (``-m "not slow"``) runs the property tests on fewer examples (``helpers.examples``)."""
+    helpers.quick_examples = "not slow" in (config.option.markexpr or "")
 
 
 @pytest.fixture
@@ -31,11 +35,8 @@ def shipped_copy(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def small_copy(tmp_path: Path) -> Path:
-    """A writable copy of the shipped profiles without the large published collection: the index's tests need files,
-    a collection and edits, not its 1,137 profiles (0.7 s a cold load; this folder: 0.06 s)."""
-    target = tmp_path / "profiles"
-    shutil.copytree(SHIPPED, target, ignore=shutil.ignore_patterns(".*", LARGE_COLLECTION))
-    return target
+    """A writable copy of the shipped profiles without the large published collection (``copy_small_shipped``)."""
+    return copy_small_shipped(tmp_path / "profiles")
 
 
 @pytest.fixture(scope="session")

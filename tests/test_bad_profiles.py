@@ -13,7 +13,7 @@ import pytest
 from advisor import store
 from advisor.cli import main
 from advisor.errors import ProfileError
-from helpers import ROOT, SHIPPED, load_yaml, make_special_files, valid_profile, write_yaml
+from helpers import ROOT, copy_small_shipped, load_yaml, make_special_files, valid_profile, write_yaml
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "bad_profiles"
@@ -54,9 +54,8 @@ def test_the_pure_python_parser_gives_the_same_message(case):
 
 @pytest.fixture
 def special_folder(tmp_path: Path) -> tuple[Path, list[dict]]:
-    """The shipped profiles beside every special file of the corpus."""
-    folder = tmp_path / "profiles"
-    shutil.copytree(SHIPPED, folder)
+    """The shipped profiles (less the large collection) beside every special file of the corpus."""
+    folder = copy_small_shipped(tmp_path / "profiles")
     return folder, make_special_files(folder, SPECIAL)
 
 
@@ -88,7 +87,8 @@ def test_validate_and_list_name_special_files_without_their_content(special_fold
 
 def test_a_fifo_never_blocks_the_command_line(tmp_path: Path):
     folder = tmp_path / "profiles"
-    shutil.copytree(SHIPPED, folder)
+    folder.mkdir()
+    write_yaml(folder / "test-gpu.yaml", valid_profile())
     os.mkfifo(folder / "zz-pipe.yaml")
     completed = subprocess.run(
         [sys.executable, "-m", "advisor", "list", "--profiles", str(folder)],
@@ -141,8 +141,7 @@ def test_validate_lists_every_bad_file_and_exits_1(capsys):
 
 
 def test_good_files_keep_working_beside_the_whole_corpus(capsys, tmp_path: Path):
-    folder = tmp_path / "mixed"
-    shutil.copytree(SHIPPED, folder)
+    folder = copy_small_shipped(tmp_path / "mixed")
     for case in EXPECTED:
         shutil.copy(CORPUS / case["file"], folder / case["file"])
     status = main(["recommend", "--profiles", str(folder), "--current", "post-titan-rtx"])

@@ -161,13 +161,13 @@ def test_validate_reports_each_bad_file(capsys, tmp_path: Path):
     assert not any("good.yaml" in line for line in lines)
 
 
-def test_commands_use_good_files_and_warn_about_bad(capsys, shipped_copy: Path):
-    (shipped_copy / "broken.yaml").write_text("schema_version: [unclosed\n")
-    status, out, err = run(capsys, "compare", "--profiles", str(shipped_copy))
+def test_commands_use_good_files_and_warn_about_bad(capsys, small_copy: Path):
+    (small_copy / "broken.yaml").write_text("schema_version: [unclosed\n")
+    status, out, err = run(capsys, "compare", "--profiles", str(small_copy))
     assert status == 0
     assert "post-gtx-1070-ti" in out
     assert "warning: skipped" in err and "broken.yaml" in err
-    status, out, err = run(capsys, "estimate", "--gpu", "rtx-4090", "--profiles", str(shipped_copy))
+    status, out, err = run(capsys, "estimate", "--gpu", "rtx-4090", "--profiles", str(small_copy))
     assert status == 0 and "RTX 4090" in out  # estimate reads the folder as the others do, and says so
     assert "warning: skipped" in err and "broken.yaml" in err
 
@@ -193,11 +193,11 @@ def test_python_dash_m_subprocess():
     assert bad.stderr.startswith("advisor: error: no profile with id 'x'") and "Traceback" not in bad.stderr
 
 
-def test_profiles_and_json_work_before_or_after_the_command(capsys, shipped_copy: Path):
-    (shipped_copy / "post-cpu-only.yaml").unlink()
-    status, before, _ = run(capsys, "--profiles", str(shipped_copy), "--json", "list")
+def test_profiles_and_json_work_before_or_after_the_command(capsys, small_copy: Path):
+    (small_copy / "post-cpu-only.yaml").unlink()
+    status, before, _ = run(capsys, "--profiles", str(small_copy), "--json", "list")
     assert status == 0
-    status, after, _ = run(capsys, "list", "--profiles", str(shipped_copy), "--json")
+    status, after, _ = run(capsys, "list", "--profiles", str(small_copy), "--json")
     assert status == 0 and json.loads(before) == json.loads(after)
     assert "post-cpu-only" not in {item["id"] for item in json.loads(before)}
 

@@ -16,7 +16,7 @@ from advisor.decision import analysis, costs
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format import metrics
-from helpers import post_workload_profile
+from helpers import examples, post_workload_profile
 
 CPU, GTX, TITAN = 2449.41867685318, 150.32436347007751, 34.02235388755798
 
@@ -143,7 +143,7 @@ def test_a_rental_wins_the_cost_goal_and_the_headline_says_renting_is_cheaper(sh
     assert rec.best_rental["profile"] == "rented-4090"
 
 
-@settings(max_examples=100, deadline=None)  # four cost tables an example
+@settings(max_examples=examples(100), deadline=None)  # four cost tables an example
 @given(
     st.floats(0.5, 100),
     st.floats(0, 500),

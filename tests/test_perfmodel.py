@@ -16,7 +16,7 @@ from advisor.decision import analysis, pipeline
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.perf import estimates, perfmodel
 from advisor.render import report
-from helpers import post_workload_profile, write_yaml
+from helpers import examples, post_workload_profile, write_yaml
 
 POST = workload_key(DEFAULT_WORKLOAD)
 WORK = perfmodel.lstm_work(1000, 100, 1, 937, 100, 100)
@@ -70,13 +70,13 @@ def test_a_measured_or_quoted_result_wins_over_an_estimate(shipped_frame, shippe
     assert ("rtx-4090", "float32") in covered
 
 
-def test_new_profiles_recalibrate_the_model_without_code_changes(shipped_copy: Path, shipped_catalog):
-    before = analysis.results_frame(store.load_profiles(shipped_copy).profiles)
+def test_new_profiles_recalibrate_the_model_without_code_changes(small_copy: Path, shipped_catalog):
+    before = analysis.results_frame(store.load_profiles(small_copy).profiles)
     old = estimates.estimate_catalog(before, shipped_catalog, POST)
     profile = post_workload_profile("my-4090", seconds=12.0, price=1599)
     profile["device"]["name"] = "NVIDIA GeForce RTX 4090"
-    write_yaml(shipped_copy / "my-4090.yaml", profile)
-    after = analysis.results_frame(store.load_profiles(shipped_copy).profiles)
+    write_yaml(small_copy / "my-4090.yaml", profile)
+    after = analysis.results_frame(store.load_profiles(small_copy).profiles)
     new = estimates.estimate_catalog(after, shipped_catalog, POST)
     assert len(new.fit.samples) == len(old.fit.samples) + 1
     assert new.fit.constants() != old.fit.constants()
@@ -96,7 +96,7 @@ devices = st.builds(
 params = st.builds(perfmodel.Params, st.floats(0.01, 1), st.floats(0.01, 1), st.floats(1e-7, 1e-3), st.floats(0, 10))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(devices, params, st.floats(1.0, 100.0), st.floats(1.0, 100.0))
 def test_more_throughput_or_bandwidth_never_predicts_a_slower_run(device, constants, more_peak, more_bandwidth):
     base = perfmodel.predict(WORK, device, "float32", constants)[0]

@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 from advisor import store
 from advisor.decision import analysis
 from advisor.errors import ProfileError
-from helpers import valid_profile
+from helpers import examples, valid_profile
 
-FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a parse: ~1 ms
+# A parse an example (~1 ms; with Hypothesis's generation, ~10 ms).
+FAST = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # A comparison or two recommendations an example (5-50 ms): Hypothesis's default count of examples.
-ANALYSIS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ANALYSIS = settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 yaml_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20)
@@ -136,7 +137,7 @@ def test_scaling_prices_scales_dollars_per_speedup(data, factor):
         assert math.isclose(a * factor, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
-@settings(ANALYSIS, max_examples=50)  # two recommendations an example (0.05-0.1 s)
+@settings(ANALYSIS, max_examples=examples(50))  # two recommendations an example (0.05-0.1 s)
 @given(frames, st.permutations(list(range(8))))
 def test_renaming_ids_never_changes_the_ranking(data, permutation):
     seconds, prices = data

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from advisor.cli import main
 from advisor.decision import analysis
 from advisor.perf import calibration, crossval, estimates, scaling
 from advisor.store import collection
-from helpers import SHIPPED, load_yaml
+from helpers import SHIPPED, copy_small_shipped, load_yaml
 
 COLLECTION = SHIPPED / "published-lambda-pytorch.yaml"
 
@@ -52,8 +51,7 @@ def test_the_collection_round_trips():
 
 
 def test_a_bad_collection_is_one_clear_problem_and_the_rest_loads(tmp_path: Path):
-    folder = tmp_path / "profiles"
-    shutil.copytree(SHIPPED, folder)
+    folder = copy_small_shipped(tmp_path / "profiles")  # the collection is written below, changed
     data = load_yaml(COLLECTION.read_text(encoding="utf-8"))
     data["results"][3]["system"] = "no-such-system"
     (folder / COLLECTION.name).write_text(collection.dump(data), encoding="utf-8")

@@ -17,7 +17,7 @@ from advisor import store
 from advisor.cli import main
 from advisor.format import schema
 from advisor.track.session import MIN_STEADY_STEPS, TrackError
-from helpers import SHIPPED, needs
+from helpers import copy_small_shipped, needs
 
 pytestmark = needs("torch", "PyTorch is not installed (pip install torch==2.13.0)")
 torch = None  # PyTorch imported when this file's tests run (3 s), not when it is collected
@@ -192,12 +192,13 @@ def test_the_wait_for_data_is_measured_and_the_advice_says_so(tmp_path: Path):
 
 @pytest.fixture
 def folder_with(tmp_path: Path):
-    """The shipped profiles plus the given tracked profile, in a writable folder."""
+    """The shipped profiles (less the large published collection) plus the given tracked profile, in a writable
+    folder."""
 
     def make(path: Path) -> Path:
         folder = tmp_path / "profiles"
         if not folder.exists():
-            shutil.copytree(SHIPPED, folder)
+            copy_small_shipped(folder)
         shutil.copy(path, folder / path.name)
         return folder
 

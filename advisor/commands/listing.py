@@ -23,7 +23,6 @@ def run(args: argparse.Namespace) -> int:
     from advisor.render.report import fmt_seconds_with_source, fmt_usd
 
     profile_set = common.load(args)
-    frame = results_frame(profile_set.profiles)
     if args.json:
         common.print_json(
             [
@@ -42,12 +41,16 @@ def run(args: argparse.Namespace) -> int:
             ]
         )
         return 0
-    by_profile = dict(tuple(frame.groupby("profile", sort=False)))
     collections: dict[str, list] = {}
+    shown = []
     for profile in profile_set.profiles:
         if "#" in profile.origin and not args.published:  # a published collection: one line for all of it
             collections.setdefault(profile.origin.split("#")[0], []).append(profile)
-            continue
+        else:
+            shown.append(profile)
+    # The rows of the profiles given a line, and only those: a collection of 1,137 profiles is one line.
+    by_profile = dict(tuple(results_frame(shown).groupby("profile", sort=False))) if shown else {}
+    for profile in shown:
         rows = by_profile[profile.id]
         timings = ", ".join(f"{r['precision']} {fmt_seconds_with_source(r)}" for r in rows.to_dict("records"))
         print(
