@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import os
 import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,16 @@ from advisor import store
 from advisor.decision import analysis
 from advisor.store import catalog
 from helpers import SHIPPED, copy_small_shipped, valid_profile
+
+# Where Python is told to write no bytecode (PYTHONDONTWRITEBYTECODE, as on these machines), every test run compiles
+# the test files again and rewrites their assertions, and pytest rewrites Hypothesis's modules too: 1.3 s a process,
+# in each worker and each subprocess. The tests keep their bytecode in the temporary folder instead, never beside the
+# sources (sys.pycache_prefix, which pytest's rewriting honours); the subprocesses they start inherit it.
+if sys.dont_write_bytecode:
+    PYCACHE = Path(tempfile.gettempdir()) / "advisor-tests-pycache"
+    sys.pycache_prefix, sys.dont_write_bytecode = str(PYCACHE), False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 
 
 def pytest_configure(config: pytest.Config) -> None:
