@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from advisor.decision import costs
-from advisor.decision.analysis import compare, select_workload
+from advisor.decision.analysis import default_baseline, select_workload
 from advisor.perf import estimates
 from advisor.store.catalog import Catalog
 
@@ -34,7 +34,7 @@ def workload_rows(frame: pd.DataFrame, workload: tuple) -> WorkloadRows:
     rows = select_workload(frame, workload).frame
     order = rows.groupby("profile")["seconds"].max().sort_values(ascending=False, kind="stable").index
     names = rows.groupby("profile")["name"].first()[order]
-    return WorkloadRows(rows, names, compare(rows).baseline["profile"])
+    return WorkloadRows(rows, names, default_baseline(rows)["profile"])
 
 
 def workload_of(frame: pd.DataFrame, profile_id: str | None = None, key: tuple | None = None) -> tuple:

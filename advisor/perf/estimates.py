@@ -69,7 +69,7 @@ def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:
     names = frame.loc[single, "device_name"].dropna().unique()
     matched = {name: gpu.id for name in names if (gpu := catalog.match(str(name))) is not None}
     ids = frame["device_name"].map(matched).where(single)
-    return pd.Series([i if isinstance(i, str) else None for i in ids], index=frame.index, dtype=object)
+    return pd.Series(ids.to_numpy(dtype=object, na_value=None), index=frame.index, dtype=object)
 
 
 def calibration_points(
