@@ -55,13 +55,14 @@ class ProfileSet:
 
 # A safe loader: libyaml's C parser when PyYAML was built with it (about 9x faster here), the pure-Python one
 # otherwise. Both go through the same event check and the same limits (never yaml.Loader: no Python objects).
-_SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_HAS_LIBYAML = hasattr(yaml, "CSafeLoader")
+_SAFE_LOADER: type = yaml.CSafeLoader if _HAS_LIBYAML else yaml.SafeLoader
 
 
 def safe_load(text: str) -> Any:
     """``yaml.safe_load`` with libyaml's parser where PyYAML has it: the same values, about a tenth of the time. For
     the package's own data files; a user's file goes through :func:`parse_yaml` and its limits."""
-    return yaml.load(text, Loader=_SAFE_LOADER)
+    return yaml.load(text, Loader=yaml.CSafeLoader) if _HAS_LIBYAML else yaml.safe_load(text)
 
 
 class _StrictKeys:
