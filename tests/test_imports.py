@@ -85,7 +85,7 @@ def test_app_does_not_import_tensorflow(heavy_by_step):
     assert heavy_by_step["app"] == []
 
 
-def test_the_check_sees_a_heavy_import(tmp_path):
+def test_the_check_sees_a_heavy_import():
     """The check itself: a step that imports a heavy module is charged with it (json stands in for tensorflow)."""
     code = CHECK.format(heavy=("json", "csv"), steps=json.dumps({"first": "pass", "second": "import csv"}))
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
