@@ -337,8 +337,9 @@ def cost_chart_section(rec: analysis.Recommendation) -> None:
 def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
     """Every option, the deciding columns first, and a "your price" column to type the price you were offered;
     the CSV download keeps the numbers."""
-    st.subheader("Every option" if len(rec.options) <= TABLE_ROWS else f"The {TABLE_ROWS} best options")
-    shown = rec.options.head(TABLE_ROWS)  # in the goal's order: the best first
+    count = len(rec.option_rows)
+    st.subheader("Every option" if count <= TABLE_ROWS else f"The {TABLE_ROWS} best options")
+    shown = rec.option_rows.head(TABLE_ROWS)  # in the goal's order: the best first
     table = report.options_display(shown)
     prices = your_prices()
     ids = list(shown["profile"])
@@ -363,21 +364,24 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
         st.session_state["your_prices"] = changed
         st.session_state["price_edits"] = st.session_state.get("price_edits", 0) + 1
         st.rerun()
-    more = f" {len(rec.options) - TABLE_ROWS:,} more are in the CSV." if len(rec.options) > TABLE_ROWS else ""
+    more = f" {count - TABLE_ROWS:,} more are in the CSV." if count > TABLE_ROWS else ""
     st.caption("Estimated rows show their likely range beside the time; payback * means the energy saving is "
                f"unknown and left out.{more}")  # fmt: skip
     left, right = st.columns(2)
-    # The files are made only when a button is clicked (deferred), not on every re-run.
-    numbers = rec.options.drop(columns=["workload"])
+    # The files are made only when a button is clicked (deferred), not on every re-run: so is the whole table.
     left.download_button(
-        "Download the table (CSV)", partial(numbers.to_csv, index=False), "advisor-options.csv", "text/csv",
-        on_click="ignore",
+        "Download the table (CSV)", partial(options_csv, rec), "advisor-options.csv", "text/csv", on_click="ignore",
     )  # fmt: skip
     right.download_button(
         "Download the recommendation (Markdown)", partial(report.recommendation_markdown, rec),
         "advisor-recommendation.md", "text/markdown", on_click="ignore",
     )  # fmt: skip
     return table
+
+
+def options_csv(rec: analysis.Recommendation) -> str:
+    """Every option with its numbers, as CSV (made when the download is clicked)."""
+    return rec.options.drop(columns=["workload"]).to_csv(index=False)
 
 
 def devices_section(rec: analysis.Recommendation) -> None:
@@ -405,7 +409,7 @@ CHARTS = ("Speedup", "Price vs time", "Dollars per speedup")
 
 def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision: str) -> None:
     """One chart at a time (drawing only the one chosen keeps a re-run fast)."""
-    options = rec.options
+    options = rec.option_rows  # the best few are joined to their names, not all of them
     st.subheader("At a glance")
     chosen = st.segmented_control("Chart", CHARTS, default=CHARTS[0], key="chart", label_visibility="collapsed")
     if chosen == "Price vs time":
@@ -417,18 +421,18 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
         st.caption("A result is on the frontier when nothing is both cheaper (or equal) and faster. Unpriced results "
                    f"are left out.{note}")  # fmt: skip
     elif chosen == "Dollars per speedup":
-        priced = options[options["dollars_per_speedup_vs_current"].notna()]
+        priced = options.column("dollars_per_speedup_vs_current").dropna()
         if priced.empty:
             st.info("No faster option with a known price.")
         else:
-            shown = priced.nsmallest(CHART_BARS, "dollars_per_speedup_vs_current")
+            shown = options.rows(priced.nsmallest(CHART_BARS).index)
             st.vega_lite_chart(spec=charts.dollars_per_speedup_chart(shown), width="stretch")
             if len(shown) < len(priced):
                 st.caption(f"The {CHART_BARS} best values of {len(priced)} priced, faster options.")
-    elif options.empty:
+    elif not len(options):
         st.info("No other results of this workload to compare with.")
     else:
-        shown = options.nlargest(CHART_BARS, "speedup_vs_current")
+        shown = options.rows(options.column("speedup_vs_current").nlargest(CHART_BARS).index)
         st.vega_lite_chart(spec=charts.speedup_chart(shown), width="stretch")
         if len(shown) < len(options):
             st.caption(f"The {CHART_BARS} fastest of {len(options)} options; the table has them all.")

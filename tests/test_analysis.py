@@ -83,6 +83,16 @@ def test_budget_excludes_expensive_options(post_frame):
     assert "$550" in nothing.reason
 
 
+def test_no_recommendation_says_why_for_every_goal_with_or_without_a_budget(post_frame):
+    # Without a catalog nothing here has a power draw or a rental: no cost per run is known. This once raised a
+    # TypeError (a budget of None formatted as dollars) where the goal was cost and no budget was given.
+    rec = analysis.recommend(post_frame, "post-cpu-only", goal="cost")
+    assert rec.best is None
+    assert "No faster option has a known cost per run" in rec.reason
+    assert "budget" in analysis.recommend(post_frame, "post-cpu-only", goal="cost", budget=100).reason
+    assert analysis.recommend(post_frame, "post-cpu-only", goal="value").best is not None  # a price alone will do
+
+
 def test_the_fastest_hardware_gets_no_paid_recommendation(post_frame):
     rec = analysis.recommend(post_frame, "post-titan-rtx", precision="float32")
     assert rec.best is None

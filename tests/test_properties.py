@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from advisor import store
-from advisor.decision import analysis
+from advisor.decision import analysis, costs
 from advisor.errors import ProfileError
 from helpers import examples, valid_profile
 
@@ -154,3 +154,33 @@ def test_renaming_ids_never_changes_the_ranking(data, permutation):
         assert first.best["upgrade_cost_usd"] == second.best["upgrade_cost_usd"]
         if (first.options["dollars_per_speedup_vs_current"] == first.best["dollars_per_speedup_vs_current"]).sum() == 1:
             assert mapping[first.best["profile"]] == second.best["profile"]
+
+
+sort_numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, 1.0, math.nan]))
+sort_rows = st.lists(st.tuples(sort_numbers, st.booleans(), st.sampled_from(["a", "b", "B", "é", "", None]),
+                               sort_numbers), max_size=30)  # fmt: skip
+
+
+@FAST
+@given(sort_rows, st.permutations(["x", "flag", "text", "y"]))
+def test_sort_order_sorts_as_pandas_stable_sort_values(rows, keys):
+    # Ties are frequent (few distinct values), missing values in the numbers and the texts: the same order as
+    # pandas' stable sort, missing last, which costs.sort_order replaces on the re-run path.
+    frame = pd.DataFrame(rows, columns=["x", "flag", "text", "y"])
+    frame["text"] = frame["text"].astype("str")  # pandas' text dtype, as the results frame's (None stays missing)
+    expected = frame.sort_values(list(keys), kind="stable").index.to_numpy()
+    assert list(costs.sort_order(frame, list(keys))) == list(expected)
+
+
+@ANALYSIS
+@given(frames, st.sampled_from(["value", "speed", "cost"]), st.integers(min_value=0, max_value=9))
+def test_option_rows_joined_on_demand_are_the_whole_table(data, goal, count):
+    # The app asks for the first rows and a chart's few; the CSV for all: each the same rows of the whole table.
+    seconds, prices = data
+    rec = analysis.recommend(post_like_frame(seconds, prices, ids_for(len(seconds))), "p0", goal=goal)
+    whole, rows = rec.options, rec.option_rows
+    assert len(rows) == len(whole)
+    pd.testing.assert_frame_equal(rows.head(count), whole.head(count))
+    positions = list(range(len(whole)))[::-2]
+    pd.testing.assert_frame_equal(rows.rows(positions), whole.iloc[positions])
+    pd.testing.assert_series_equal(rows.column("seconds"), whole["seconds"], check_names=False)

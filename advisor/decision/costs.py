@@ -262,18 +262,34 @@ RANK_COLUMNS = ("free_upgrade", "dollars_per_speedup_vs_current", "seconds", "up
 LADDER_COLUMNS = ("faster", "upgrade_cost_usd", "seconds", "runs_per_hour", "hours_saved_per_week")  # what ladder reads
 
 
+def sort_order(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """The positions of ``frame``'s rows sorted by ``columns`` as ``sort_values(columns, kind="stable")`` sorts them:
+    ascending, missing values last in each column, ties in their order. One NumPy lexsort over the numbers and the
+    sorted codes of the texts: pandas makes every key a Categorical first, which was a fifth of a re-run at 200,000
+    options."""
+    keys = []
+    for name in reversed(columns):  # lexsort: the last key is the first sorted on
+        values = frame[name]
+        if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_numeric_dtype(values.dtype):
+            keys.append(values.to_numpy(dtype=float, na_value=np.nan))  # NumPy sorts NaN last
+        else:
+            codes, distinct = pd.factorize(values, sort=True)
+            keys.append(np.where(codes < 0, len(distinct), codes))  # missing (-1) last
+    return np.lexsort(keys) if keys else np.arange(len(frame))
+
+
 def rank(eligible: pd.DataFrame, goal: str) -> pd.DataFrame:
     """The eligible options, best first, for a goal. Free upgrades come first for value and cost."""
     if goal not in GOALS:
         raise AdvisorError(f"--goal must be one of {', '.join(GOALS)}; got {goal!r}")
-    ranked = eligible.assign(_paid=~eligible["free_upgrade"])
+    ranked = eligible.assign(_paid=~eligible["free_upgrade"].astype(bool))
     if goal == Goal.VALUE:
         keys = ["_paid", "dollars_per_speedup_vs_current", "seconds"]
     elif goal == Goal.SPEED:
         keys = ["seconds", "_paid", "upgrade_cost_usd"]
     else:
         keys = ["_paid", "usd_per_run", "seconds"]
-    return ranked.sort_values([*keys, "profile", "precision"], kind="stable").drop(columns="_paid")
+    return eligible.iloc[sort_order(ranked, [*keys, "profile", "precision"])]
 
 
 def ladder(options: pd.DataFrame, current: pd.Series, budget: float | None) -> pd.DataFrame:
@@ -282,7 +298,7 @@ def ladder(options: pd.DataFrame, current: pd.Series, budget: float | None) -> p
     priced = options[options["faster"] & options["upgrade_cost_usd"].notna()]
     if budget is not None:
         priced = priced[priced["upgrade_cost_usd"] <= budget]
-    steps = priced.sort_values(["upgrade_cost_usd", "seconds"])
+    steps = priced.iloc[sort_order(priced, ["upgrade_cost_usd", "seconds"])]
     steps = steps[steps["seconds"] < steps["seconds"].cummin().shift(fill_value=math.inf)]
     previous_cost = steps["upgrade_cost_usd"].shift(fill_value=0.0)
     previous_rate = steps["runs_per_hour"].shift(fill_value=3600.0 / current["seconds"])

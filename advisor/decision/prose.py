@@ -25,7 +25,7 @@ def reason(rec: Recommendation) -> str:
     first = input_bound_words(rec.findings.data_wait_share)
     if rec.best is not None:
         return first + _best_reason(rec.best, rec.current, rec.habits, rec.goal)
-    return first + _no_option_reason(rec.options, rec.current, rec.budget)
+    return first + _no_option_reason(rec.option_rows.decided, rec.current, rec.budget, rec.goal)
 
 
 FREE_INPUT_FIXES = ("more loader workers (DataLoader num_workers)", "pinned memory (pin_memory=True, non_blocking "
@@ -210,14 +210,27 @@ def _rent_words(best: pd.Series | None, rental: pd.Series | None, habits: Habits
     )
 
 
-def _no_option_reason(options: pd.DataFrame, current: pd.Series, budget: float | None) -> str:
-    faster = options[options["faster"]]
+def _no_option_reason(options: pd.DataFrame, current: pd.Series, budget: float | None, goal: str) -> str:
+    """Why nothing was recommended, in the order the analysis rules options out (its options' decided columns)."""
+    faster = options[options["faster"].to_numpy(dtype=bool)]
     if faster.empty:
         return f"Nothing in the profiles is faster than your {describe_result(current)}: keep it."
-    priced = faster[faster["upgrade_cost_usd"].notna()]
+    fitting = faster[~faster["fits"].eq(False).to_numpy()]
+    if fitting.empty:
+        return "The faster options do not have the memory this job needs, so none can be recommended."
+    priced = fitting[fitting["upgrade_cost_usd"].notna().to_numpy()]
     if priced.empty:
         return "The faster options have no known price, so none can be recommended; add their prices."
-    cheapest = priced["upgrade_cost_usd"].min()
-    return f"No faster option fits the budget of ${budget:,.0f}; the cheapest faster one costs ${cheapest:,.0f}."
+    current_prices = priced[~priced["price_stale"].fillna(False).to_numpy(dtype=bool)]
+    if current_prices.empty:
+        return (f"The faster options' only prices are launch prices over {STALE_YEARS} years old, so none can be "
+                "recommended; add what they sell for today.")  # fmt: skip
+    cheapest = current_prices["upgrade_cost_usd"].min()
+    if budget is not None and cheapest > budget:
+        return f"No faster option fits the budget of ${budget:,.0f}; the cheapest faster one costs ${cheapest:,.0f}."
+    if goal == Goal.COST:  # the cost goal ranks only options whose cost per run is known
+        return ("No faster option has a known cost per run (its power draw or a rental price is needed), so none "
+                "can be recommended for cost; the goals 'value' and 'speed' need a price alone.")  # fmt: skip
+    return "No faster option can be recommended: the notes say what was left out."
 
 

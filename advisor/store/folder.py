@@ -203,22 +203,22 @@ def _folder_entries(folder: Path) -> tuple[list[FileEntry], list[Problem]]:
 def folder_signature(folder: str | os.PathLike) -> str:
     """A short digest of every profile file's (name, type, size, modification time, inode, ctime) in a folder: a
     cache key that changes with them, and cheap to hash (the app's cached loads are keyed on it at every re-run)."""
-    digest = hashlib.blake2b(digest_size=16)
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as error:
         return f"unlistable: {error.strerror or error}"
+    lines = []  # hashed once, joined: a digest update per file was a fifth of the signature's time
     for entry in entries:
         if entry.name.startswith(".") or not entry.name.endswith(PROFILE_SUFFIXES):
             continue
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
-            digest.update(f"{entry.name}\0unreadable\n".encode("utf-8", "surrogateescape"))
+            lines.append(f"{entry.name}\0unreadable\n")
             continue
-        digest.update(f"{entry.name}\0{info.st_mode}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
-                      f"{info.st_ctime_ns}\n".encode("utf-8", "surrogateescape"))  # fmt: skip
-    return digest.hexdigest()
+        lines.append(f"{entry.name}\0{info.st_mode}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
+                     f"{info.st_ctime_ns}\n")  # fmt: skip
+    return hashlib.blake2b("".join(lines).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 class FolderWatch:
