@@ -133,6 +133,7 @@ class Fit:
     architectures: frozenset[str] = frozenset()
     _typical: dict[str, list[Sample]] = field(default_factory=dict, repr=False)  # per group, made on first use
     _there: dict[tuple, tuple[float, str] | None] = field(default_factory=dict, repr=False)  # on the reference GPU
+    _here: dict[tuple, tuple[float, str] | None] = field(default_factory=dict, repr=False)  # on the GPUs estimated
 
     def value(self, *key) -> float:
         """A fitted log-space term (its prior mean, 0 or the global prior, when no result decided it)."""
@@ -182,7 +183,7 @@ class Fit:
         for other in self._representatives(group):
             if other.workload == workload:
                 continue
-            here = self.predict(other.work, device, precision, other.workload)
+            here = self._on(other, device, precision)
             there = self._at_reference(other, reference)
             if here and there:
                 ratios.append(math.log(here[0] / there[0]))
@@ -192,6 +193,15 @@ class Fit:
         typical = math.log(reference.seconds) + float(np.average(ratios, weights=weights))
         blended = (1 - TYPICAL_WEIGHT) * math.log(predicted[0]) + TYPICAL_WEIGHT * typical
         return math.exp(blended), predicted[1]
+
+    def _on(self, other: Sample, device: Device, precision: str) -> tuple[float, str] | None:
+        """A representative workload's prediction on a GPU estimated: kept, for the GPU's other estimates of this
+        workload (two GPUs' share of a batch, the whole batch again) ask for the same ones (a third of a restart's
+        estimates)."""
+        key = (other.workload, other.precision, device, precision)
+        if key not in self._here:
+            self._here[key] = self.predict(other.work, device, precision, other.workload)
+        return self._here[key]
 
     def _at_reference(self, other: Sample, reference: Sample) -> tuple[float, str] | None:
         """A representative workload's prediction on the reference GPU: the same for every GPU estimated, kept."""
