@@ -246,22 +246,25 @@ def test_gradient_accumulation_counts_one_optimizer_step(tmp_path: Path):
 
 
 def test_pause_leaves_an_evaluation_out(tmp_path: Path):
+    # The evaluation lasts half a second, a thousand times a step of this model (about 0.5 ms): a step that
+    # held it would last longer than it. (With 0.05 s, a shared host's stall of 0.1 s in one step once failed it.)
+    evaluation = 0.5
     model = mlp()
     optimizer = torch.optim.SGD(model.parameters(), 0.01)
     with advisor.track.torch(model, optimizer, out=tmp_path, name="paused") as run:
         for number, (x, y) in enumerate(run.batches(batches(16))):
             torch.nn.functional.cross_entropy(model(x), y).backward()
-            if number % 4 == 3:
+            if number % 8 == 7:
                 with run.pause(), torch.no_grad():
                     model.eval()
-                    time.sleep(0.05)
+                    time.sleep(evaluation)
                     model(x)
                     model.train()
             optimizer.step()
             optimizer.zero_grad()
             run.step()
     step = load(run.path)["results"][0]["step"]
-    assert step["max"] < 0.05  # no step holds the evaluation's time
+    assert step["max"] < evaluation  # no step holds the evaluation's time
 
 
 def test_misuse_writes_nothing_and_says_why_in_one_line(tmp_path: Path, capsys):
