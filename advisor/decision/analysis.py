@@ -607,6 +607,10 @@ class OptionRows:
             pd.Index(positions)  # fmt: skip
         return wide
 
+    def labelled(self, label: Any) -> pd.Series:
+        """One option by its label in the workload's rows (the best, the cheapest rental), every column."""
+        return _widened(pd.Index([label]), self._source, self.decided).iloc[0]
+
     def head(self, count: int) -> pd.DataFrame:
         """The first ``count`` options (the best), every column."""
         return self.rows(np.arange(min(count, len(self))))
@@ -787,11 +791,10 @@ def recommend(
     steps = _widened(steps.index, workload_frame, options, steps)
     steps.index = order.get_indexer(steps.index)  # numbered as the options
     option_rows = OptionRows(options, order, workload_frame)
-    best = None if ranked.empty else _widened(ranked[:1], workload_frame, options).iloc[0]
-    best_rental = None if rentals.empty else _widened(rentals.index[:1], workload_frame, options).iloc[0]
+    best = None if ranked.empty else option_rows.labelled(ranked[0])
+    best_rental = None if rentals.empty else option_rows.labelled(rentals.index[0])
     if closest_small is not None:
-        example = _widened(pd.Index([closest_small]), workload_frame, options).iloc[0]
-        findings = dataclasses.replace(findings, too_small_example=example)
+        findings = dataclasses.replace(findings, too_small_example=option_rows.labelled(closest_small))
     purchase = best if best is not None and not best["free_upgrade"] else None
     if purchase is not None and purchase.get("cheapest_way") == "rent" and pd.isna(purchase["upgrade_cost_usd"]):
         purchase = None  # a rental chosen for its cost per run: nothing is bought

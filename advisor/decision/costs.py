@@ -274,8 +274,8 @@ def sort_order(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
         lead += 1
     if lead == 0:
         return _lexsorted(frame, columns)
-    numbers = [frame[name].to_numpy(dtype=float, na_value=np.nan) for name in columns[:lead]]
-    order = np.lexsort(numbers[::-1])  # the last key is the first sorted on; NumPy sorts NaN last
+    numbers = [_sort_key(frame[name]) for name in columns[:lead]]
+    order = np.lexsort(numbers[::-1])  # the last key is the first sorted on
     if lead == len(columns) or len(order) < 2:
         return order
     same = np.ones(len(order) - 1, dtype=bool)  # each row equal to the next in every leading key (NaN to NaN)
@@ -298,19 +298,18 @@ def _is_number(values: pd.Series) -> bool:
     return pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_numeric_dtype(values.dtype)
 
 
+def _sort_key(values: pd.Series) -> np.ndarray:
+    """A column as a lexsort key, missing values last: numbers as floats (NumPy sorts NaN last), texts as the codes
+    of their sorted distinct values."""
+    if _is_number(values):
+        return values.to_numpy(dtype=float, na_value=np.nan)
+    codes, distinct = pd.factorize(values, sort=True)
+    return np.where(codes < 0, len(distinct), codes)  # missing (-1) last
+
+
 def _lexsorted(frame: pd.DataFrame, columns: list[str], first: np.ndarray | None = None) -> np.ndarray:
-    """The stable sort of every key: numbers as numbers, texts by their sorted codes (missing last); ``first``: a
-    key sorted on before them."""
-    keys = []
-    for name in reversed(columns):
-        values = frame[name]
-        if _is_number(values):
-            keys.append(values.to_numpy(dtype=float, na_value=np.nan))
-        else:
-            codes, distinct = pd.factorize(values, sort=True)
-            keys.append(np.where(codes < 0, len(distinct), codes))  # missing (-1) last
-    if first is not None:
-        keys.append(first)
+    """The stable sort of every key; ``first``: a key sorted on before them."""
+    keys = [_sort_key(frame[name]) for name in reversed(columns)] + ([first] if first is not None else [])
     return np.lexsort(keys) if keys else np.arange(len(frame))
 
 
