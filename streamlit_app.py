@@ -21,12 +21,13 @@ import streamlit as st
 
 from advisor import store
 from advisor.decision import analysis, costs, pipeline, prose
+from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
 from advisor.format import metrics, typed
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source
 from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
-from advisor.llm.job import Checkpointing, Method, job_from_options
+from advisor.llm.job import Checkpointing, Method, job_request
 from advisor.perf import estimates
 from advisor.render import charts, report
 from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
@@ -102,35 +103,12 @@ def load_gpu_catalog(path: str, mtime: float) -> tuple[Catalog | None, str]:
         return None, str(error)
 
 
-@st.cache_resource(max_entries=16)  # read-only: the estimates of a workload, until the files or the upload change
-def catalog_estimates(key: tuple, workload: tuple, link_gbps: float | None, _frame: pd.DataFrame, _catalog: Catalog):
-    """The catalog's estimates of the workload (one GPU and two; with a network's speed, two machines of them
-    too), calibrated on every result of the frame."""
-    return pipeline.catalog_estimates(_frame, _catalog, workload, link_gbps)
-
-
-@st.cache_resource(max_entries=16)  # read-only: a language-model job's answer, until the files change
-def job_advice(key: tuple, model: llm_config.ModelConfig, words: tuple, _frame: pd.DataFrame, _catalog: Catalog):
-    """The job on every catalog GPU (``words``: method, sequence length, micro-batch, examples, epochs,
-    checkpointing, GPUs, FSDP)."""
-    method, seq_len, batch, examples, epochs, checkpointing, devices, fsdp = words
-    job = job_from_options(model, method, int(seq_len), int(batch), tokens=examples * seq_len * epochs)
-    return llm_advice.advise(_frame, _catalog, job, Checkpointing(checkpointing), devices=int(devices),
-                             sharded=bool(fsdp))  # fmt: skip
-
-
-@st.cache_resource(max_entries=16)  # read-only: one workload's rows, names and the slowest, until the files change
-def workload_rows(key: tuple, workload: tuple, _frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series, str]:
-    """A workload's results, its profiles' names slowest first, and the slowest (the usual current hardware)."""
-    rows = pipeline.workload_rows(_frame, workload)
-    return rows.frame, rows.names, rows.slowest
-
-
-@st.cache_resource(max_entries=16)  # read-only: the rows a decision is made on, until the files or the upload change
-def decision_rows(key: tuple, _wframe: pd.DataFrame, _found, _catalog: Catalog | None) -> pd.DataFrame:
-    """A workload's results with the catalog's estimates and what costs need of each row's hardware (worked out once,
-    not at every widget change)."""
-    return pipeline.decision_rows(_wframe, _found, _catalog)
+@st.cache_resource(max_entries=4)  # read-only: the collection's pipeline, until the files, upload or catalog change
+def collection_advisor(key: tuple, _frame: pd.DataFrame, _catalog: Catalog | None) -> Advisor:
+    """The one pipeline over the collection (the folder's results, an upload added): each workload's rows, the
+    catalog's estimates and the rows a decision is made on are worked out once in it and kept for every re-run,
+    whatever prices, habits or goal the user picks (:meth:`Advisor.with_choices`)."""
+    return Advisor(_frame, _catalog)
 
 
 def your_prices() -> dict[str, float]:
@@ -314,7 +292,7 @@ def headline(rec: analysis.Recommendation) -> None:
             + (f" ({current['power_source']})." if current["power_source"] != "unknown" else ".")
         )
     )
-    for note in rec.notes:
+    for note in prose.notes(rec, other_workloads=False):  # the sidebar's workload picker lists the others
         st.caption("Note: " + safe(note))
 
 
@@ -517,9 +495,9 @@ def chosen_model(preset: str | None, config_upload) -> tuple[llm_config.ModelCon
     return (llm_config.load_presets()[preset], "") if preset else (None, "")
 
 
-def language_model_section(frame: pd.DataFrame, catalog: Catalog | None) -> None:
+def language_model_section(advisor: Advisor) -> None:
     """What are you training? A language model by its config: per GPU, does it fit, how fast, what it costs."""
-    if catalog is None:
+    if advisor.catalog is None:
         return
     presets = llm_config.load_presets()
     picked = st.session_state.get("llm_model") or st.session_state.get("llm_config") is not None
@@ -539,6 +517,8 @@ def language_model_section(frame: pd.DataFrame, catalog: Catalog | None) -> None
                                        help="auto: on only where the job does not fit without it")
         devices = right.number_input("GPUs (data parallel)", 1, 64, 1, key="llm_devices")
         fsdp = right.checkbox("Shard the model over them (FSDP / ZeRO-3)", key="llm_fsdp")
+        pure_16bit = middle.checkbox("Pure bf16 (no fp32 master copy)", key="llm_pure_bf16",
+                                     help="Weights, gradients and optimizer state in bf16, as LitGPT's bf16-true.")
         model, problem = chosen_model(preset, upload)
         if problem:
             st.error(safe(problem))
@@ -546,8 +526,9 @@ def language_model_section(frame: pd.DataFrame, catalog: Catalog | None) -> None
             st.caption("Pick a preset (their numbers come from each model's config.json) or upload your own.")
             return
         try:
-            words = (method, int(seq_len), int(batch), int(examples), float(epochs), checkpointing, int(devices), fsdp)
-            found = job_advice((folder_key, id(catalog)), model, words, frame, catalog)
+            request = job_request(model, method, int(seq_len), int(batch), int(examples), float(epochs), checkpointing,
+                                  int(devices), fsdp, pure_16bit)  # fmt: skip
+            found = advisor.job_advice(request)  # kept in the cached advisor: a re-run does not work it out again
         except AdvisorError as error:
             st.error(safe(str(error)))
             return
@@ -602,7 +583,9 @@ if upload is not None:
         uploaded_workload = added["workload"].iloc[0]
         frame = pd.concat([frame, added], ignore_index=True)
 problems_section(problems, bad_files, upload_problems, catalog_problem)
-language_model_section(frame, catalog)
+upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
+collection = collection_advisor((folder_key, upload_key, id(catalog)), frame, catalog)
+language_model_section(collection)
 if frame.empty:
     st.info(
         "No profiles yet. Measure this machine with `python -m advisor measure --price-usd 0` and put the "
@@ -610,22 +593,15 @@ if frame.empty:
     )
     st.stop()
 
-upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
 workload_names, workload_counts, profile_names = frame_menus((folder_key, upload_key), frame)
 workload = workload_picker(workload_names, workload_counts, uploaded_workload)
-wframe, names, slowest = workload_rows((folder_key, upload_key), workload, frame)
-choices = sidebar(names, slowest)
-found = None
-if choices.include_estimates and catalog is not None:
-    found = catalog_estimates((folder_key, upload_key, id(catalog)), workload, choices.link_gbps, frame, catalog)
-wframe = decision_rows((folder_key, upload_key, id(catalog), workload, found is not None, choices.link_gbps), wframe,
-                       found, catalog)  # fmt: skip
-wframe = analysis.apply_prices(wframe, your_prices(), catalog)
-rec = analysis.recommend(
-    wframe, choices.current_id, budget=choices.budget, precision=choices.precision,
-    current_precision=analysis.default_precision(wframe, choices.current_id), habits=choices.habits,
-    goal=choices.goal, catalog=catalog,
-)  # fmt: skip
+rows = collection.rows(workload)
+choices = sidebar(rows.names, rows.slowest)
+advisor = collection.with_choices(prices=your_prices(), habits=choices.habits, link_gbps=choices.link_gbps,
+                                  include_estimates=choices.include_estimates)  # fmt: skip
+found = advisor.estimates(workload)
+wframe = advisor.decision_rows(workload)
+rec = advisor.recommend(choices.current_id, budget=choices.budget, precision=choices.precision, goal=choices.goal)
 headline(rec)
 cost_chart_section(rec)
 options_section(rec)

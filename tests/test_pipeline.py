@@ -1,26 +1,110 @@
-"""One pipeline for the command line and the app: the same rows, the same decision; the catalog's dates in words."""
+"""One pipeline for the command line and the app (:class:`advisor.decision.pipeline.Advisor`): the same question
+gets the same answer from both; the steps are worked out once per workload and shared by every choice; the
+catalog's dates in words."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 
-import pandas as pd
+import pytest
+from helpers import SHIPPED, app_test, needs
 
-from advisor.decision import analysis, pipeline
+from advisor.cli import build_parser, main
+from advisor.decision import pipeline
+from advisor.decision.costs import Habits
+from advisor.decision.pipeline import Advisor
+from advisor.errors import AdvisorError
+from advisor.llm.config import load_presets
+from advisor.llm.job import job_request
+from advisor.llm.options import request_from_args
 
 
-def test_the_command_line_and_the_app_decide_on_the_same_rows(shipped_frame, shipped_catalog):
-    workload = pipeline.workload_of(shipped_frame, "post-cpu-only")
-    found = pipeline.catalog_estimates(shipped_frame, shipped_catalog, workload)
-    commands = pipeline.with_estimates(shipped_frame, found)  # every result: recommend picks the workload
-    rows = pipeline.workload_rows(shipped_frame, workload)
-    app = pipeline.decision_rows(rows.frame, found, shipped_catalog)  # the app's: one workload, costs' columns once
-    by_command = analysis.recommend(commands, "post-cpu-only", catalog=shipped_catalog)
-    by_app = analysis.recommend(app, "post-cpu-only", catalog=shipped_catalog)
-    assert by_command.best["profile"] == by_app.best["profile"]
-    shown = ["profile", "precision", "seconds", "upgrade_cost_usd", "usd_per_run", "payback_weeks"]
-    pd.testing.assert_frame_equal(by_command.options[shown], by_app.options[shown])
-    assert by_command.findings.other_workloads > 0 and by_app.findings.other_workloads == 0  # the app has a picker
+def plain(markdown: str) -> str:
+    """Text the app escaped for Markdown, unescaped for comparing."""
+    return markdown.replace("\\", "")
+
+
+@needs("streamlit")
+def test_the_command_line_and_the_app_give_the_same_findings(monkeypatch, capsys):
+    assert main(["recommend", "--profiles", str(SHIPPED), "--current", "post-cpu-only", "--estimates", "--json"]) == 0
+    by_command = json.loads(capsys.readouterr().out)
+    at = app_test(monkeypatch, SHIPPED)  # the app's defaults: the slowest hardware (the post's CPU), estimates on
+    assert not at.exception, at.exception
+    assert at.sidebar.selectbox(key="current").value == by_command["current"]["profile"] == "post-cpu-only"
+    best = next(m for m in at.metric if m.label == "Best upgrade")
+    assert plain(best.value).endswith(f"(estimated), {by_command['best']['precision']}")  # the JSON has no names
+    assert f"{by_command['best']['speedup_vs_current']:.2f}x faster" in best.delta
+    shown = [plain(element.value) for element in (*at.info, *at.success)]
+    assert by_command["reason"] in shown
+    captions = [plain(c.value) for c in at.caption]
+    assert "Renting: " + by_command["rent_advice"] in captions
+    other_workloads = by_command["notes"][0]  # the app's sidebar picks the workload and lists the others
+    assert other_workloads.startswith("left out ") and "other workload(s)" in other_workloads
+    assert [c.removeprefix("Note: ") for c in captions if c.startswith("Note: ")] == by_command["notes"][1:]
+    assert len(by_command["notes"]) > 1  # the findings beyond the workloads are compared too
+
+
+def test_every_choice_shares_the_workloads_steps(shipped_frame, shipped_catalog):
+    collection = Advisor(shipped_frame, shipped_catalog)
+    workload = collection.workload("post-cpu-only")
+    first = collection.with_choices(include_estimates=True)
+    found = first.estimates(workload)
+    assert found is not None and not found.rows.empty
+    other = collection.with_choices(include_estimates=True, habits=Habits(runs_per_week=50), prices={"rtx-4090": 900})
+    assert other.estimates(workload) is found  # worked out once, whatever the prices and habits
+    assert other.rows(workload) is first.rows(workload)
+    priced = other.decision_rows(workload)
+    mine = priced[priced["catalog_id"] == "rtx-4090"]
+    assert len(mine) and set(mine["price_kind"]) == {"your price"}
+    assert (mine["price_usd"] == 900 * mine["device_count"]).all()
+    assert collection.estimates(workload) is None  # estimates only where asked for
+    busy = other.recommend("post-cpu-only")
+    idle = first.recommend("post-cpu-only")
+    assert busy.habits.runs_per_week == 50 and idle.habits.runs_per_week == Habits().runs_per_week
+    assert busy.findings.other_workloads == idle.findings.other_workloads > 0
+    with pytest.raises(TypeError, match="not a choice: results"):
+        collection.with_choices(results=shipped_frame)
+
+
+def test_prices_apply_to_their_own_workload_and_an_unknown_one_is_an_error(shipped_frame, shipped_catalog):
+    published = shipped_frame.loc[shipped_frame["source_detail"].notna() & (shipped_frame["workload"] !=
+                                  pipeline.workload_of(shipped_frame, "post-cpu-only")), "profile"].iloc[0]  # fmt: skip
+    advisor = Advisor(shipped_frame, shipped_catalog, prices={published: 10.0, "post-titan-rtx": 1200.0})
+    rec = advisor.recommend("post-cpu-only")  # a price for another workload's profile is not for these rows
+    titan = rec.options[rec.options["profile"] == "post-titan-rtx"]
+    assert set(titan["price_usd"]) == {1200.0} and set(titan["price_kind"]) == {"your price"}
+    with pytest.raises(AdvisorError, match="nothing-like-this"):
+        Advisor(shipped_frame, shipped_catalog, prices={"nothing-like-this": 1.0}).recommend("post-cpu-only")
+
+
+def test_the_comparison_says_what_it_left_out_of_the_collection(shipped_frame, shipped_catalog):
+    comparison = Advisor(shipped_frame, shipped_catalog, include_estimates=True).compare()
+    workloads = shipped_frame["workload"].nunique()
+    assert comparison.other_workloads == workloads - 1
+    chosen = comparison.baseline["workload"]
+    assert comparison.left_out_results == int((shipped_frame["workload"] != chosen).sum())
+    assert (comparison.table["source"] == "estimated").any()
+
+
+def test_a_language_model_job_is_one_request_from_the_options_and_from_the_app():
+    args = build_parser().parse_args(["estimate", "--model-config", "llama-3.1-8b", "--method", "qlora", "--seq-len",
+                                      "4096", "--batch", "2", "--tokens", "10000x4096x2", "--devices", "2", "--fsdp",
+                                      "--pure-bf16", "--checkpointing", "on"])  # fmt: skip
+    from_options = request_from_args(args)
+    from_app = job_request(load_presets()["llama-3.1-8b"], "qlora", 4096, 2, 10_000, 2.0, "on", 2, True, True)
+    assert from_options == from_app
+    with pytest.raises(AdvisorError, match="--devices must be 1 to 1024"):
+        job_request(load_presets()["llama-3.1-8b"], "lora", 2048, 1, 1, 1.0, devices=2000)
+
+
+def test_a_jobs_advice_is_worked_out_once(shipped_frame, shipped_catalog):
+    advisor = Advisor(shipped_frame, shipped_catalog)
+    request = job_request(load_presets()["llama-3.1-8b"], "lora", 2048, 1, 1000, 1.0)
+    advice = advisor.job_advice(request)
+    assert advisor.with_choices(habits=Habits(runs_per_week=1)).job_advice(request) is advice
+    choice = advisor.job_choice(request, "value", 3000)
+    assert choice.best is not None and choice.best.price_usd <= 3000 and choice.best in advice.fitting()
 
 
 def test_the_workloads_profiles_are_offered_slowest_first(shipped_frame):

@@ -110,18 +110,22 @@ def catalog(args: argparse.Namespace):
     return load_catalog(args.catalog or DEFAULT_CATALOG)
 
 
-def frame_with_estimates(args: argparse.Namespace, profile_id: str | None, key: tuple | None = None, loaded=None):
-    """The profiles' results (``loaded`` when already read), with the catalog's estimates and the user's prices."""
-    from advisor.decision import pipeline
-    from advisor.decision.analysis import apply_prices
+def advisor(args: argparse.Namespace, loaded=None, gpus=None, catalog_needed: bool = False):
+    """The pipeline over --profiles' results (``loaded`` when already read) with the options' choices: the
+    catalog's estimates (--estimates), the prices offered (--price), the habits (their options, where the command
+    has them). The catalog (``gpus`` when already read) is read where the choices or the command need it
+    (``catalog_needed``)."""
+    from advisor.decision.costs import HABIT_OPTIONS, Habits
+    from advisor.decision.pipeline import Advisor
 
     results = frame(args) if loaded is None else loaded
-    prices = dict(args.price)
-    if not args.estimates or results.empty:
-        return apply_prices(results, prices, catalog(args) if prices else None)
-    gpus = catalog(args)
-    found = pipeline.catalog_estimates(results, gpus, pipeline.workload_of(results, profile_id, key))
-    return apply_prices(pipeline.with_estimates(results, found), prices, gpus)
+    prices = dict(getattr(args, "price", None) or [])
+    wanted = catalog_needed or bool(prices) or getattr(args, "estimates", False)
+    habits = {name: getattr(args, name) for name in HABIT_OPTIONS if hasattr(args, name)}  # every habit option
+    if gpus is None and wanted:
+        gpus = catalog(args)
+    return Advisor(results, gpus, prices, Habits(**habits),
+                   include_estimates=bool(getattr(args, "estimates", False)))  # fmt: skip
 
 
 def workload_option(args: argparse.Namespace, results) -> tuple | None:

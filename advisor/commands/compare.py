@@ -22,13 +22,12 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Every result of one workload against a baseline: speedups and dollars per speedup."""
-    from advisor.decision.analysis import compare, comparison_records
+    from advisor.decision.analysis import comparison_records
     from advisor.render.report import comparison_text
 
-    frame = common.frame(args)  # loaded once: the workload option and the comparison read the same results
-    key = common.workload_option(args, frame)
-    frame = common.frame_with_estimates(args, args.baseline, key, frame)
-    comparison = compare(frame, baseline=args.baseline, precision=args.precision, workload=key)
+    advisor = common.advisor(args)
+    key = advisor.workload(name=args.workload) if args.workload else None
+    comparison = advisor.compare(baseline=args.baseline, precision=args.precision, workload=key)
     if args.json:
         common.print_json(comparison_records(comparison))
     else:

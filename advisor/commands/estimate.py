@@ -8,10 +8,10 @@ import argparse
 from advisor.commands import common
 from advisor.commands.common import Parents
 from advisor.errors import AdvisorError
+from advisor.format.units import MOST_DEVICES
 from advisor.format.vocabulary import DeviceKind, PrecisionFilter, words
 
 NAME = "estimate"
-MOST_DEVICES = 1024  # --devices and --machines: 1 to this many
 
 
 def add_parser(commands, parents: Parents) -> None:
@@ -61,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
     common.say_skipped(args, loaded.problems, loaded.warnings, True)  # no profiles is fine: the priors alone
     frame = loaded.frame
     _check_counts(args)
+    advisor = common.advisor(args, frame, catalog)
     if args.model_config:
-        return _job(args, frame, catalog, gpu_ids)
+        return _job(args, advisor, gpu_ids)
     sizes = workload_from_args(args)
     if args.workload:  # a workload of the profiles (a published benchmark): its description, at its stated batch
         key = common.workload_option(args, frame)
@@ -72,11 +73,9 @@ def run(args: argparse.Namespace) -> int:
         key = workload_key(spec)
     if args.machines > 1 and not (args.link_gbps and args.link_gbps > 0):
         raise AdvisorError("estimate: --machines needs the network's speed, e.g. --link-gbps 25 (no guess is made)")
-    found = estimates.estimate_catalog(frame, catalog, key, gpu_ids=gpu_ids, keep_covered=True, spec=spec,
-                                       devices=tuple(sorted({1, args.devices})), machines=args.machines,
-                                       link_gbps=args.link_gbps)  # fmt: skip
+    found = advisor.estimate(key, spec, gpu_ids, args.devices, args.machines, args.link_gbps)
     rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
-    machines = estimates.estimate_machines(frame, key, spec) if args.model and not args.gpu else []
+    machines = advisor.machine_estimates(key, spec) if args.model and not args.gpu else []
     if args.json:
         common.print_json(estimates.estimate_records(rows) + estimates.machine_records(machines))
     else:
@@ -90,15 +89,13 @@ def _check_counts(args: argparse.Namespace) -> None:
             raise AdvisorError(f"estimate: {option} must be 1 to {MOST_DEVICES}, got {value}")
 
 
-def _job(args: argparse.Namespace, frame, catalog, gpu_ids: list[str] | None) -> int:
+def _job(args: argparse.Namespace, advisor, gpu_ids: list[str] | None) -> int:
     """``estimate --model-config``: a language-model training job on every catalog GPU."""
-    from advisor.llm.advice import advise, option_record
-    from advisor.llm.job import Checkpointing
-    from advisor.llm.options import job_from_args
+    from advisor.llm.advice import option_record
+    from advisor.llm.options import request_from_args
     from advisor.render.report import job_advice_text
 
-    advice = advise(frame, catalog, job_from_args(args), Checkpointing(args.checkpointing), gpu_ids, args.devices,
-                    pure_16bit=args.pure_bf16, sharded=args.fsdp)  # fmt: skip
+    advice = advisor.job_advice(request_from_args(args, tuple(gpu_ids) if gpu_ids is not None else None))
     if args.json:
         common.print_json([option_record(option) for option in advice.options])
     else:

@@ -50,8 +50,7 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The best option for the goal, renting instead, every option's costs and the upgrade ladder."""
-    from advisor.decision.analysis import recommend, recommendation_record
-    from advisor.decision.costs import HABIT_OPTIONS, Habits
+    from advisor.decision.analysis import recommendation_record
     from advisor.render.report import recommendation_text
 
     if args.model_config:
@@ -59,17 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.current:
         raise AdvisorError("recommend: --current ID is required (the profile of the hardware you have), or "
                            "--model-config for a language-model job")  # fmt: skip
-    habits = Habits(**{name: getattr(args, name) for name in HABIT_OPTIONS})  # every habit option, by its name
-    rec = recommend(
-        common.frame_with_estimates(args, args.current),
-        args.current,
-        budget=args.budget,
-        precision=args.precision,
-        current_precision=args.current_precision,
-        habits=habits,
+    rec = common.advisor(args, catalog_needed=True).recommend(
+        args.current, budget=args.budget, precision=args.precision, current_precision=args.current_precision,
         goal=args.goal,
-        catalog=common.catalog(args),
-    )
+    )  # fmt: skip
     if args.json:
         common.print_json(recommendation_record(rec))
     else:
@@ -79,18 +71,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _job(args: argparse.Namespace) -> int:
     """``recommend --model-config``: the option for the goal among the GPUs the job fits, and renting instead."""
-    from advisor.decision.analysis import results_frame
-    from advisor.llm.advice import advise, choice_lines, choice_record, choose, summary_lines
-    from advisor.llm.job import Checkpointing
-    from advisor.llm.options import job_from_args
-    from advisor.store import load_profiles
+    from advisor.decision.analysis import load_frame
+    from advisor.llm.advice import choice_lines, choice_record, summary_lines
+    from advisor.llm.options import request_from_args
 
-    catalog = common.catalog(args)
-    frame = results_frame(load_profiles(args.profiles).profiles)
-    gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
-    advice = advise(frame, catalog, job_from_args(args), Checkpointing(args.checkpointing), gpu_ids,
-                    max(1, args.devices), pure_16bit=args.pure_bf16, sharded=args.fsdp)  # fmt: skip
-    choice = choose(advice, args.goal, args.budget)
+    loaded = load_frame(args.profiles)  # through the folder's index, as the other commands
+    common.say_skipped(args, loaded.problems, loaded.warnings, True)  # no profiles is fine: the priors alone
+    advisor = common.advisor(args, loaded.frame, catalog_needed=True)
+    request = request_from_args(args, (advisor.catalog.find(args.gpu).id,) if args.gpu else None)
+    advice = advisor.job_advice(request)
+    choice = advisor.job_choice(request, args.goal, args.budget)  # the advice above, kept: not worked out again
     if args.json:
         common.print_json(choice_record(choice))
     else:

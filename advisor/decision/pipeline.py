@@ -1,22 +1,37 @@
-"""One pipeline from a folder's results to the decision, for the command line and the app: the workload's rows and
-its profiles in the order to offer them, the catalog's estimates of it, the rows a decision is made on (what costs
-need of each row's hardware) and what the catalog's dates say; the prices the user was offered go on with
-:func:`~advisor.decision.analysis.apply_prices`.
+"""The one pipeline from a collection of results to every answer the advisor gives: :class:`Advisor`.
 
-The commands chain these steps; the app caches each one and lays out what they return. Pure: no I/O, no UI.
+The command line, the app and the collection service ask an :class:`Advisor` (the results, the catalog, the prices
+the user was offered and their habits) and get typed values back: a :class:`~advisor.decision.analysis.Comparison`,
+a :class:`~advisor.decision.analysis.Recommendation`, a :class:`~advisor.perf.estimates.CatalogEstimates`, a
+:class:`~advisor.llm.advice.JobAdvice`. None of them chains the steps below itself, so none can chain them in
+another order: the same question gets the same answer everywhere.
+
+The steps (a workload's rows, the catalog's estimates of it, the rows a decision is made on) are worked out once per
+workload and kept in the advisor: the app keeps one advisor per collection and asks it again at every re-run, with
+other prices or habits (:meth:`Advisor.with_choices`), without working them out again. Pure: no I/O, no UI.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
-from advisor.decision import costs
+from advisor.decision import analysis, costs
 from advisor.decision.analysis import default_baseline, select_workload
+from advisor.decision.costs import Habits
+from advisor.format.vocabulary import Goal, PrecisionFilter
+from advisor.llm import advice as llm_advice
+from advisor.llm.job import JobRequest
 from advisor.perf import estimates
 from advisor.store.catalog import Catalog
+
+MEMO_ENTRIES = 64  # the steps kept per advisor (a workload's rows, estimates, decision rows: three a workload)
 
 
 @dataclass(frozen=True)
@@ -75,3 +90,140 @@ def catalog_dates(catalog: Catalog, today: _dt.date | None = None) -> str:
         f"rentals date from {years[0]}" if years else "no rental is listed")  # fmt: skip
     return (f"GPU catalog: {len(catalog.gpus)} GPUs; prices collected {catalog.as_of} ({age:,} days ago). Each price "
             f"keeps its own date: launch prices are as old as the GPU, {span}.")  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class Advisor:
+    """Every answer the advisor gives, from one collection of results (``results``: the results frame of a folder,
+    an upload added) and the GPU catalog (None: the profiles alone, no estimates, rentals or board powers).
+
+    The user's choices that change no step's work are fields too: the prices they were offered (``prices``: a
+    profile id or a GPU, catalog id or name, to dollars), their ``habits``, whether the catalog's estimates are
+    offered beside the results (``include_estimates``) and a network's speed between two machines (``link_gbps``:
+    two machines of each GPU are offered too). :meth:`with_choices` gives the same advisor with other choices.
+    """
+
+    results: pd.DataFrame
+    catalog: Catalog | None = None
+    prices: Mapping[str, float] = field(default_factory=dict)
+    habits: Habits = field(default_factory=Habits)
+    include_estimates: bool = False
+    link_gbps: float | None = None
+    _memo: OrderedDict = field(default_factory=OrderedDict, repr=False)
+
+    def with_choices(self, **choices: Any) -> Advisor:
+        """The same results and catalog with other choices (``prices``, ``habits``, ``include_estimates``,
+        ``link_gbps``); the steps already worked out are shared."""
+        unknown = set(choices) - {"prices", "habits", "include_estimates", "link_gbps"}
+        if unknown:
+            raise TypeError(f"not a choice: {', '.join(sorted(unknown))}")
+        return dataclasses.replace(self, **choices, _memo=self._memo)
+
+    # ------------------------------------------------------------------ the steps, each worked out once
+
+    def _kept(self, key: tuple, work: Callable[[], Any]) -> Any:
+        if key in self._memo:
+            self._memo.move_to_end(key)
+            return self._memo[key]
+        value = self._memo[key] = work()
+        while len(self._memo) > MEMO_ENTRIES:
+            self._memo.popitem(last=False)
+        return value
+
+    def workload(self, profile_id: str | None = None, key: tuple | None = None, name: str | None = None) -> tuple:
+        """The workload a question is about: ``profile_id``'s, else the one ``name`` names (any case, or the only
+        one whose name contains it), else ``key``, else the first of the usual order (the post's)."""
+        if name:
+            key = analysis.find_workload(self.results, name)
+        return workload_of(self.results, profile_id, key)
+
+    def rows(self, workload: tuple) -> WorkloadRows:
+        """The workload's results, its profiles' names slowest first and the slowest (the usual baseline)."""
+        return self._kept(("rows", workload), lambda: workload_rows(self.results, workload))
+
+    def estimates(self, workload: tuple) -> estimates.CatalogEstimates | None:
+        """The catalog's estimates of the workload as offered (one GPU and two; with ``link_gbps``, two machines
+        of them), calibrated on every result; None where they are not asked for or cannot be made."""
+        if not self.include_estimates or self.catalog is None or self.results.empty:
+            return None
+        return self._kept(("estimates", workload, self.link_gbps),
+                          lambda: catalog_estimates(self.results, self.catalog, workload, self.link_gbps))  # fmt: skip
+
+    def decision_rows(self, workload: tuple) -> pd.DataFrame:
+        """The rows a decision on the workload is made on: its results and the estimates offered, with what costs
+        need of each row's hardware, and the user's prices."""
+        found = self.estimates(workload)
+        rows = self._kept(("decision", workload, found is not None, self.link_gbps),
+                          lambda: decision_rows(self.rows(workload).frame, found, self.catalog))  # fmt: skip
+        return self._priced(rows)
+
+    def _priced(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """The rows with the user's prices. A price keyed on a profile of another workload is not for these rows;
+        a key that names nothing at all is a one-line error (:func:`~advisor.decision.analysis.apply_prices`)."""
+        elsewhere = set(self.results["profile"]) - set(rows["profile"]) if self.prices else set()
+        prices = {key: usd for key, usd in self.prices.items() if key not in elsewhere}
+        return analysis.apply_prices(rows, prices, self.catalog)
+
+    def _left_out(self, workload: tuple) -> dict[str, int]:
+        """What a question on one workload leaves out of the collection: the other workloads and their results."""
+        choice = select_workload(self.results, workload)
+        return {"left_out_results": choice.left_out, "other_workloads": max(choice.workloads - 1, 0)}
+
+    # ------------------------------------------------------------------ the answers
+
+    def compare(self, baseline: str | None = None, precision: str = PrecisionFilter.ANY,
+                workload: tuple | None = None) -> analysis.Comparison:  # fmt: skip
+        """Every result of one workload (``baseline``'s, else ``workload``, else the post's) against a baseline
+        (default: the slowest float32 result): speedups and dollars per speedup."""
+        if self.results.empty:
+            return analysis.compare(self.results, baseline, precision, workload)  # its own error: nothing to compare
+        chosen = self.workload(baseline, workload)
+        if baseline is not None and not (self.results["profile"] == baseline).any():
+            return analysis.compare(self.results, baseline, precision, chosen)  # its error: which ids there are
+        rows = self._priced(with_estimates(self.rows(chosen).frame, self.estimates(chosen)))
+        comparison = analysis.compare(rows, baseline, precision, chosen)
+        return dataclasses.replace(comparison, **self._left_out(chosen))
+
+    def recommend(self, current: str, budget: float | None = None, precision: str = PrecisionFilter.ANY,
+                  current_precision: str | None = None, goal: str = Goal.VALUE) -> analysis.Recommendation:  # fmt: skip
+        """The best option for the goal from the ``current`` profile's result (``current_precision``, default:
+        its float32 one), within the budget, renting instead, every option's costs and the upgrade ladder."""
+        if self.results.empty or not (self.results["profile"] == current).any():
+            # the analysis says what is wrong (no profiles; which ids there are)
+            return analysis.recommend(self.results, current, budget, precision, current_precision, self.habits, goal,
+                                      self.catalog)  # fmt: skip
+        chosen = self.workload(current)
+        rec = analysis.recommend(self.decision_rows(chosen), current, budget=budget, precision=precision,
+                                 current_precision=current_precision, habits=self.habits, goal=goal,
+                                 catalog=self.catalog)  # fmt: skip
+        rec.findings = dataclasses.replace(rec.findings, **self._left_out(chosen))
+        return rec
+
+    def estimate(self, workload: tuple, spec: dict[str, Any] | None = None, gpu_ids: list[str] | None = None,
+                 devices: int = 1, machines: int = 1, link_gbps: float | None = None) -> estimates.CatalogEstimates:
+        """The workload (a key of the results, or any ``spec``: the post's LSTM sized, a model file's) on every
+        catalog GPU (or ``gpu_ids``), one GPU and ``devices`` of them, on ``machines`` machines joined at
+        ``link_gbps``; measured GPUs included, to check the model against them."""
+        if self.catalog is None:
+            raise ValueError("estimates need a GPU catalog")
+        return estimates.estimate_catalog(self.results, self.catalog, workload, gpu_ids=gpu_ids, keep_covered=True,
+                                          spec=spec, devices=tuple(sorted({1, devices})), machines=machines,
+                                          link_gbps=link_gbps)  # fmt: skip
+
+    def machine_estimates(self, workload: tuple, spec: dict[str, Any]) -> list:
+        """The workload on the CPU machines measured here (their measured matmul peaks)."""
+        return estimates.estimate_machines(self.results, workload, spec)
+
+    def job_advice(self, request: JobRequest) -> llm_advice.JobAdvice:
+        """A language-model training job on every catalog GPU (or the request's): fits / tight / does not fit,
+        tokens per second, the run's time and cost."""
+        if self.catalog is None:
+            raise ValueError("a language-model job's advice needs a GPU catalog")
+        return self._kept(("job", request), lambda: llm_advice.advise(
+            self.results, self.catalog, request.job, request.checkpointing,
+            list(request.gpu_ids) if request.gpu_ids is not None else None, request.devices,
+            pure_16bit=request.pure_16bit, sharded=request.sharded))  # fmt: skip
+
+    def job_choice(self, request: JobRequest, goal: str = Goal.VALUE, budget: float | None = None):
+        """The GPU to buy (or rent) for a language-model job among those it fits, for the goal within the budget."""
+        return llm_advice.choose(self.job_advice(request), goal, budget)

@@ -49,10 +49,11 @@ def workload_notes(left_out: int, other_workloads: int) -> list[str]:
             "one workload"]  # fmt: skip
 
 
-def notes(rec: Recommendation) -> list[str]:
-    """What the recommendation left out, and why (its findings in words)."""
+def notes(rec: Recommendation, other_workloads: bool = True) -> list[str]:
+    """What the recommendation left out, and why (its findings in words); the other workloads' results only with
+    ``other_workloads`` (the app picks the workload in its sidebar, which lists them)."""
     found = rec.findings
-    said = workload_notes(found.left_out_results, found.other_workloads)
+    said = workload_notes(found.left_out_results, found.other_workloads) if other_workloads else []
     if found.unpriced:
         rentable = found.unpriced_rentable
         rent = f" ({rentable} of them can be rented: goal 'cost' weighs renting)" if rentable else ""

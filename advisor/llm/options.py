@@ -6,7 +6,15 @@ from __future__ import annotations
 import argparse
 
 from advisor.llm.config import resolve
-from advisor.llm.job import DEFAULT_RANK, Checkpointing, Method, TrainingJob, job_from_options, parse_tokens
+from advisor.llm.job import (
+    DEFAULT_RANK,
+    Checkpointing,
+    JobRequest,
+    Method,
+    TrainingJob,
+    job_from_options,
+    parse_tokens,
+)
 from advisor.perf.workload import positive_int  # the one parser of whole-number options (NumPy only)
 
 
@@ -39,3 +47,9 @@ def job_from_args(args: argparse.Namespace) -> TrainingJob:
     return job_from_options(resolve(args.model_config), args.method, args.seq_len, args.batch, args.grad_accum,
                             args.tokens, args.optimizer or "adamw", lora_rank=args.lora_rank,
                             lora_targets=args.lora_targets)  # fmt: skip
+
+
+def request_from_args(args: argparse.Namespace, gpu_ids: tuple[str, ...] | None = None) -> JobRequest:
+    """The job and how it runs, as the options say (``gpu_ids``: --gpu, found in the catalog by the command)."""
+    return JobRequest(job_from_args(args), Checkpointing(args.checkpointing), max(1, args.devices), args.fsdp,
+                      args.pure_bf16, gpu_ids)  # fmt: skip
