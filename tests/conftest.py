@@ -15,7 +15,7 @@ import helpers
 from advisor import store
 from advisor.decision import analysis
 from advisor.store import catalog
-from helpers import SHIPPED, copy_small_shipped, valid_profile
+from helpers import CHECKOUT_PROFILES, SHIPPED, copy_small_shipped, valid_profile
 
 # Where Python is told to write no bytecode (PYTHONDONTWRITEBYTECODE, as on these machines), every test run compiles
 # the test files again and rewrites their assertions, and pytest rewrites Hypothesis's modules too: 1.3 s a process,
@@ -28,9 +28,36 @@ if sys.dont_write_bytecode:
     os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 
 
+def _checkout_profiles_state() -> dict[str, tuple[int, int]]:
+    """The checkout's profiles folder, hidden files included: each name's size and modification time."""
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in CHECKOUT_PROFILES.iterdir() if p.is_file()}
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """The fast part (``-m "not slow"``) runs the property tests on fewer examples (``helpers.examples``)."""
+    """The fast part (``-m "not slow"``) runs the property tests on fewer examples (``helpers.examples``); the
+    checkout's profiles folder is noted, to check at the end that no test wrote into it."""
     helpers.quick_examples = "not slow" in (config.option.markexpr or "")
+    config.stash[CHECKOUT_STATE] = _checkout_profiles_state()
+
+
+CHECKOUT_STATE = pytest.StashKey[dict]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No test writes into the checkout: a file added to or changed in its profiles folder (an index, a profile)
+    fails the run, naming it."""
+    before, after = session.config.stash[CHECKOUT_STATE], _checkout_profiles_state()
+    changed = sorted(name for name in after if before.get(name) != after[name])
+    if changed:
+        print(f"\ntests wrote into the checkout's profiles folder: {', '.join(changed)}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def _in_the_sessions_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in the folder of the session's copy of the shipped profiles: a command given no --profiles
+    reads ``./profiles``, that copy, never the checkout's."""
+    monkeypatch.chdir(SHIPPED.parent)
 
 
 @pytest.fixture

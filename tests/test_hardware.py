@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from advisor.measure import hardware
 
@@ -51,17 +55,26 @@ def test_host_facts_from_a_canned_proc(tmp_path: Path):
     assert facts["cores"] == 2
 
 
-def test_missing_proc_leaves_facts_out_without_crashing(tmp_path: Path):
+def test_missing_proc_leaves_facts_out_without_crashing(tmp_path: Path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "psutil", None)  # no other source of the CPU, cores and memory either
     facts = hardware.host_facts(str(tmp_path / "nowhere"))
-    assert "cpu" not in facts or facts["cpu"]  # never an empty guess
+    assert set(facts) == {"logical_cpus", "os", "machine"}  # the CPU, its cores and the memory left out, not guessed
     assert all(value not in (None, "") for value in facts.values())
 
 
-def test_garbage_proc_text_never_crashes(tmp_path: Path):
+def test_without_proc_the_memory_is_psutils(tmp_path: Path):
+    psutil = pytest.importorskip("psutil")
+    facts = hardware.host_facts(str(tmp_path / "nowhere"))
+    assert facts["memory_gb"] == round(psutil.virtual_memory().total / 1024**3, 1) > 0
+    assert "cpu" not in facts  # psutil does not name the CPU: left out
+
+
+def test_garbage_proc_text_never_crashes(tmp_path: Path, monkeypatch):
     (tmp_path / "cpuinfo").write_bytes(b"\xff\xfe::::\n\n\x00")
     (tmp_path / "meminfo").write_text("MemTotal: lots")
+    monkeypatch.setitem(sys.modules, "psutil", None)  # the garbage alone: nothing else fills in for it
     facts = hardware.host_facts(str(tmp_path))
-    assert "memory_gb" not in facts or facts["memory_gb"] > 0
+    assert "memory_gb" not in facts and "cpu" not in facts  # "lots" and the bytes are not read as facts
 
 
 def test_nvidia_smi_parsing():
@@ -81,8 +94,18 @@ def test_cpu_usage_monitor_measures_something():
     with hardware.CpuUsageMonitor() as monitor:
         sum(range(100_000))
     assert monitor.wall_seconds is not None and monitor.wall_seconds > 0
-    load = monitor.other_load()
-    assert load is None or load >= 0
+    if importlib.util.find_spec("psutil") is None:  # the system's CPU time is read through psutil
+        assert monitor.other_load() is None
+    else:
+        load = monitor.other_load()
+        assert load is not None and 0 <= load <= (os.cpu_count() or 1)  # other processes' cores: a count of them
+
+
+def test_cpu_usage_without_the_systems_times_is_unknown(monkeypatch):
+    monkeypatch.setattr(hardware.CpuUsageMonitor, "system_busy_seconds", staticmethod(lambda: None))
+    with hardware.CpuUsageMonitor() as monitor:
+        sum(range(1000))
+    assert monitor.wall_seconds > 0 and monitor.other_load() is None  # unknown, never 0
 
 
 def test_power_from_a_fake_nvidia_smi(tmp_path: Path, monkeypatch):

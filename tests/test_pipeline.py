@@ -8,7 +8,6 @@ import datetime as dt
 import json
 
 import pytest
-from helpers import SHIPPED, app_test, needs
 
 from advisor.cli import build_parser, main
 from advisor.decision import pipeline
@@ -18,6 +17,7 @@ from advisor.errors import AdvisorError
 from advisor.llm.config import load_presets
 from advisor.llm.job import job_request
 from advisor.llm.options import request_from_args
+from helpers import SHIPPED, app_test, needs
 
 
 def plain(markdown: str) -> str:

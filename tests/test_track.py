@@ -232,8 +232,8 @@ def test_estimate_and_recommend_use_a_tracked_profile(tmp_path: Path, folder_wit
     recommendation = json.loads(out)
     assert f"waits for data {share:.0%}" in recommendation["reason"]
     assert "num_workers" in recommendation["reason"] and "pin_memory" in recommendation["reason"]
-    best = recommendation["best"]
-    assert best is None or best["speedup_vs_current"] < 1 / share
+    best = recommendation["best"]  # the GPU part of a step gets faster; the wait for data does not (Amdahl)
+    assert best is not None and 1 < best["speedup_vs_current"] < 1 / share
 
 
 def test_gradient_accumulation_counts_one_optimizer_step(tmp_path: Path):
