@@ -14,9 +14,11 @@ from advisor.commands import (
     models,
     recommend,
     schema,
+    serve,
+    submit,
     validate,
 )
 
 # In the order the help lists them.
 COMMANDS = (listing, validate, compare, recommend, catalog, estimate, crossval, calibration, models, examples, add,
-            schema, measure)  # fmt: skip
+            schema, measure, submit, serve)  # fmt: skip

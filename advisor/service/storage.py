@@ -1,0 +1,334 @@
+"""The collection's database: one interface (:class:`Storage`) over SQLite (one file, nothing to set up: a single
+user or a lab) and PostgreSQL (many writers, several service processes), one schema with numbered migrations
+applied at start (:data:`MIGRATIONS`); a database newer than this code is refused.
+
+Every submit is one transaction: the result and its comparison keys are written together or not at all, and the
+result's id (its content hash) is the primary key, so a repeated or concurrent submit of the same profile stores it
+once. No uploader address is kept with a result: only the hash of the contributor's token.
+
+SQL is written once, with ``?`` placeholders; PostgreSQL's driver gets ``%s``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import AdvisorError
+
+# The schema, one numbered step at a time: a database at version N gets the steps after N, in order, at start.
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (1, "results, their comparison keys, contributor tokens and rate windows", (
+        """CREATE TABLE results (
+            id TEXT PRIMARY KEY,              -- the SHA-256 of the profile's content
+            profile_id TEXT NOT NULL UNIQUE,  -- the profile's id as served: the contributor's and the hash's start
+            workload TEXT NOT NULL,           -- the workload's key (JSON)
+            workload_name TEXT NOT NULL,
+            device TEXT NOT NULL,             -- catalog id (or normalised name) : count x
+            catalog_id TEXT,
+            status TEXT NOT NULL,             -- listed | held | private
+            reason TEXT,                      -- why it is held
+            document TEXT NOT NULL,           -- the profile as stored (canonical YAML)
+            token_hash TEXT NOT NULL,
+            received_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX results_by_workload ON results (status, workload, id)",
+        "CREATE INDEX results_by_device ON results (status, device, id)",
+        "CREATE INDEX results_listed ON results (status, id)",
+        """CREATE TABLE comparisons (
+            result_id TEXT NOT NULL REFERENCES results (id),
+            precision TEXT NOT NULL,
+            comparison_key TEXT NOT NULL,
+            seconds DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (result_id, precision)
+        )""",
+        "CREATE INDEX comparisons_by_key ON comparisons (comparison_key)",
+        """CREATE TABLE tokens (
+            hash TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE rate_windows (
+            token_hash TEXT NOT NULL,
+            window_start BIGINT NOT NULL,
+            submits INTEGER NOT NULL,
+            PRIMARY KEY (token_hash, window_start)
+        )""",
+    )),
+)  # fmt: skip
+LATEST = MIGRATIONS[-1][0]
+VERSION_TABLE = "advisor_schema"
+PAGE_MAX = 500  # results in one page
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """One result as a reader gets it."""
+
+    id: str
+    profile_id: str
+    workload: str
+    workload_name: str
+    device: str
+    catalog_id: str | None
+    status: str
+    reason: str | None
+    document: str
+    received_at: str
+
+    def summary(self) -> dict[str, Any]:
+        """The result in a page of a listing (its profile is fetched by id)."""
+        return {"id": self.id, "profile_id": self.profile_id, "workload": json.loads(self.workload),
+                "workload_name": self.workload_name, "device": self.device, "catalog_id": self.catalog_id,
+                "received_at": self.received_at}  # fmt: skip
+
+
+_COLUMNS = "id, profile_id, workload, workload_name, device, catalog_id, status, reason, document, received_at"
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+class Storage:
+    """The collection's database. :func:`open_storage` opens one by its URL and applies the migrations."""
+
+    placeholder = "?"
+
+    def __init__(self) -> None:
+        self.version = 0
+
+    # -- what a backend provides: a transaction whose cursor runs SQL with ? placeholders
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:  # pragma: no cover - each backend has its own
+        raise NotImplementedError
+        yield
+
+    def close(self) -> None:
+        """Close the connections."""
+
+    def _lock_for_migrations(self, cursor: Any) -> None:
+        """Keep other processes from migrating at the same time (inside the migration's transaction)."""
+
+    def _sql(self, text: str) -> str:
+        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+
+    def _run(self, cursor: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        cursor.execute(self._sql(sql), tuple(params))
+        return cursor
+
+    # -- the schema
+    def migrate(self) -> int:
+        """Apply the migrations this database lacks; refuse one newer than this code. Returns the version."""
+        with self.transaction() as cursor:
+            self._lock_for_migrations(cursor)
+            self._run(cursor, f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version INTEGER NOT NULL)")
+            current = self._run(cursor, f"SELECT MAX(version) FROM {VERSION_TABLE}").fetchone()[0] or 0
+            if current > LATEST:
+                raise AdvisorError(f"the database's schema is version {current}, newer than this advisor's "
+                                   f"({LATEST}): upgrade advisor to serve it")  # fmt: skip
+            for version, _, statements in MIGRATIONS:
+                if version > current:
+                    for statement in statements:
+                        self._run(cursor, statement)
+                    self._run(cursor, f"INSERT INTO {VERSION_TABLE} (version) VALUES (?)", (version,))
+        self.version = max(current, LATEST)
+        return self.version
+
+    # -- tokens
+    def add_token(self, name: str) -> str:
+        """A new contributor token (shown once; only its hash is kept)."""
+        token = secrets.token_urlsafe(32)
+        with self.transaction() as cursor:
+            self._run(cursor, "INSERT INTO tokens (hash, name, created_at) VALUES (?, ?, ?)",
+                      (token_hash(token), name, _now()))  # fmt: skip
+        return token
+
+    def token_known(self, hashed: str) -> bool:
+        with self.transaction() as cursor:
+            return self._run(cursor, "SELECT 1 FROM tokens WHERE hash = ?", (hashed,)).fetchone() is not None
+
+    def count_submit(self, hashed: str, window_start: int) -> int:
+        """Count one submit in the token's window; returns the window's submits so far."""
+        with self.transaction() as cursor:
+            row = self._run(cursor, "INSERT INTO rate_windows (token_hash, window_start, submits) VALUES (?, ?, 1) "
+                                    "ON CONFLICT (token_hash, window_start) DO UPDATE SET submits = "
+                                    "rate_windows.submits + 1 RETURNING submits", (hashed, window_start)).fetchone()
+            self._run(cursor, "DELETE FROM rate_windows WHERE window_start < ?", (window_start - 60,))
+        return int(row[0])
+
+    # -- results
+    def add(self, accepted: Any, document: str, hashed: str, private: bool) -> tuple[StoredResult, bool]:
+        """Store an accepted profile (and its comparison keys) in one transaction; the same content again is the
+        stored one. Returns the result and whether it is new."""
+        status = "private" if private else ("held" if accepted.held else "listed")
+        with self.transaction() as cursor:
+            inserted = self._run(
+                cursor, f"INSERT INTO results ({_COLUMNS}, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO NOTHING RETURNING id",
+                (accepted.id, accepted.profile_id, accepted.workload, accepted.workload_name, accepted.device,
+                 accepted.catalog_id, status, accepted.held, document, _now(), hashed),
+            ).fetchone() is not None  # fmt: skip
+            if inserted:
+                for precision, key, seconds in accepted.comparisons:
+                    self._run(cursor, "INSERT INTO comparisons (result_id, precision, comparison_key, seconds) "
+                                      "VALUES (?, ?, ?, ?)", (accepted.id, precision, key, seconds))  # fmt: skip
+            row = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE id = ?", (accepted.id,)).fetchone()
+        return StoredResult(*row), inserted
+
+    def get(self, result_id: str) -> StoredResult | None:
+        """A result by its id or its profile's id, whatever its status (the caller decides what to show)."""
+        with self.transaction() as cursor:
+            row = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE id = ? OR profile_id = ?",
+                            (result_id, result_id)).fetchone()  # fmt: skip
+        return StoredResult(*row) if row else None
+
+    def page(self, workload: str | None = None, device: str | None = None, after: str = "",
+             limit: int = 100) -> list[StoredResult]:  # fmt: skip
+        """Listed results (never held or private ones) in id order after ``after``, of a workload (its key's JSON)
+        and a device (``rtx-4090:1x``) where given."""
+        where, params = ["status = 'listed'", "id > ?"], [after]
+        for column, value in (("workload", workload), ("device", device)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        params.append(max(1, min(int(limit), PAGE_MAX)))
+        with self.transaction() as cursor:
+            rows = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE {' AND '.join(where)} ORDER BY id "
+                                     "LIMIT ?", params).fetchall()  # fmt: skip
+        return [StoredResult(*row) for row in rows]
+
+    def comparison_keys(self, result_id: str) -> list[str]:
+        """A result's comparison keys, one per precision."""
+        with self.transaction() as cursor:
+            rows = self._run(cursor, "SELECT comparison_key FROM comparisons WHERE result_id = ? ORDER BY precision",
+                             (result_id,)).fetchall()  # fmt: skip
+        return [str(row[0]) for row in rows]
+
+    def comparable(self, comparison_key: str, limit: int = 100) -> list[tuple[str, str, float]]:
+        """Listed results that may be put beside each other: (result id, precision, seconds), fastest first."""
+        with self.transaction() as cursor:
+            return [tuple(row) for row in self._run(
+                cursor, "SELECT c.result_id, c.precision, c.seconds FROM comparisons c JOIN results r ON "
+                "r.id = c.result_id WHERE c.comparison_key = ? AND r.status = 'listed' ORDER BY c.seconds, "
+                "c.result_id LIMIT ?", (comparison_key, max(1, min(int(limit), PAGE_MAX)))).fetchall()]  # fmt: skip
+
+    def counts(self) -> dict[str, int]:
+        """Results by status."""
+        with self.transaction() as cursor:
+            rows = self._run(cursor, "SELECT status, COUNT(*) FROM results GROUP BY status").fetchall()
+        return {str(status): int(count) for status, count in rows}
+
+
+class SQLiteStorage(Storage):
+    """One SQLite file: a connection per thread, WAL (readers never wait for the writer), every commit synced."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = str(path)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def _connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")  # an acknowledged submit survives the process's end
+            connection.execute("PRAGMA foreign_keys=ON")
+            self._local.connection = connection
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Cursor]:
+        connection = self._connection()
+        cursor = connection.cursor()
+        cursor.execute("BEGIN IMMEDIATE")  # one writer at a time, waiting up to the timeout
+        try:
+            yield cursor
+        except BaseException:
+            connection.rollback()
+            raise
+        else:
+            connection.commit()
+        finally:
+            cursor.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for connection in self._connections:
+                with contextlib.suppress(sqlite3.Error):
+                    connection.close()
+            self._connections.clear()
+
+
+class PostgresStorage(Storage):
+    """A PostgreSQL database through a psycopg 3 connection pool."""
+
+    placeholder = "%s"
+
+    def __init__(self, url: str, max_connections: int = 10) -> None:
+        super().__init__()
+        # psycopg and its pool are imported here: only a PostgreSQL collection needs them (the `serve` extra)
+        from psycopg_pool import ConnectionPool
+
+        self.pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=True, timeout=30.0)
+        try:
+            self.pool.wait(timeout=10.0)  # a server that is down or refuses the login: said now, not at a submit
+        except Exception:
+            self.pool.close()
+            raise
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        with self.pool.connection() as connection, connection.transaction(), connection.cursor() as cursor:
+            yield cursor
+
+    def _lock_for_migrations(self, cursor: Any) -> None:
+        cursor.execute("SELECT pg_advisory_xact_lock(726_157)")  # any fixed number: the advisor's migrations
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def open_storage(url: str) -> Storage:
+    """The database at ``url`` (``sqlite:///path/to/file.sqlite``, a plain path, or ``postgresql://...``), its
+    migrations applied."""
+    if url.startswith(("postgresql://", "postgres://")):
+        try:
+            storage: Storage = PostgresStorage(url)
+        except ImportError:
+            raise AdvisorError("--database postgresql://...: install the service's extra (pip install "
+                               "'advisor[serve]'): psycopg and psycopg-pool") from None  # fmt: skip
+        except Exception as error:  # the server is down, refuses the login...: one line, not a traceback
+            raise AdvisorError(f"--database: cannot connect to PostgreSQL: {error}") from None
+    else:
+        path = Path(url.removeprefix("sqlite:///").removeprefix("sqlite://"))
+        if not path.parent.is_dir():
+            raise AdvisorError(f"--database {url}: the folder {path.parent} does not exist")
+        storage = SQLiteStorage(path)
+    try:
+        storage.migrate()
+    except AdvisorError:
+        storage.close()
+        raise
+    except Exception as error:  # not a database, a read-only file...: one line
+        storage.close()
+        raise AdvisorError(f"--database {url}: cannot use it: {error}") from None
+    return storage
