@@ -30,9 +30,11 @@ from advisor.llm import config as llm_config
 from advisor.llm.job import Checkpointing, Method, job_request
 from advisor.perf import estimates
 from advisor.render import charts, report
+from advisor.service import client
 from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
+COLLECTION_URL = os.environ.get(client.URL_VARIABLE)  # a collection service's profiles instead, through the cache
 CATALOG_FILE = Path(os.environ.get("ADVISOR_CATALOG", DEFAULT_CATALOG))
 CHART_BARS = 25  # bar charts show the best options; the table shows more, the CSV every one
 CHART_POINTS = 300  # the price-time chart draws the frontier and the fastest results
@@ -92,6 +94,15 @@ def load_folder(folder: str, signature: str) -> tuple[analysis.LoadedFrame, list
         len(loaded.rows.bad_files),
         [str(w) for w in loaded.warnings],
     )
+
+
+@st.cache_resource(ttl=600, show_spinner="Fetching the collection...")  # refreshed every ten minutes
+def collection_copy(url: str) -> tuple[client.CachedCollection | None, str]:
+    """The collection service's profiles as a folder on disk (offline: the last copy), or why there is none."""
+    try:
+        return client.cached_collection(client.parse_url(url)), ""
+    except AdvisorError as error:
+        return None, str(error)
 
 
 @st.cache_resource(show_spinner="Loading the GPU catalog...")
@@ -561,8 +572,17 @@ st.caption(
     "your own Keras model measured with `python -m advisor measure`, your own training job recorded where it runs "
     "with `advisor.track`, or quoted from a source) and estimates for today's GPUs."
 )
-folder_key = folder_watch(str(PROFILES_DIR)).signature()
-loaded, problems, bad_files, warnings = load_folder(str(PROFILES_DIR), folder_key)
+profiles_dir = PROFILES_DIR
+if COLLECTION_URL:
+    copy, copy_problem = collection_copy(COLLECTION_URL)
+    if copy is None:
+        st.error(safe(copy_problem))
+        st.stop()
+    profiles_dir = copy.folder
+    st.caption(safe(f"Profiles from the collection at {copy.url}" + (
+        f": offline ({copy.offline}), the copy taken {copy.age_text()} ago." if copy.offline else ".")))
+folder_key = folder_watch(str(profiles_dir)).signature()
+loaded, problems, bad_files, warnings = load_folder(str(profiles_dir), folder_key)
 frame, profile_of = loaded.frame, loaded.profile
 catalog, catalog_problem = load_gpu_catalog(
     str(CATALOG_FILE),
@@ -589,7 +609,7 @@ language_model_section(collection)
 if frame.empty:
     st.info(
         "No profiles yet. Measure this machine with `python -m advisor measure --price-usd 0` and put the "
-        f"YAML file it writes into `{PROFILES_DIR.name}/`, or upload a profile in the sidebar."
+        f"YAML file it writes into `{profiles_dir.name}/`, or upload a profile in the sidebar."
     )
     st.stop()
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from advisor import __version__
 from advisor.commands import COMMANDS
-from advisor.commands.common import Parents, add_common, add_estimate_options
+from advisor.commands.common import Parents, add_common, add_estimate_options, use_collection
 from advisor.errors import AdvisorError
 
 
@@ -55,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
+        use_collection(args)
         return {command.NAME: command for command in COMMANDS}[args.command].run(args)
     except AdvisorError as error:
         print(f"advisor: error: {error}", file=sys.stderr)

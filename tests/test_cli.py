@@ -299,7 +299,7 @@ RECOMMEND_CASES = {
     "--current-precision": (["--current", "post-titan-rtx"], ["--current-precision", "mixed_float16"]),
 }
 # The output's format and where the inputs are (--catalog names another catalog file: not driven here).
-NOT_DECISIONS = {"--help", "--json", "--profiles", "--current", "--catalog"}
+NOT_DECISIONS = {"--help", "--json", "--profiles", "--collection", "--current", "--catalog"}  # inputs, not choices
 JOB_OPTIONS = {"--model-config", "--method", "--seq-len", "--batch", "--grad-accum", "--tokens", "--checkpointing",
                "--lora-rank", "--lora-targets", "--fsdp", "--pure-bf16", "--optimizer", "--devices",
                "--gpu"}  # fmt: skip

@@ -55,6 +55,33 @@ def add_common(parser: argparse.ArgumentParser, defaults: bool) -> None:
         default=False if defaults else argparse.SUPPRESS,
         help="print machine-readable JSON",
     )
+    parser.add_argument(
+        "--collection",
+        default=None if defaults else argparse.SUPPRESS,
+        metavar="URL",
+        help="read a collection service's profiles instead of --profiles (kept in a cache on disk: offline, the "
+        "last copy is read and its age said)",
+    )
+
+
+# Commands that write into the profiles folder or serve one: --collection (a cached copy) is not for them.
+WRITING_COMMANDS = ("add", "measure", "serve", "submit")
+
+
+def use_collection(args: argparse.Namespace) -> None:
+    """--collection URL: the service's profiles, fetched into the cache (or the cached copy, offline, its age said
+    on stderr), become the folder the command reads."""
+    if not getattr(args, "collection", None):
+        return
+    if args.command in WRITING_COMMANDS:
+        raise AdvisorError(f"{args.command}: --collection is for the commands that read profiles; use --profiles DIR")
+    from advisor.service import client  # the standard library's HTTP: nothing heavy
+
+    cached = client.cached_collection(client.parse_url(args.collection))
+    if cached.offline:
+        print(f"advisor: warning: {args.collection}: {cached.offline}; reading the copy taken "
+              f"{cached.age_text()} ago", file=sys.stderr)  # fmt: skip
+    args.profiles = str(cached.folder)
 
 
 def add_estimate_options(parser: argparse.ArgumentParser) -> None:

@@ -286,14 +286,12 @@ class PostgresStorage(Storage):
     def __init__(self, url: str, max_connections: int = 10) -> None:
         super().__init__()
         # psycopg and its pool are imported here: only a PostgreSQL collection needs them (the `serve` extra)
+        import psycopg
         from psycopg_pool import ConnectionPool
 
+        with psycopg.connect(url, connect_timeout=10):  # a server that is down or refuses the login: said at once
+            pass
         self.pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=True, timeout=30.0)
-        try:
-            self.pool.wait(timeout=10.0)  # a server that is down or refuses the login: said now, not at a submit
-        except Exception:
-            self.pool.close()
-            raise
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -301,7 +299,7 @@ class PostgresStorage(Storage):
             yield cursor
 
     def _lock_for_migrations(self, cursor: Any) -> None:
-        cursor.execute("SELECT pg_advisory_xact_lock(726_157)")  # any fixed number: the advisor's migrations
+        cursor.execute("SELECT pg_advisory_xact_lock(726157)")  # any fixed number: the advisor's migrations
 
     def close(self) -> None:
         self.pool.close()
@@ -317,7 +315,8 @@ def open_storage(url: str) -> Storage:
             raise AdvisorError("--database postgresql://...: install the service's extra (pip install "
                                "'advisor[serve]'): psycopg and psycopg-pool") from None  # fmt: skip
         except Exception as error:  # the server is down, refuses the login...: one line, not a traceback
-            raise AdvisorError(f"--database: cannot connect to PostgreSQL: {error}") from None
+            reason = " ".join(str(error).split())  # libpq's message spans lines
+            raise AdvisorError(f"--database: cannot connect to PostgreSQL: {reason}") from None
     else:
         path = Path(url.removeprefix("sqlite:///").removeprefix("sqlite://"))
         if not path.parent.is_dir():
@@ -330,5 +329,5 @@ def open_storage(url: str) -> Storage:
         raise
     except Exception as error:  # not a database, a read-only file...: one line
         storage.close()
-        raise AdvisorError(f"--database {url}: cannot use it: {error}") from None
+        raise AdvisorError(f"--database {url}: cannot use it: {' '.join(str(error).split())}") from None
     return storage
