@@ -102,7 +102,7 @@ class Service:
         command = [sys.executable, "-m", "advisor", "--profiles", str(self.profiles), "serve", "--database",
                    self.database, "--port", str(self.port), "--submits-per-minute", str(self.submits_per_minute)]
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+            self.process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

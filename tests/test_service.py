@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import SHIPPED, copy_small_shipped, needs
-from servers import Service, get, new_database, postgres_bin, postgres_server, submit
 
 from advisor.cli import main
 from advisor.errors import AdvisorError
@@ -24,6 +22,8 @@ from advisor.service import privacy, storage
 from advisor.service.checks import RULES
 from advisor.store import load_profiles
 from advisor.store.write import dump_profile
+from helpers import SHIPPED, copy_small_shipped, needs
+from servers import Service, get, new_database, postgres_bin, postgres_server, submit
 
 pytestmark = [needs("fastapi"), needs("uvicorn")]
 
@@ -312,7 +312,7 @@ def test_results_are_stored_once_and_only_listed_ones_are_read(database_url, ref
 
 
 def test_a_bad_database_url_is_one_line(tmp_path):
-    with pytest.raises(AdvisorError, match="the folder .* does not exist"):
+    with pytest.raises(AdvisorError, match=r"the folder .* does not exist"):
         storage.open_storage(str(tmp_path / "nowhere" / "c.sqlite"))
     (tmp_path / "not.sqlite").write_bytes(b"this is not a database" * 100)
     with pytest.raises(AdvisorError, match="cannot use it"):
