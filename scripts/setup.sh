@@ -12,14 +12,24 @@ fi
 if [ "${ADVISOR_TEST_BACKENDS:-0}" = 1 ]; then
     # The tests also run the JAX backend (a CPU build from PyPI) and advisor.track's Lightning and Hugging Face
     # adapters (the test extra pins them).
-    python3 -m pip install --quiet --disable-pip-version-check -e '.[all,test,jax]'
+    python3 -m pip install --quiet --disable-pip-version-check -e '.[all,test,jax,serve]'
 else
     python3 -m pip install --quiet --disable-pip-version-check -e '.[all]'
 fi
+# Debian's packages the tests need: chromium (Playwright drives it) and PostgreSQL's server (the collection
+# service's tests start their own in a temporary folder; nothing is left running).
+missing=()
 if ! command -v chromium >/dev/null 2>&1 && [ "${ADVISOR_SKIP_CHROMIUM:-0}" != 1 ]; then
+    missing+=(chromium)
+fi
+if [ "${ADVISOR_TEST_BACKENDS:-0}" = 1 ] && ! command -v initdb >/dev/null 2>&1 \
+        && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    missing+=(postgresql)
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     else
-        echo "setup: chromium is missing (apt-get install chromium); the browser test will be skipped" >&2
+        echo "setup: ${missing[*]} missing (apt-get install ${missing[*]}); their tests will be skipped" >&2
     fi
 fi
