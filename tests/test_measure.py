@@ -35,6 +35,7 @@ def test_measure_writes_a_valid_profile_with_both_precisions(capsys, tmp_path: P
     assert status == 0, err
     path = tmp_path / "tiny-cpu.yaml"
     assert f"profile written to {path}" in out
+    assert f"to contribute it: advisor submit {path}" in out  # nothing is sent by measure itself
     profile, warnings = store.load_profile(path)
     assert warnings == []
     data = profile.data

@@ -80,12 +80,13 @@ def load(path: Path) -> dict:
     return profile.data
 
 
-def test_a_pytorch_loop_writes_a_valid_tracked_profile(tmp_path: Path):
+def test_a_pytorch_loop_writes_a_valid_tracked_profile(tmp_path: Path, capsys):
     model = mlp()
     optimizer = torch.optim.AdamW(model.parameters(), 1e-3)
     with advisor.track.torch(model, optimizer, name="my mlp", out=tmp_path, epochs=2) as run:
         train(run, model, optimizer, batches(20), epochs=2)
     assert run.path == tmp_path / "my-mlp.yaml"
+    assert f"advisor.track: to contribute it: advisor submit {run.path}" in capsys.readouterr().err
     data = load(run.path)
     workload, result = data["workload"], data["results"][0]
     assert data["schema_version"] == schema.SCHEMA_VERSION

@@ -75,6 +75,8 @@ def _measure(args: argparse.Namespace, plan) -> int:
     else:
         print(measure_table(profile))
         print(f"\nprofile written to {path}" if path else "\n--dry-run: no profile written")
+        if path:
+            print(store.submit_hint(path))
         if typed.build(profile).price.usd is None:
             print("The price is unknown: add --price-usd (or edit price.usd) so the advisor can recommend it.")
     return 0

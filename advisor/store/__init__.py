@@ -43,6 +43,7 @@ from advisor.store.write import (
     check_writable_folder,
     dump_profile,
     slugify,
+    submit_hint,
     unique_slug,
     write_atomic,
     write_profile,
@@ -53,5 +54,6 @@ __all__ = [
     "FolderWatch", "Profile", "ProfileCache", "ProfileSet", "RowSet", "add_profiles", "as_upload",
     "check_writable_folder", "dump_profile", "file_key", "folder_signature", "keep_snapshot", "load_file",
     "load_profile", "load_profiles", "load_rows", "parse_yaml", "profile_files", "profile_from_bytes",
-    "profile_from_data", "read_file_bytes", "read_snapshot", "slugify", "unique_slug", "write_atomic", "write_profile",
+    "profile_from_data", "read_file_bytes", "read_snapshot", "slugify", "submit_hint", "unique_slug", "write_atomic",
+    "write_profile",
 ]  # fmt: skip

@@ -173,3 +173,8 @@ def as_upload(data: dict[str, Any], taken_ids: set[str]) -> dict[str, Any]:
         data["id"] = data["id"][: MAX_SLUG_LENGTH - len(suffix)].rstrip("-") + suffix
     data["name"] = f"{data.get('name', data['device']['name'])} (uploaded)"
     return data
+
+
+def submit_hint(path: str | os.PathLike) -> str:
+    """How to contribute a profile just written: the line ``measure`` and ``advisor.track`` end with."""
+    return f"to contribute it: advisor submit {path} (it shows what is sent, scrubbed of names and paths, and asks)"

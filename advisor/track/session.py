@@ -455,6 +455,7 @@ def finish(session: Session, facts: RunFacts) -> Path | None:
         waiting = f", {wait:.0%} of it waiting for data" if wait is not None else ""
         say(f"wrote {path}: {summary.median * 1000:.4g} ms a step (median of {summary.steady_steps} steady "
             f"steps{waiting}), {summary.samples_per_second:,.4g} samples/s")  # fmt: skip
+        say(store.submit_hint(path))
     return path
 
 
