@@ -320,3 +320,13 @@ def test_a_bad_database_url_is_one_line(tmp_path):
     with pytest.raises(AdvisorError, match="cannot connect to PostgreSQL") as refused:
         storage.open_storage("postgresql://nobody@127.0.0.1:9/none")
     assert "\n" not in str(refused.value)
+
+
+def test_the_references_rules_are_the_checks_table():
+    from advisor.service.checks import CHECKS, rules_markdown
+    from helpers import ROOT
+
+    text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    stale = "docs/reference.md: the service's rules are stale (advisor.service.checks.rules_markdown())"
+    assert f"<!-- service-rules:start -->\n{rules_markdown()}\n<!-- service-rules:end -->" in text, stale
+    assert {name for name, _ in CHECKS} <= set(RULES)  # every check refuses by a rule the table names

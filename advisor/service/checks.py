@@ -56,6 +56,12 @@ RULES = {
 }  # fmt: skip
 
 
+def rules_markdown() -> str:
+    """The rules as the reference's table (docs/reference.md: a test keeps it the same)."""
+    lines = ["| rule | HTTP status | what an upload must be |", "|---|---|---|"]
+    return "\n".join(lines + [f"| `{r.name}` | {r.status} | {r.asks} |" for r in RULES.values()])
+
+
 class Refusal(AdvisorError):
     """An upload refused by one rule: one line for the contributor, and the HTTP status."""
 
