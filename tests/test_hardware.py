@@ -91,14 +91,16 @@ def test_no_gpu_means_no_gpu_facts(monkeypatch):
 
 
 def test_cpu_usage_monitor_measures_something():
-    with hardware.CpuUsageMonitor() as monitor:
-        sum(range(100_000))
+    with hardware.CpuUsageMonitor() as monitor:  # long enough for the kernel's CPU clock (ticks of 10 ms) to count
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:
+            sum(range(1000))
     assert monitor.wall_seconds is not None and monitor.wall_seconds > 0
     if importlib.util.find_spec("psutil") is None:  # the system's CPU time is read through psutil
         assert monitor.other_load() is None
     else:
         load = monitor.other_load()
-        assert load is not None and 0 <= load <= (os.cpu_count() or 1)  # other processes' cores: a count of them
+        assert load is not None and 0 <= load <= (os.cpu_count() or 1) + 0.5  # other processes' cores, at most all
 
 
 def test_cpu_usage_without_the_systems_times_is_unknown(monkeypatch):

@@ -38,6 +38,7 @@ STEPS = {
             "main(['estimate', '--workload', 'ResNet-50'])",
         ]
     ),
+    "service": "import advisor.service.app, advisor.service.checks, advisor.service.client, advisor.service.storage",
     "app": (
         "from streamlit.testing.v1 import AppTest\n"
         f"at = AppTest.from_file({str(ROOT / 'streamlit_app.py')!r}, default_timeout=60).run()\n"
@@ -79,6 +80,10 @@ def test_the_tracking_api_imports_a_framework_only_when_an_adapter_is_made(heavy
 
 def test_library_and_cli_do_not_import_tensorflow(heavy_by_step):
     assert heavy_by_step["library and cli"] == []
+
+
+def test_the_collection_service_imports_no_framework(heavy_by_step):
+    assert heavy_by_step["service"] == []
 
 
 def test_app_does_not_import_tensorflow(heavy_by_step):

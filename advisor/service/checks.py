@@ -18,7 +18,7 @@ from typing import Any
 
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
-from advisor.format import schema
+from advisor.format import schema, typed
 from advisor.format.schema import SCHEMA_VERSION, SLUG_MAX, workload_key
 from advisor.service import plausibility, privacy
 from advisor.store import parse
@@ -188,24 +188,21 @@ def content_id(profile: dict[str, Any]) -> str:
 
 
 def _accepted(upload: Upload, reference: Advisor) -> Accepted:
-    profile = upload.profile
-    digest = content_id(profile)
-    unique = f"{profile['id'][:SLUG_MAX - ID_HASH_CHARACTERS - 1]}-{digest[:ID_HASH_CHARACTERS]}"
-    stored = {**profile, "id": unique}
-    device = profile["device"]
-    gpu = reference.catalog.match(str(device["name"])) if reference.catalog is not None else None
-    count = int(device.get("count") or 1)
-    device_key = f"{gpu.id if gpu else normalise_name(str(device['name']))}:{count}x"  # titan-rtx:1x
-    workload = json.dumps(list(workload_key(profile["workload"])), default=str)
-    software = profile["software"]
-    major = str(software.get("framework_version") or "").split(".")[0] or "any"
+    profile = typed.build(upload.profile)  # the valid profile, read through its typed tree
+    digest = content_id(upload.profile)
+    unique = f"{profile.id[:SLUG_MAX - ID_HASH_CHARACTERS - 1]}-{digest[:ID_HASH_CHARACTERS]}"
+    gpu = reference.catalog.match(str(profile.device.name)) if reference.catalog is not None else None
+    device_key = f"{gpu.id if gpu else normalise_name(str(profile.device.name))}:{profile.device.count or 1}x"
+    workload = json.dumps(list(workload_key(dict(profile.workload.raw))), default=str)
+    software = profile.software
+    major = str(software.framework_version or "").split(".")[0] or "any"
     comparisons = tuple(
-        (result["precision"], f"{workload}|{result['precision']}|{software['framework']} {major}|{device_key}",
-         float(result["total_seconds"]))
-        for result in profile["results"]
+        (result.precision, f"{workload}|{result.precision}|{software.framework} {major}|{device_key}",
+         float(result.total_seconds))
+        for result in profile.results
     )  # fmt: skip
-    return Accepted(digest, stored, unique, workload, str(profile["workload"].get("name") or ""), device_key,
-                    gpu.id if gpu else None, comparisons, upload.held, upload.warnings)  # fmt: skip
+    return Accepted(digest, {**upload.profile, "id": unique}, unique, workload, str(profile.workload.name or ""),
+                    device_key, gpu.id if gpu else None, comparisons, upload.held, upload.warnings)  # fmt: skip
 
 
 def _problem_text(error: ProfileError) -> str:
