@@ -31,6 +31,7 @@ from advisor.llm.job import Checkpointing, Method, job_request
 from advisor.perf import estimates
 from advisor.render import charts, report
 from advisor.service import client
+from advisor.store import results
 from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
@@ -84,10 +85,10 @@ def folder_watch(folder: str) -> store.FolderWatch:
 
 
 @st.cache_resource(show_spinner="Loading profiles...", max_entries=4)  # read-only: no copy per run
-def load_folder(folder: str, signature: str) -> tuple[analysis.LoadedFrame, list[str], int, list[str]]:
+def load_folder(folder: str, signature: str) -> tuple[results.LoadedFrame, list[str], int, list[str]]:
     """A folder's results frame, its profiles on demand, problems, bad file count and warnings; keyed on the files.
     A restart reads the frame's rows from the folder's index and decodes no profile."""
-    loaded = analysis.load_frame(folder, profile_cache(), signature)
+    loaded = results.load_frame(folder, profile_cache(), signature)
     return (
         loaded,
         [str(p) for p in loaded.problems],
@@ -599,7 +600,7 @@ if upload is not None:
     uploaded, upload_problems = read_upload(upload, set(frame["profile"]))
     if uploaded is not None:
         profile_of = upload_first(typed.of(uploaded), profile_of)
-        added = analysis.results_frame([uploaded])
+        added = results.results_frame([uploaded])
         uploaded_workload = added["workload"].iloc[0]
         frame = pd.concat([frame, added], ignore_index=True)
 problems_section(problems, bad_files, upload_problems, catalog_problem)

@@ -22,14 +22,14 @@ from advisor import store  # noqa: E402
 from advisor.decision import analysis  # noqa: E402
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key  # noqa: E402
 from advisor.perf import calibration, estimates  # noqa: E402
-from advisor.store import catalog  # noqa: E402
+from advisor.store import catalog, results  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--before", metavar="DIR", help="a checkout of the code before: its own benchmark, run here too")
 args = parser.parse_args()
 
 gpus = catalog.load_catalog()
-frame = analysis.results_frame(store.load_profiles(ROOT / "profiles").profiles)
+frame = results.results_frame(store.load_profiles(ROOT / "profiles").profiles)
 workloads = {"the post's LSTM": workload_key(DEFAULT_WORKLOAD),
              "BERT-large (published)": analysis.find_workload(frame, "BERT-large")}  # fmt: skip
 

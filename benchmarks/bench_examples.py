@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from advisor import store  # noqa: E402
-from advisor.decision import analysis  # noqa: E402
 from advisor.perf import estimates  # noqa: E402
+from advisor.store import results  # noqa: E402
 
 samples = sys.argv[1] if len(sys.argv) > 1 else "2048"
 epochs = sys.argv[2] if len(sys.argv) > 2 else "6"
@@ -42,7 +42,7 @@ with tempfile.TemporaryDirectory() as tmp:
                       "--json")  # fmt: skip
         print(f"measured {name}: " + ", ".join(f"{r['precision']} {r['steady']['median']:.3f} s/epoch"
                                               for r in json.loads(out)["profile"]["results"]), flush=True)  # fmt: skip
-    frame = analysis.results_frame(store.load_profiles(folder).profiles)
+    frame = results.results_frame(store.load_profiles(folder).profiles)
     print(f"\n{'model':>18}  {'precision':>15}  {'measured':>10}  {'estimate (LOO)':>14}  {'likely range':>17}  "
           f"{'error':>6}  {'in range':>8}")  # fmt: skip
     for name in names:

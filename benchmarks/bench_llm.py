@@ -17,16 +17,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from advisor import store  # noqa: E402
-from advisor.decision import analysis  # noqa: E402
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key  # noqa: E402
 from advisor.llm import advice, memory  # noqa: E402
 from advisor.llm.config import load_presets  # noqa: E402
 from advisor.llm.job import job_from_options  # noqa: E402
 from advisor.perf import calibration, estimates  # noqa: E402
-from advisor.store import catalog  # noqa: E402
+from advisor.store import catalog, results  # noqa: E402
 
 gpus = catalog.load_catalog()
-frame = analysis.results_frame(store.load_profiles(ROOT / "profiles").profiles)
+frame = results.results_frame(store.load_profiles(ROOT / "profiles").profiles)
 job = job_from_options(load_presets()["llama-3.1-8b"], "lora", 2048, 1, tokens=10_000 * 2048)
 
 

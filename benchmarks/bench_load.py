@@ -3,7 +3,7 @@
 Targets (issue: the profile collection; issue: fast at any size):
 - a cold load costs at most 4x what PyYAML's C parser (CSafeLoader) alone takes on the same files,
   with every limit and check kept; a folder's first load (no index: every file parsed, checked and indexed) within
-  2.5x, for the profiles (``store.load_profiles``) and for the app's results frame (``analysis.load_frame``);
+  2.5x, for the profiles (``store.load_profiles``) and for the app's results frame (``results.load_frame``);
 - after adding one profile to N, the reload costs about one profile.
 Also times the pure-Python fallback and, when a git checkout of the code before this change is
 given (``--before DIR``), that code's cold load of the same files.
@@ -23,8 +23,7 @@ import yaml
 from _profiles import generate
 
 from advisor import store
-from advisor.decision import analysis
-from advisor.store import index
+from advisor.store import index, results
 
 args = sys.argv[1:]
 before_root = None
@@ -84,7 +83,7 @@ def main() -> None:
             generate(folder, size)
             c_alone = best_of(3, lambda folder=folder: c_parser_alone(folder))
             first = best_of(3, lambda folder=folder: first_load(folder, store.load_profiles))
-            frame_first = best_of(3, lambda folder=folder: first_load(folder, analysis.load_frame))
+            frame_first = best_of(3, lambda folder=folder: first_load(folder, results.load_frame))
             cold = best_of(3, lambda folder=folder: store.load_profiles(folder, store.ProfileCache()))
             assert len(store.load_profiles(folder).profiles) == size
             pure = "-"

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from advisor import store  # noqa: E402
-from advisor.decision import analysis  # noqa: E402
 from advisor.perf import memory  # noqa: E402
+from advisor.store import results  # noqa: E402
 from advisor.store.catalog import load_catalog  # noqa: E402
 
 CACHE = ROOT / "benchmarks" / "memory_runs.json"  # the measured runs, kept so the fit can be re-run without them
@@ -95,7 +95,7 @@ print(f"error (shipped constants): median {math.exp(statistics.median(errors)):.
       f"{math.exp(max(held)):.2f}x")
 
 catalog = load_catalog()
-frame = analysis.results_frame(store.load_profiles(ROOT / "profiles").profiles)
+frame = results.results_frame(store.load_profiles(ROOT / "profiles").profiles)
 published = frame[(frame["source"] == "quoted") & frame["workload_spec"].map(lambda s: s.get("kind") == "published")]
 cases = []
 for row in published.to_dict("records"):

@@ -26,9 +26,9 @@ from _profiles import ROOT, generate
 
 sys.path.insert(0, str(ROOT / "tests"))
 
-from advisor.decision.analysis import load_frame
 from advisor.decision.pipeline import Advisor
 from advisor.service import checks, storage
+from advisor.store.results import load_frame
 from advisor.store.write import dump_profile
 from servers import Service, postgres_bin, postgres_server
 

@@ -13,8 +13,7 @@ import pytest
 
 import helpers
 from advisor import store
-from advisor.decision import analysis
-from advisor.store import catalog
+from advisor.store import catalog, results
 from helpers import CHECKOUT_PROFILES, SHIPPED, copy_small_shipped, valid_profile
 
 # Where Python is told to write no bytecode (PYTHONDONTWRITEBYTECODE, as on these machines), every test run compiles
@@ -83,7 +82,7 @@ def small_copy(tmp_path: Path) -> Path:
 def shipped_frame():
     """The results frame of the shipped profiles, built once a session (read-only: a test that changes rows copies
     them)."""
-    return analysis.results_frame(store.load_profiles(SHIPPED).profiles)
+    return results.results_frame(store.load_profiles(SHIPPED).profiles)
 
 
 @pytest.fixture(scope="session")

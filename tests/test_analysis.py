@@ -9,14 +9,14 @@ import pytest
 
 from advisor.decision import analysis
 from advisor.errors import AdvisorError
-from advisor.store import load_profiles
+from advisor.store import load_profiles, results
 from helpers import SHIPPED, post_workload_profile, valid_profile
 
 
 @pytest.fixture(scope="module")
 def post_frame():
     loaded = load_profiles(SHIPPED)
-    frame = analysis.results_frame([p for p in loaded.profiles if p.id.startswith("post-")])
+    frame = results.results_frame([p for p in loaded.profiles if p.id.startswith("post-")])
     assert len(frame) == 4
     return frame
 
@@ -100,7 +100,7 @@ def test_the_fastest_hardware_gets_no_paid_recommendation(post_frame):
 
 
 def test_unknown_price_is_compared_but_never_recommended(post_frame):
-    frame = analysis.results_frame([post_workload_profile("fast-unpriced", seconds=1.0, price=None)])
+    frame = results.results_frame([post_workload_profile("fast-unpriced", seconds=1.0, price=None)])
     both = pd.concat([post_frame, frame], ignore_index=True)
     rec = analysis.recommend(both, "post-cpu-only", precision="float32")
     assert rec.best["profile"] == "post-gtx-1070-ti"
@@ -109,7 +109,7 @@ def test_unknown_price_is_compared_but_never_recommended(post_frame):
 
 
 def test_other_workloads_are_left_out_and_said_so(post_frame):
-    other = analysis.results_frame([valid_profile("tiny-one")])
+    other = results.results_frame([valid_profile("tiny-one")])
     comparison = analysis.compare(pd.concat([post_frame, other], ignore_index=True))
     assert "tiny-one" not in set(comparison.table["profile"])
     assert comparison.notes and "left out 1 result" in comparison.notes[0]
@@ -153,7 +153,7 @@ def backend_profile(profile_id: str, backend: str, seconds: float) -> dict:
 
 
 def test_a_faster_backend_on_the_same_machine_is_a_free_upgrade():
-    frame = analysis.results_frame(
+    frame = results.results_frame(
         [backend_profile("vm-tensorflow", "tensorflow", 1600.0), backend_profile("vm-jax", "jax", 1200.0)]
     )
     rec = analysis.recommend(frame, "vm-tensorflow")
@@ -162,7 +162,7 @@ def test_a_faster_backend_on_the_same_machine_is_a_free_upgrade():
     assert rec.reason.startswith("Switch to the jax backend on the hardware you already have")
     other = backend_profile("other-vm", "jax", 1000.0)
     other["host"]["memory_gb"] = 64.0  # another machine: not free
-    frame = analysis.results_frame([backend_profile("vm-tensorflow", "tensorflow", 1600.0), other])
+    frame = results.results_frame([backend_profile("vm-tensorflow", "tensorflow", 1600.0), other])
     assert not analysis.recommend(frame, "vm-tensorflow").options["free_upgrade"].any()
 
 
@@ -171,7 +171,7 @@ def test_what_each_added_device_buys():
     profile["device"] = {"kind": "gpu", "name": "NVIDIA GeForce RTX 4090", "count": 2}
     profile["results"][0]["scaling"] = {"devices": 2, "single_device_seconds": 100.0, "speedup": 1.6667,
                                         "efficiency": 0.8333}  # fmt: skip
-    rows = analysis.added_devices(analysis.results_frame([profile])).iloc[0]
+    rows = analysis.added_devices(results.results_frame([profile])).iloc[0]
     assert rows["efficiency"] == pytest.approx(0.8333, rel=1e-3)
     assert rows["added_speedup_per_device"] == pytest.approx(0.6667, rel=1e-3)
     assert rows["price_per_device"] == 1500 and rows["usd_per_added_1x"] == pytest.approx(1500 / 0.6667)
@@ -186,7 +186,7 @@ def test_the_recommendation_shows_what_added_devices_buy():
         profile["device"] = {"kind": "gpu", "name": "NVIDIA GeForce RTX 4090", "count": count}
     two["results"][0]["scaling"] = {"devices": 2, "single_device_seconds": 100.0, "speedup": 1.6667,
                                     "efficiency": 0.8333}  # fmt: skip
-    rec = analysis.recommend(analysis.results_frame([one, two]), "one-gpu")
+    rec = analysis.recommend(results.results_frame([one, two]), "one-gpu")
     record = analysis.recommendation_record(rec)
     assert record["added_devices"][0]["profile"] == "two-gpus"
     assert record["added_devices"][0]["usd_per_added_1x"] == pytest.approx(1500 / 0.6667, rel=1e-3)

@@ -15,6 +15,7 @@ from advisor.errors import AdvisorError
 from advisor.format import schema
 from advisor.measure import cluster
 from advisor.perf import scaling
+from advisor.store import results
 from helpers import post_workload_profile
 
 
@@ -147,7 +148,7 @@ def test_a_cluster_profile_validates_and_its_mistakes_are_named():
 def test_what_an_added_machine_buys():
     one = post_workload_profile("one-gpu", seconds=180.0, price=750)
     one["device"] = {"kind": "gpu", "name": "NVIDIA GeForce RTX 4090", "count": 1}
-    frame = analysis.results_frame([one, cluster_profile()])
+    frame = results.results_frame([one, cluster_profile()])
     row = frame[frame["profile"] == "two-machines"].iloc[0]
     assert row["device"] == "2 machines x 2x NVIDIA GeForce RTX 4090" and row["scaling_workers"] == 2
     added = analysis.added_devices(frame).iloc[0]

@@ -16,6 +16,7 @@ from advisor.decision import analysis, costs
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format import metrics
+from advisor.store import results
 from helpers import examples, post_workload_profile
 
 CPU, GTX, TITAN = 2449.41867685318, 150.32436347007751, 34.02235388755798
@@ -135,7 +136,7 @@ def test_a_rental_wins_the_cost_goal_and_the_headline_says_renting_is_cheaper(sh
     frame, gpus = shipped
     profile = post_workload_profile("rented-4090", seconds=8.0, price=None)
     profile["device"]["name"] = "NVIDIA GeForce RTX 4090"
-    both = pd.concat([frame, analysis.results_frame([profile])], ignore_index=True)
+    both = pd.concat([frame, results.results_frame([profile])], ignore_index=True)
     rec = analysis.recommend(both, "post-cpu-only", goal="cost", catalog=gpus)
     assert rec.best["profile"] == "rented-4090" and rec.best["cheapest_way"] == "rent"
     assert rec.best["cloud_usd_per_run"] == pytest.approx(0.60 * (5 * 60 + 8) / 3600)  # per second, 5 min start-up

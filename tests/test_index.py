@@ -14,8 +14,7 @@ import yaml
 
 from advisor import store
 from advisor.cli import main
-from advisor.decision import analysis
-from advisor.store import index
+from advisor.store import index, results
 from helpers import load_yaml
 
 
@@ -145,7 +144,7 @@ def test_validate_reads_every_file_not_the_index(small_copy: Path, capsys):
 def load_frame(folder: Path) -> tuple:
     """The app's cold start: a new cache; the frame, what the load found, and how many files it parsed."""
     cache = store.ProfileCache()
-    loaded = analysis.load_frame(folder, cache)
+    loaded = results.load_frame(folder, cache)
     return loaded, cache.reads
 
 
@@ -154,7 +153,7 @@ def same_frame(first, second) -> None:
 
 
 def test_the_frame_through_the_index_is_the_frame_of_the_profiles(shipped_copy: Path):
-    truth = analysis.results_frame(store.load_profiles(shipped_copy, use_index=False).profiles)
+    truth = results.results_frame(store.load_profiles(shipped_copy, use_index=False).profiles)
     first, reads = load_frame(shipped_copy)
     assert reads == len(list(shipped_copy.glob("*.yaml")))
     same_frame(first.frame, truth)
@@ -193,7 +192,7 @@ def test_a_changed_file_and_a_damaged_snapshot_are_loaded_again(small_copy: Path
 
 def test_rows_of_older_code_are_derived_again_from_the_kept_profiles(small_copy: Path, monkeypatch):
     first, _ = load_frame(small_copy)
-    monkeypatch.setattr(analysis, "ROWS_TAG", analysis.ROWS_TAG + " (changed)")
+    monkeypatch.setattr(results, "ROWS_TAG", results.ROWS_TAG + " (changed)")
     again, reads = load_frame(small_copy)
     assert reads == 0  # no file parsed: the stored profiles give the new rows
     same_frame(again.frame, first.frame)

@@ -20,6 +20,7 @@ from advisor.measure.examples import EXAMPLES, write_examples
 from advisor.measure.train import build_model
 from advisor.perf import estimates
 from advisor.perf.workload import Workload
+from advisor.store import results
 from helpers import SHIPPED, needs
 
 SIZES = ["--samples", "16", "--batch-size", "8", "--matmul-size", "64"]
@@ -237,7 +238,7 @@ def test_a_model_profile_gets_catalog_estimates_in_the_analysis(capsys, examples
 
     assert main(["measure", "--model", str(examples / "small-cnn.keras"), *SIZES, "--epochs", "2", "--out",
                  str(tmp_path), "--name", "cnn"]) == 0  # fmt: skip
-    frame = analysis.results_frame(
+    frame = results.results_frame(
         [*store.load_profiles(SHIPPED).profiles, store.load_profile(tmp_path / "cnn.yaml")[0]]
     )
     key = frame.loc[frame["profile"] == "cnn", "workload"].iloc[0]

@@ -16,6 +16,7 @@ from advisor.decision import analysis, pipeline
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.perf import estimates, perfmodel
 from advisor.render import report
+from advisor.store import results
 from helpers import examples, post_workload_profile, write_yaml
 
 POST = workload_key(DEFAULT_WORKLOAD)
@@ -71,12 +72,12 @@ def test_a_measured_or_quoted_result_wins_over_an_estimate(shipped_frame, shippe
 
 
 def test_new_profiles_recalibrate_the_model_without_code_changes(small_copy: Path, shipped_catalog):
-    before = analysis.results_frame(store.load_profiles(small_copy).profiles)
+    before = results.results_frame(store.load_profiles(small_copy).profiles)
     old = estimates.estimate_catalog(before, shipped_catalog, POST)
     profile = post_workload_profile("my-4090", seconds=12.0, price=1599)
     profile["device"]["name"] = "NVIDIA GeForce RTX 4090"
     write_yaml(small_copy / "my-4090.yaml", profile)
-    after = analysis.results_frame(store.load_profiles(small_copy).profiles)
+    after = results.results_frame(store.load_profiles(small_copy).profiles)
     new = estimates.estimate_catalog(after, shipped_catalog, POST)
     assert len(new.fit.samples) == len(old.fit.samples) + 1
     assert new.fit.constants() != old.fit.constants()
@@ -121,7 +122,7 @@ def test_ranges_follow_the_cross_validated_situation(shipped_frame, shipped_cata
 
 
 def test_without_results_the_priors_alone_say_so(shipped_catalog):
-    empty = analysis.results_frame([])
+    empty = results.results_frame([])
     key = workload_key({**DEFAULT_WORKLOAD, "units": 64})
     found = estimates.estimate_catalog(empty, shipped_catalog, key)
     assert "the priors alone" in found.rows.iloc[0]["basis"]

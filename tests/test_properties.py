@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from advisor import store
 from advisor.decision import analysis, costs
 from advisor.errors import ProfileError
+from advisor.store import results
 from helpers import examples, valid_profile
 
 # A parse an example (~1 ms; with Hypothesis's generation, ~10 ms).
@@ -87,7 +88,7 @@ def test_any_field_replaced_by_anything_raises_only_profile_errors(path, value):
         assert error.problems
         return
     # A profile that loads must also go through the analysis without error.
-    frame = analysis.results_frame([profile])
+    frame = results.results_frame([profile])
     analysis.compare(frame)
     analysis.recommend(frame, profile.id, current_precision=frame["precision"].iloc[0])
 
@@ -98,7 +99,7 @@ def post_like_frame(seconds: list[float], prices: list[float], ids: list[str]) -
         profile = valid_profile(pid, seconds=secs, price=price)
         profile["results"] = [{"precision": "float32", "total_seconds": secs}]
         profiles.append(profile)
-    return analysis.results_frame(profiles)
+    return results.results_frame(profiles)
 
 
 frames = st.integers(min_value=2, max_value=8).flatmap(

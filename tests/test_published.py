@@ -12,7 +12,7 @@ from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
 from advisor.perf import calibration, crossval, estimates, scaling
-from advisor.store import collection
+from advisor.store import collection, results
 from helpers import SHIPPED, copy_small_shipped, load_yaml
 
 COLLECTION = SHIPPED / "published-lambda-pytorch.yaml"
@@ -25,7 +25,7 @@ def loaded() -> store.ProfileSet:
 
 @pytest.fixture(scope="module")
 def frame(loaded):
-    return analysis.results_frame(loaded.profiles)
+    return results.results_frame(loaded.profiles)
 
 
 def test_every_published_row_is_a_quoted_result_of_a_profile(loaded):

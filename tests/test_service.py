@@ -286,10 +286,10 @@ def test_the_schema_is_migrated_once_and_a_newer_database_is_refused(database_ur
 
 
 def test_results_are_stored_once_and_only_listed_ones_are_read(database_url, reference):
-    from advisor.decision.analysis import load_frame
     from advisor.decision.pipeline import Advisor
     from advisor.service.checks import check_upload
     from advisor.store.catalog import load_catalog
+    from advisor.store.results import load_frame
 
     advisor = Advisor(load_frame(reference).frame, load_catalog())
     database = storage.open_storage(database_url)

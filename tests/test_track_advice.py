@@ -14,6 +14,7 @@ from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
 from advisor.perf import crossval, estimates, memory
+from advisor.store import results
 from helpers import ROOT, app_test, copy_small_shipped
 
 FIXTURE = ROOT / "tests" / "fixtures" / "input-bound-mlp.yaml"
@@ -39,7 +40,7 @@ def test_the_fixture_is_a_valid_tracked_profile():
 
 
 def test_every_estimate_keeps_the_wait_and_says_where_it_was_tracked(folder: Path, shipped_catalog):
-    frame = analysis.results_frame(store.load_profiles(folder).profiles)
+    frame = results.results_frame(store.load_profiles(folder).profiles)
     data = tracked()
     key = analysis.find_workload(frame, data["workload"]["name"])
     found = estimates.estimate_catalog(frame, shipped_catalog, key, devices=estimates.OFFERED_DEVICES)

@@ -123,7 +123,7 @@ def say_skipped(args: argparse.Namespace, problems: list, warnings: list, found:
 
 def frame(args: argparse.Namespace):
     """The results frame of --profiles, through the folder's index (a frame kept there decodes no profile)."""
-    from advisor.decision.analysis import load_frame
+    from advisor.store.results import load_frame
 
     loaded = load_frame(args.profiles)
     say_skipped(args, loaded.problems, loaded.warnings, not loaded.frame.empty)

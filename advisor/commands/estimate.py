@@ -49,11 +49,12 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Estimates of a workload (the post's LSTM, a model, a language-model job) on the catalog's GPUs."""
-    from advisor.decision.analysis import filter_precision, load_frame
+    from advisor.decision.analysis import filter_precision
     from advisor.format.schema import workload_key
     from advisor.perf import estimates
     from advisor.perf.workload import workload_from_args
     from advisor.render.report import estimates_text
+    from advisor.store.results import load_frame
 
     catalog = common.catalog(args)
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None

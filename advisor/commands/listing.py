@@ -19,8 +19,8 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List the profiles of --profiles, one line each (a published collection: one line for all of it)."""
-    from advisor.decision.analysis import results_frame
     from advisor.render.report import fmt_seconds_with_source, fmt_usd
+    from advisor.store.results import results_frame
 
     profile_set = common.load(args)
     if args.json:

@@ -71,9 +71,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _job(args: argparse.Namespace) -> int:
     """``recommend --model-config``: the option for the goal among the GPUs the job fits, and renting instead."""
-    from advisor.decision.analysis import load_frame
     from advisor.llm.advice import choice_lines, choice_record, summary_lines
     from advisor.llm.options import request_from_args
+    from advisor.store.results import load_frame
 
     loaded = load_frame(args.profiles)  # through the folder's index, as the other commands
     common.say_skipped(args, loaded.problems, loaded.warnings, True)  # no profiles is fine: the priors alone

@@ -53,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, database) -> int:
-    from advisor.decision.analysis import load_frame
     from advisor.decision.pipeline import Advisor
     from advisor.service.app import Settings, create_app, settings_record
+    from advisor.store.results import load_frame
 
     try:  # uvicorn is imported here: only the service needs it (the `serve` extra)
         import uvicorn

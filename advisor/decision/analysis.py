@@ -15,22 +15,17 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import io
-import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from advisor import store
 from advisor.decision import costs, prose
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
-from advisor.format import typed
 from advisor.format.formatting import missing
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.format.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, words
@@ -78,265 +73,6 @@ ESTIMATE_KEYS = ("low", "high", "bound", "basis")  # in JSON rows when a time is
 DEVICE_KEYS = ("profile", "device", "precision", "seconds", "scaling_devices", "scaling_workers", "scaling_speedup",
                "efficiency", "added_speedup_per_device", "added_speedup_per_machine", "price_per_device",
                "usd_per_added_1x")  # fmt: skip
-FRAME_COLUMNS = (
-    "profile",
-    "name",
-    "device",
-    "device_name",
-    "device_kind",
-    "device_count",
-    "precision",
-    "seconds",
-    "price_usd",
-    "price_date",
-    "price_kind",  # what the price is, in words: a catalog price's kind and date, the profile's, or "your price"
-    "price_stale",  # a launch price over two years old: shown, never recommended to buy at
-    "source",
-    "approximate",
-    "estimate_error_seconds",
-    "source_detail",
-    "power_watts",
-    "workload",
-    "workload_name",
-    "low",  # an estimated time's range (catalog estimates, --quick totals); NaN for measured and quoted times
-    "high",
-    "bound",  # catalog estimates: arithmetic, memory or per-step
-    "basis",  # catalog estimates: the calibration it rests on
-    "catalog_id",  # catalog estimates: the GPU's catalog id
-    "measured_power_watts",  # the average power measure read during the run (results[].power.average_watts)
-    "backend",  # the Keras backend (or framework) that trained
-    "hardware",  # the machine's signature (analysis.hardware_signature): the same machine, another backend is free
-    "scaling_devices",  # several devices: how many, and the speedup over one device measured in the same run
-    "scaling_workers",  # several machines (measure --workers): how many
-    "scaling_speedup",
-    "single_device_seconds",
-    "workload_spec",  # the workload as the profile describes it (the performance model reads a model's layers)
-    "matmul_peak_gflops",  # the matmul peak measure recorded for one device in the result's dtype
-    "batch_size",  # a result's own batch per device, when it ran another than its workload's (published results)
-    "memory_gb",  # catalog estimates: the predicted peak training memory per GPU (advisor.perf.memory)
-    "fits",  # catalog estimates: whether that fits the GPU's memory (a profile's result ran, so it fit)
-    "largest_batch",  # catalog estimates: the largest batch per GPU that would fit
-    "data_wait_seconds",  # tracked runs: the run's time waiting for data (steps x the wait of a step); a faster
-    # GPU does not shorten it, so every estimate of the workload keeps it
-    "data_wait_share",  # tracked runs: the share of a step spent waiting for data
-)
-
-
-def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
-    """One row per (profile, precision) result. Accepts Profile objects or profile dicts."""
-    return frame_from_rows([row for profile in profiles for row in profile_rows(profile)])
-
-
-# The version of profile_rows' output: the folder index keeps each file's rows under it, and derives them again from
-# the stored profiles when it changes. Bump ROWS_VERSION when profile_rows computes a column differently.
-ROWS_VERSION = 2
-ROWS_TAG = f"advisor frame rows {ROWS_VERSION}: {','.join(FRAME_COLUMNS)}"
-
-
-def frame_from_rows(rows: list[Any]) -> pd.DataFrame:
-    """The results frame of rows from :func:`profile_rows` (dicts), or of their values in FRAME_COLUMNS' order (as the
-    index keeps them, in JSON: a workload key read back as a list is a tuple again)."""
-    frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
-    if len(frame) and not isinstance(frame["workload"].iloc[0], tuple):
-        frame["workload"] = _each_once(frame["workload"], repr, _as_key)
-    return frame
-
-
-def _as_key(value: Any) -> Any:
-    return tuple(_as_key(item) for item in value) if isinstance(value, list) else value
-
-
-def _each_once(values: Iterable[Any], key: Any, convert: Any) -> list[Any]:
-    """``convert`` of every value, worked out once per distinct ``key(value)``: a few distinct workloads among many
-    rows (equal values share one converted object, which no reader changes)."""
-    done: dict[Any, Any] = {}
-    out = []
-    for value in values:
-        found = key(value)
-        if found not in done:
-            done[found] = convert(value)
-        out.append(done[found])
-    return out
-
-
-def _each_text_once(texts: pd.Series, convert: Any) -> np.ndarray:
-    """``convert`` of every text, worked out once per distinct text and spread by Arrow's factorize: no Python work
-    per row (20,000 rows: 25 ms to 2 ms). Equal texts share one converted object, which no reader changes."""
-    codes, distinct = pd.factorize(texts)
-    if (codes < 0).any():  # a missing text: never written by _frame_bytes, so the snapshot is not to be trusted
-        raise ValueError("a snapshot's JSON column has a missing value")
-    converted = np.empty(len(distinct), dtype=object)
-    for position, text in enumerate(distinct):  # one by one: a tuple assigned in a list would become a row of cells
-        converted[position] = convert(text)
-    return converted[codes]
-
-
-def _row_values(profile: Any) -> list[list[Any]]:
-    """A profile's rows as values in FRAME_COLUMNS' order: what the folder index keeps (half the size of dicts)."""
-    return [[row[column] for column in FRAME_COLUMNS] for row in profile_rows(profile)]
-
-
-@dataclass
-class LoadedFrame:
-    """A folder loaded for comparing: its results frame, what was wrong, and its profiles on demand."""
-
-    frame: pd.DataFrame
-    rows: store.RowSet
-
-    @property
-    def problems(self) -> list:
-        return self.rows.problems
-
-    @property
-    def warnings(self) -> list:
-        return self.rows.warnings
-
-    def profile(self, profile_id: str) -> Any:
-        """One profile's typed tree (None when it is gone), read only when asked for."""
-        found = self.rows.profile(profile_id)
-        return found.typed if found is not None else None
-
-
-def load_frame(folder: Any, cache: store.ProfileCache | None = None, signature: str | None = None) -> LoadedFrame:
-    """A profiles folder's results frame through its index.
-
-    The index keeps the whole frame of the folder as it was last loaded (Arrow IPC, under the folder's signature
-    and ROWS_TAG): a restart with no file changed reads it back and decodes no profile. Otherwise each unchanged
-    file's rows come from the index and only changed files are parsed (:func:`store.load_rows`); the new frame is
-    kept for the next restart. ``signature``: the folder's :func:`store.folder_signature`, when already taken.
-    """
-    cache = cache or store.ProfileCache()
-    folder = Path(folder)
-    key = f"{signature or store.folder_signature(folder)} {ROWS_TAG}"
-    if folder.is_dir():
-        found = store.read_snapshot(folder, key, cache)
-        if found is not None:
-            frame = _frame_from_bytes(found[0])
-            if frame is not None:
-                return LoadedFrame(frame, found[1])
-    rows = store.load_rows(folder, _row_values, ROWS_TAG, cache)
-    frame = frame_from_rows(rows.rows)
-    blob = _frame_bytes(frame) if folder.is_dir() else None
-    if blob is not None:
-        store.keep_snapshot(folder, key, blob, rows, cache)
-    rows.rows = []  # the frame holds them now
-    return LoadedFrame(frame, rows)
-
-
-# Columns of Python objects, kept in a snapshot as JSON text (read back by _frame_from_bytes)
-_JSON_COLUMNS = ("workload", "workload_spec")
-
-
-def _frame_bytes(frame: pd.DataFrame) -> bytes | None:
-    """The frame as Arrow IPC (None where pyarrow is missing or a value does not fit: then no snapshot is kept)."""
-    try:  # to_feather needs pyarrow (the app's Streamlit brings it; without it, ImportError: no snapshot)
-        out = frame.copy()
-        for column in _JSON_COLUMNS:
-            out[column] = [json.dumps(value) for value in out[column]]
-        sink = io.BytesIO()
-        out.to_feather(sink)
-        return sink.getvalue()
-    except Exception:  # no pyarrow, a value Arrow cannot hold, pyarrow's own errors: a snapshot is only a cache
-        return None
-
-
-def _frame_from_bytes(blob: bytes) -> pd.DataFrame | None:
-    """A frame kept by :func:`_frame_bytes` (None when it cannot be read: the rows are loaded instead)."""
-    try:
-        frame = pd.read_feather(io.BytesIO(blob))
-        if list(frame.columns) != list(FRAME_COLUMNS):
-            return None
-        frame["workload"] = _each_text_once(frame["workload"], lambda text: _as_key(json.loads(text)))
-        frame["workload_spec"] = _each_text_once(frame["workload_spec"], json.loads)
-        return frame
-    except Exception:  # a damaged snapshot is only a cache: the rows are loaded instead
-        return None
-
-
-def profile_rows(profile: Any) -> list[dict[str, Any]]:
-    """One profile's rows of the results frame, one per (precision) result. Accepts a Profile or a profile dict."""
-    rows = []
-    tree = typed.of(profile)
-    provenance, device, price = tree.provenance, tree.device, tree.price
-    count = int(device.count or 1)
-    device_label = device.name if count == 1 else f"{count}x {device.name}"
-    workers = int(tree.cluster.workers) if tree.cluster is not None else 1
-    if workers > 1:
-        per = count // workers
-        device_label = f"{workers} machines x " + (device.name if per == 1 else f"{per}x {device.name}")
-    for result in tree.results:
-        estimated = bool(result.estimated)
-        source = Source.ESTIMATED.value if estimated else provenance.method
-        if estimated:
-            detail = result.estimate.method if result.estimate is not None else Source.ESTIMATED.value
-        elif provenance.method == Source.QUOTED:
-            detail = provenance.source or ""
-        else:
-            detail = f"measured by advisor {provenance.advisor_version or '?'} on {provenance.date or '?'}"
-        seconds = float(result.total_seconds)
-        error = _float_or_nan(result.estimate.error_seconds if result.estimate is not None else None)
-        scaling = result.scaling
-        peak = result.throughput.matmul_peak_gflops if result.throughput is not None else None
-        rows.append(
-            {
-                "profile": tree.id,
-                "name": tree.name or device.name,
-                "device": device_label,
-                "device_name": device.name,
-                "device_kind": device.kind,
-                "device_count": count,
-                "precision": result.precision,
-                "seconds": seconds,
-                "price_usd": _float_or_nan(price.usd),
-                "price_date": price.date,
-                "price_kind": _profile_price_kind(price.usd, price.date),
-                "price_stale": False,
-                "source": source,
-                "approximate": bool(result.approximate),
-                "estimate_error_seconds": error,
-                "source_detail": detail,
-                "power_watts": _float_or_nan(price.power_watts),
-                "workload": workload_key(tree.workload.raw),
-                "workload_name": tree.workload.name,
-                "backend": tree.software.keras_backend or tree.software.framework,
-                "hardware": hardware_signature(tree),
-                "low": max(seconds - error, 0.0) if estimated else math.nan,
-                "high": seconds + error if estimated else math.nan,
-                "bound": None,
-                "basis": None,
-                "catalog_id": None,
-                "measured_power_watts": _float_or_nan(result.power.average_watts if result.power else None),
-                "scaling_devices": _float_or_nan(scaling.devices if scaling else None),
-                "scaling_workers": _float_or_nan(scaling.workers if scaling else None),
-                "scaling_speedup": _float_or_nan(scaling.speedup if scaling else None),
-                "single_device_seconds": _float_or_nan(scaling.single_device_seconds if scaling else None),
-                "workload_spec": dict(tree.workload.raw),
-                "matmul_peak_gflops": _float_or_nan(peak) / count,
-                "batch_size": _float_or_nan(result.batch_size),
-                "memory_gb": _float_or_nan(result.memory.peak_gb if result.memory else None),
-                "fits": True,
-                "largest_batch": math.nan,
-                **_data_wait(result, tree.workload),
-            }
-        )
-    return rows
-
-
-def _data_wait(result: Any, workload: Any) -> dict[str, float]:
-    """A tracked result's wait for data: the whole run's (its steps x a step's wait) and its share of a step."""
-    wait = result.data_wait
-    if wait is None or workload.steps is None:
-        return {"data_wait_seconds": math.nan, "data_wait_share": math.nan}
-    return {"data_wait_seconds": float(wait.seconds_per_step) * float(workload.steps),
-            "data_wait_share": float(wait.share)}  # fmt: skip
-
-
-def _profile_price_kind(usd: float | None, date: str | None) -> str | None:
-    if usd is None:
-        return None
-    return f"the profile's price, {str(date)[:7]}" if date else "the profile's price, undated"
-
-
 def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog | None) -> pd.DataFrame:
     """The frame with the user's own prices: each key a profile id, or a GPU (catalog id or name) whose rows all
     take it (N of it for N devices). Marked "your price"; a key that names nothing is a one-line error."""
@@ -360,10 +96,6 @@ def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog
         out.loc[rows, "price_date"] = None
         out.loc[rows, "price_stale"] = False
     return out
-
-
-def _float_or_nan(value: Any) -> float:
-    return float("nan") if value is None else float(value)
 
 
 def filter_precision(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
@@ -544,19 +276,6 @@ def _each_name(names: pd.Series) -> np.ndarray:
     """:func:`normalise_name` of every row, worked out once per distinct name (200,000 rows name a few hundred)."""
     codes, distinct = pd.factorize(names, use_na_sentinel=False)
     return np.array([normalise_name(name) for name in distinct], dtype=object)[codes]
-
-
-def hardware_signature(profile: Any) -> str:
-    """What identifies the machine a profile ran on: a GPU by model and count; a CPU machine by its CPU model,
-    logical CPUs and memory as measure recorded them (the profile's own id when those are unknown)."""
-    tree = typed.of(profile)
-    device, host = tree.device, tree.host
-    count = int(device.count or 1)
-    if device.kind == DeviceKind.GPU:
-        return f"gpu:{normalise_name(device.name)}:x{count}"
-    if host is not None and host.cpu and host.logical_cpus and host.memory_gb:
-        return f"cpu:{normalise_name(host.cpu)}:{host.logical_cpus}:{host.memory_gb}:x{count}"
-    return f"profile:{tree.id}"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from advisor.decision import costs
 from advisor.decision.costs import Habits
-from advisor.format.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing
+from advisor.format.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing, short_device
 from advisor.format.vocabulary import Goal, Source
 from advisor.store.catalog import STALE_YEARS
 
@@ -150,12 +150,6 @@ def _switch_words(best: pd.Series, current: pd.Series) -> str:
     return f"{best['precision']} with the {backend} backend"
 
 
-
-
-def short_device(name: str) -> str:
-    """'NVIDIA GeForce GTX 1070 Ti' -> 'GTX 1070 Ti': the name people say."""
-    words = [w for w in str(name).split() if w.lower() not in ("nvidia", "geforce", "tesla")]
-    return " ".join(words) or str(name)
 
 
 def article(name: str) -> str:

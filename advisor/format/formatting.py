@@ -42,3 +42,9 @@ def fmt_usd_small(value: float) -> str:
 
 def fmt_watts(value: float) -> str:
     return "unknown" if missing(value) else f"{value:,.0f} W"
+
+
+def short_device(name: str) -> str:
+    """'NVIDIA GeForce GTX 1070 Ti' -> 'GTX 1070 Ti': the name people say."""
+    words = [w for w in str(name).split() if w.lower() not in ("nvidia", "geforce", "tesla")]
+    return " ".join(words) or str(name)

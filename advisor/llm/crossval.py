@@ -96,12 +96,10 @@ def text(summary: dict[str, dict[str, float]]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from advisor.decision.analysis import (
-        results_frame,  # the library's loaders: this command reads the shipped profiles
-    )
     from advisor.perf.estimates import calibration_samples
     from advisor.store import load_profiles
     from advisor.store.catalog import DEFAULT_CATALOG, load_catalog
+    from advisor.store.results import results_frame
 
     root = Path(__file__).resolve().parents[2]
     frame = results_frame(load_profiles(root / "profiles").profiles)

@@ -2,7 +2,7 @@
 estimate every catalog GPU the results do not already cover.
 
 A measured or quoted result of a GPU always wins over an estimate of the same GPU and precision.
-Pure pandas over the results frame (``analysis.results_frame``); no I/O.
+Pure pandas over the results frame (``results.results_frame``); no I/O.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.decision.analysis import FRAME_COLUMNS
-from advisor.decision.prose import short_device
+from advisor.format.formatting import short_device
 from advisor.format.schema import WORKLOAD_KEY_FIELDS
 from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, words
 from advisor.perf import calibration, crossval, memory, perfmodel, scaling
 from advisor.store.catalog import Catalog
+from advisor.store.results import FRAME_COLUMNS
 from advisor.store.widths import Widths
 
 # The catalog field behind each precision's peak (float32: the CUDA cores' peak; TF32 is used when given).

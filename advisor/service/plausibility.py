@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.decision import analysis
 from advisor.decision.pipeline import Advisor
 from advisor.format.vocabulary import DeviceKind
 from advisor.perf import estimates, perfmodel
+from advisor.store import results
 
 BOUND_MARGIN = 1.10  # a time under the bound / this is refused: the catalog's peaks are rounded, boost clocks vary
 FAR_OUTSIDE = 2.0  # a time this many times past either end of the model's range is held for review
@@ -50,7 +50,7 @@ def judge(data: dict[str, Any], reference: Advisor) -> Verdict:
     """The verdict on a valid profile's results, against the reference collection's model and catalog."""
     if reference.catalog is None:
         return Verdict()
-    rows = analysis.results_frame([data]).to_dict("records")
+    rows = results.results_frame([data]).to_dict("records")
     held = None
     for index, row in enumerate(rows):
         if row["device_kind"] != DeviceKind.GPU:
