@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from advisor import store
-from advisor.decision import analysis, costs, pipeline, prose
+from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
 from advisor.format import metrics, typed
@@ -29,7 +29,7 @@ from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
 from advisor.llm.job import Checkpointing, Method, job_request
 from advisor.perf import estimates
-from advisor.render import charts, report
+from advisor.render import charts, prose, report
 from advisor.service import client
 from advisor.store import results
 from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
@@ -268,7 +268,7 @@ def headline(rec: analysis.Recommendation) -> None:
     best = rec.best
     if best is None:
         st.metric("Best upgrade", "None within your choices", border=True)
-        st.info(safe(rec.reason))
+        st.info(safe(prose.reason(rec)))
     else:
         cost = "free" if best["free_upgrade"] else f"{report.fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"
         st.metric(
@@ -288,10 +288,10 @@ def headline(rec: analysis.Recommendation) -> None:
         for column, (label, value, tip) in zip(st.columns(4), cells, strict=True):
             column.metric(label, value, border=True, help=tip)
         free = best["free_upgrade"]  # Material icons: an emoji loads Streamlit's table of every emoji (0.3 s)
-        (st.success if free else st.info)(safe(rec.reason), icon=":material/redeem:" if free else None)
+        (st.success if free else st.info)(safe(prose.reason(rec)), icon=":material/redeem:" if free else None)
         if best["source"] == Source.ESTIMATED:
             st.caption(safe(f"Estimated, not measured: {best['basis'] or best['source_detail']}"))
-    st.caption("Renting: " + safe(rec.rent_advice))
+    st.caption("Renting: " + safe(prose.rent_advice(rec)))
     h = rec.habits
     st.caption(safe(f"With: {h.runs_per_week:g} runs a week, an hour of waiting worth ${h.hour_value:,.0f}, "
                     f"${h.kwh_price:.2f} per kWh, hardware kept {h.lifetime_years:g} years (change them in the "

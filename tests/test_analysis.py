@@ -9,6 +9,7 @@ import pytest
 
 from advisor.decision import analysis
 from advisor.errors import AdvisorError
+from advisor.render import prose, records
 from advisor.store import load_profiles, results
 from helpers import SHIPPED, post_workload_profile, valid_profile
 
@@ -48,15 +49,15 @@ def test_mixed_precision_is_a_free_2_1x_on_the_titan_rtx(post_frame):
     assert rec.best["precision"] == "mixed_float16"
     assert rec.best["upgrade_cost_usd"] == 0
     assert rec.best["speedup_vs_current"] == pytest.approx(2.13, abs=0.005)
-    assert "$0" in rec.reason and "already have" in rec.reason
+    assert "$0" in prose.reason(rec) and "already have" in prose.reason(rec)
 
 
 def test_float32_recommendation_from_the_cpu_is_the_1070_ti(post_frame):
     rec = analysis.recommend(post_frame, "post-cpu-only", precision="float32")
     assert rec.best["profile"] == "post-gtx-1070-ti"
     assert rec.best["dollars_per_speedup_vs_current"] == pytest.approx(33.75, abs=0.01)
-    assert "16.3x faster for $550 (the profile's price, undated) ($33.75 per 1x)" in rec.reason
-    assert "6.4 hours a week" in rec.reason
+    assert "16.3x faster for $550 (the profile's price, undated) ($33.75 per 1x)" in prose.reason(rec)
+    assert "6.4 hours a week" in prose.reason(rec)
 
 
 def test_upgrade_figures_follow_the_definitions(post_frame):
@@ -77,10 +78,10 @@ def test_upgrade_figures_follow_the_definitions(post_frame):
 def test_budget_excludes_expensive_options(post_frame):
     rec = analysis.recommend(post_frame, "post-cpu-only", budget=1000)
     assert rec.best["profile"] == "post-gtx-1070-ti"
-    assert any("budget" in note for note in rec.notes)
+    assert any("budget" in note for note in prose.notes(rec))
     nothing = analysis.recommend(post_frame, "post-cpu-only", budget=100)
     assert nothing.best is None
-    assert "$550" in nothing.reason
+    assert "$550" in prose.reason(nothing)
 
 
 def test_no_recommendation_says_why_for_every_goal_with_or_without_a_budget(post_frame):
@@ -88,15 +89,15 @@ def test_no_recommendation_says_why_for_every_goal_with_or_without_a_budget(post
     # TypeError (a budget of None formatted as dollars) where the goal was cost and no budget was given.
     rec = analysis.recommend(post_frame, "post-cpu-only", goal="cost")
     assert rec.best is None
-    assert "No faster option has a known cost per run" in rec.reason
-    assert "budget" in analysis.recommend(post_frame, "post-cpu-only", goal="cost", budget=100).reason
+    assert "No faster option has a known cost per run" in prose.reason(rec)
+    assert "budget" in prose.reason(analysis.recommend(post_frame, "post-cpu-only", goal="cost", budget=100))
     assert analysis.recommend(post_frame, "post-cpu-only", goal="value").best is not None  # a price alone will do
 
 
 def test_the_fastest_hardware_gets_no_paid_recommendation(post_frame):
     rec = analysis.recommend(post_frame, "post-titan-rtx", precision="float32")
     assert rec.best is None
-    assert "keep it" in rec.reason
+    assert "keep it" in prose.reason(rec)
 
 
 def test_unknown_price_is_compared_but_never_recommended(post_frame):
@@ -105,14 +106,15 @@ def test_unknown_price_is_compared_but_never_recommended(post_frame):
     rec = analysis.recommend(both, "post-cpu-only", precision="float32")
     assert rec.best["profile"] == "post-gtx-1070-ti"
     assert "fast-unpriced" in set(rec.options["profile"])
-    assert any("no known purchase price" in note for note in rec.notes)
+    assert any("no known purchase price" in note for note in prose.notes(rec))
 
 
 def test_other_workloads_are_left_out_and_said_so(post_frame):
     other = results.results_frame([valid_profile("tiny-one")])
     comparison = analysis.compare(pd.concat([post_frame, other], ignore_index=True))
     assert "tiny-one" not in set(comparison.table["profile"])
-    assert comparison.notes and "left out 1 result" in comparison.notes[0]
+    notes = prose.workload_notes(comparison.left_out_results, comparison.other_workloads)
+    assert notes and "left out 1 result" in notes[0]
 
 
 def test_precision_filter(post_frame):
@@ -135,9 +137,9 @@ def test_best_value_frontier(post_frame):
 
 
 def test_json_records_have_the_documented_keys(post_frame):
-    records = analysis.comparison_records(analysis.compare(post_frame))
-    assert set(records[0]) == set(analysis.ROW_KEYS)
-    rec = analysis.recommendation_record(analysis.recommend(post_frame, "post-cpu-only"))
+    rows = records.comparison_records(analysis.compare(post_frame))
+    assert set(rows[0]) == set(analysis.ROW_KEYS)
+    rec = records.recommendation_record(analysis.recommend(post_frame, "post-cpu-only"))
     assert set(rec) >= {"current", "options", "best"}
     assert set(rec["options"][0]) >= set(analysis.ROW_KEYS) | set(analysis.OPTION_KEYS)
     assert "reason" in rec["best"]
@@ -159,7 +161,7 @@ def test_a_faster_backend_on_the_same_machine_is_a_free_upgrade():
     rec = analysis.recommend(frame, "vm-tensorflow")
     assert rec.best["profile"] == "vm-jax" and bool(rec.best["free_upgrade"])
     assert rec.best["upgrade_cost_usd"] == 0 and rec.best["speedup_vs_current"] == pytest.approx(1600 / 1200)
-    assert rec.reason.startswith("Switch to the jax backend on the hardware you already have")
+    assert prose.reason(rec).startswith("Switch to the jax backend on the hardware you already have")
     other = backend_profile("other-vm", "jax", 1000.0)
     other["host"]["memory_gb"] = 64.0  # another machine: not free
     frame = results.results_frame([backend_profile("vm-tensorflow", "tensorflow", 1600.0), other])
@@ -187,7 +189,7 @@ def test_the_recommendation_shows_what_added_devices_buy():
     two["results"][0]["scaling"] = {"devices": 2, "single_device_seconds": 100.0, "speedup": 1.6667,
                                     "efficiency": 0.8333}  # fmt: skip
     rec = analysis.recommend(results.results_frame([one, two]), "one-gpu")
-    record = analysis.recommendation_record(rec)
+    record = records.recommendation_record(rec)
     assert record["added_devices"][0]["profile"] == "two-gpus"
     assert record["added_devices"][0]["usd_per_added_1x"] == pytest.approx(1500 / 0.6667, rel=1e-3)
     text = recommendation_text(rec)

@@ -16,6 +16,7 @@ from advisor.decision import analysis, costs
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format import metrics
+from advisor.render import prose
 from advisor.store import results
 from helpers import examples, post_workload_profile
 
@@ -41,7 +42,7 @@ def test_the_posts_machines_at_10_runs_a_week_and_50_dollars_an_hour(shipped):
     # The CPU's power is unknown: the payback counts the time saved alone, and says so.
     assert gtx["payback_counts"] == "time saved alone (power unknown)"
     assert gtx["payback_weeks"] == pytest.approx(550 / (6.386 * 50), rel=1e-3) == pytest.approx(1.7, abs=0.05)
-    assert "pays for itself in 1.7 weeks at $50 an hour" in rec.reason
+    assert "pays for itself in 1.7 weeks at $50 an hour" in prose.reason(rec)
 
     rec = analysis.recommend(frame, "post-gtx-1070-ti", precision="float32", habits=habits, catalog=gpus)
     titan = option(rec, "post-titan-rtx")
@@ -140,7 +141,7 @@ def test_a_rental_wins_the_cost_goal_and_the_headline_says_renting_is_cheaper(sh
     rec = analysis.recommend(both, "post-cpu-only", goal="cost", catalog=gpus)
     assert rec.best["profile"] == "rented-4090" and rec.best["cheapest_way"] == "rent"
     assert rec.best["cloud_usd_per_run"] == pytest.approx(0.60 * (5 * 60 + 8) / 3600)  # per second, 5 min start-up
-    assert rec.reason.startswith("Renting an RTX 4090 (RunPod, $0.60/h)")
+    assert prose.reason(rec).startswith("Renting an RTX 4090 (RunPod, $0.60/h)")
     assert rec.best_rental["profile"] == "rented-4090"
 
 

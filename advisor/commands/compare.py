@@ -22,7 +22,7 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Every result of one workload against a baseline: speedups and dollars per speedup."""
-    from advisor.decision.analysis import comparison_records
+    from advisor.render.records import comparison_records
     from advisor.render.report import comparison_text
 
     advisor = common.advisor(args)

@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from advisor.decision import costs, prose
+from advisor.decision import costs
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
-from advisor.format.formatting import missing
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.format.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, words
 from advisor.store.catalog import Catalog, normalise_name
@@ -209,7 +208,7 @@ def default_baseline(rows: pd.DataFrame) -> pd.Series:
     return _slowest_float32_first(rows, np.arange(len(rows)))
 
 
-def _with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.DataFrame:
+def with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.DataFrame:
     out = frame.copy(deep=False)  # new columns only: the caller's frame is never written (no copy of its data)
     out["speedup"] = baseline_seconds / out["seconds"]
     out["dollars_per_speedup"] = out["price_usd"] / out["speedup"]
@@ -223,10 +222,6 @@ class Comparison:
     table: pd.DataFrame
     left_out_results: int = 0  # results of other workloads, not compared
     other_workloads: int = 0
-
-    @property
-    def notes(self) -> list[str]:
-        return prose.workload_notes(self.left_out_results, self.other_workloads)
 
 
 def find_workload(frame: pd.DataFrame, name: str) -> tuple:
@@ -253,7 +248,7 @@ def compare(
     else:
         choice = select_workload(frame, workload)
         base = default_baseline(choice.frame)
-    table = _with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])
+    table = with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])
     table = table.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
     return Comparison(baseline=base, table=table, left_out_results=choice.left_out,
                       other_workloads=choice.workloads - 1)  # fmt: skip
@@ -280,7 +275,7 @@ def _each_name(names: pd.Series) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Findings:
-    """What the recommendation left out, and why: counts that :func:`~advisor.decision.prose.notes` puts in words."""
+    """What the recommendation left out, and why: counts that :func:`~advisor.render.prose.notes` puts in words."""
 
     left_out_results: int = 0  # results of other workloads (compared only within one workload)
     other_workloads: int = 0
@@ -361,19 +356,6 @@ class Recommendation:
         """Every option, every column, in the goal's order (:attr:`OptionRows.frame`: joined when first asked)."""
         return self.option_rows.frame
 
-    @property
-    def reason(self) -> str:
-        """The decision in words (:mod:`advisor.decision.prose` renders it)."""
-        return prose.reason(self)
-
-    @property
-    def rent_advice(self) -> str:
-        return prose.rent_advice(self)
-
-    @property
-    def notes(self) -> list[str]:
-        """What the user should know about the options left out, in words."""
-        return prose.notes(self)
 
 
 # The columns of a workload's results the recommendation decides on: it works on these alone, and joins the
@@ -575,42 +557,9 @@ def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, An
     return record
 
 
-def _with_estimate_keys(row: pd.Series, keys: tuple[str, ...]) -> tuple[str, ...]:
+def with_estimate_keys(row: pd.Series, keys: tuple[str, ...]) -> tuple[str, ...]:
     """An estimated row's JSON carries its range (and, for catalog estimates, its bound and basis)."""
     return keys + ESTIMATE_KEYS if row.get("source") == Source.ESTIMATED else keys
-
-
-def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:
-    return [row_record(row, _with_estimate_keys(row, ROW_KEYS)) for _, row in comparison.table.iterrows()]
-
-
-def recommendation_record(rec: Recommendation) -> dict[str, Any]:
-    """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
-    current = _with_baseline_figures(rec.current.to_frame().T, rec.current["seconds"]).iloc[0]
-    option_keys = ROW_KEYS + OPTION_KEYS
-    best = None
-    if rec.best is not None:
-        best = row_record(rec.best, _with_estimate_keys(rec.best, option_keys))
-        best["reason"] = rec.reason
-    ladder = rec.ladder if rec.ladder is not None else pd.DataFrame()
-    devices = rec.devices if rec.devices is not None else pd.DataFrame()
-    ladder_keys = ("profile", "name", "precision", "seconds", "upgrade_cost_usd", "runs_per_hour",
-                   "marginal_usd_per_added_run_per_hour", "marginal_usd_per_hour_saved_per_week", "source")  # fmt: skip
-    return {
-        "goal": rec.goal,
-        "inputs": dataclasses.asdict(rec.habits),
-        "current": {
-            **row_record(current, _with_estimate_keys(current, (*ROW_KEYS, "power_watts", "power_source"))),
-            **{k: None if missing(v) else float(v) for k, v in rec.current_costs.items()},
-        },
-        "options": [row_record(row, _with_estimate_keys(row, option_keys)) for _, row in rec.options.iterrows()],
-        "best": best,
-        "reason": rec.reason,
-        "rent_advice": rec.rent_advice,
-        "ladder": [row_record(row, ladder_keys) for _, row in ladder.iterrows()],
-        "added_devices": [row_record(row, DEVICE_KEYS) for _, row in devices.iterrows()],
-        "notes": rec.notes,
-    }
 
 
 def best_value_frontier(frame: pd.DataFrame, price: str = "price_usd", seconds: str = "seconds") -> pd.Series:

@@ -19,6 +19,7 @@ from advisor.format.metrics import column, markdown_definitions
 from advisor.format.vocabulary import Precision, Source
 from advisor.perf import crossval
 from advisor.perf.estimates import CatalogEstimates
+from advisor.render import prose
 from advisor.store.catalog import Catalog, Gpu
 
 __all__ = ["fmt_rate", "fmt_seconds", "fmt_times", "fmt_usd", "fmt_usd_small", "fmt_watts"]
@@ -102,7 +103,7 @@ def comparison_text(comparison: Comparison) -> str:
         "",
         text_table(comparison.table, COMPARE_COLUMNS),
     ]
-    lines += [f"Note: {note}" for note in comparison.notes]
+    lines += [f"Note: {note}" for note in prose.workload_notes(comparison.left_out_results, comparison.other_workloads)]
     return "\n".join(lines)
 
 
@@ -146,8 +147,8 @@ def recommendation_text(rec: Recommendation) -> str:
         f"Current: {current['profile']} ({current['precision']}), {fmt_seconds(current['seconds'])}",
         habits_line(rec),
         "",
-        f"Recommendation: {rec.reason}",
-        f"Renting: {rec.rent_advice}",
+        f"Recommendation: {prose.reason(rec)}",
+        f"Renting: {prose.rent_advice(rec)}",
         "",
         "Options (payback * counts the time saved alone: the power is unknown):",
         text_table(rec.options, OPTION_COLUMNS) if len(rec.options) else "(none: no other results of this workload)",
@@ -161,7 +162,7 @@ def recommendation_text(rec: Recommendation) -> str:
     if rec.ladder is not None and len(rec.ladder):
         lines += ["", "Upgrade ladder (where returns fall off):", text_table_of(
             rec.ladder.to_dict("records"), LADDER_COLUMNS, left={"step"})]  # fmt: skip
-    lines += [f"Note: {note}" for note in rec.notes]
+    lines += [f"Note: {note}" for note in prose.notes(rec)]
     return "\n".join(lines)
 
 
@@ -187,21 +188,21 @@ def recommendation_markdown(rec: Recommendation) -> str:
         f"Current hardware: **{markdown_safe(current['name'])}** ({markdown_safe(current['precision'])}), "
         f"{markdown_safe(fmt_seconds(current['seconds']))} for the workload.",
         "",
-        f"**Recommendation:** {markdown_safe(rec.reason)}",
+        f"**Recommendation:** {markdown_safe(prose.reason(rec))}",
         "",
         "| " + " | ".join(name for name, _ in OPTION_COLUMNS) + " |",
         "|" + "---|" * len(OPTION_COLUMNS),
     ]
     for row in rec.options.to_dict("records"):
         lines.append("| " + " | ".join(markdown_safe(render(row)) for _, render in OPTION_COLUMNS) + " |")
-    if rec.notes:
+    if prose.notes(rec):
         lines.append("")
-        lines += [f"- {markdown_safe(note)}" for note in rec.notes]
+        lines += [f"- {markdown_safe(note)}" for note in prose.notes(rec)]
     lines += [
         "",
         markdown_safe(habits_line(rec)),
         "",
-        f"**Renting:** {markdown_safe(rec.rent_advice)}",
+        f"**Renting:** {markdown_safe(prose.rent_advice(rec))}",
         "",
         "## What the numbers mean",
         "",

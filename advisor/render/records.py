@@ -1,0 +1,55 @@
+"""The JSON records of ``compare --json`` and ``recommend --json``: the analysis's rows as plain values, with the
+sentences :mod:`advisor.render.prose` writes beside them (the reason, the rental advice, the notes)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pandas as pd
+
+from advisor.decision.analysis import (
+    DEVICE_KEYS,
+    OPTION_KEYS,
+    ROW_KEYS,
+    Comparison,
+    Recommendation,
+    row_record,
+    with_baseline_figures,
+    with_estimate_keys,
+)
+from advisor.format.formatting import missing
+from advisor.render import prose
+
+
+def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:
+    return [row_record(row, with_estimate_keys(row, ROW_KEYS)) for _, row in comparison.table.iterrows()]
+
+
+def recommendation_record(rec: Recommendation) -> dict[str, Any]:
+    """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
+    current = with_baseline_figures(rec.current.to_frame().T, rec.current["seconds"]).iloc[0]
+    option_keys = ROW_KEYS + OPTION_KEYS
+    best = None
+    if rec.best is not None:
+        best = row_record(rec.best, with_estimate_keys(rec.best, option_keys))
+        best["reason"] = prose.reason(rec)
+    ladder = rec.ladder if rec.ladder is not None else pd.DataFrame()
+    devices = rec.devices if rec.devices is not None else pd.DataFrame()
+    ladder_keys = ("profile", "name", "precision", "seconds", "upgrade_cost_usd", "runs_per_hour",
+                   "marginal_usd_per_added_run_per_hour", "marginal_usd_per_hour_saved_per_week", "source")  # fmt: skip
+    return {
+        "goal": rec.goal,
+        "inputs": dataclasses.asdict(rec.habits),
+        "current": {
+            **row_record(current, with_estimate_keys(current, (*ROW_KEYS, "power_watts", "power_source"))),
+            **{k: None if missing(v) else float(v) for k, v in rec.current_costs.items()},
+        },
+        "options": [row_record(row, with_estimate_keys(row, option_keys)) for _, row in rec.options.iterrows()],
+        "best": best,
+        "reason": prose.reason(rec),
+        "rent_advice": prose.rent_advice(rec),
+        "ladder": [row_record(row, ladder_keys) for _, row in ladder.iterrows()],
+        "added_devices": [row_record(row, DEVICE_KEYS) for _, row in devices.iterrows()],
+        "notes": prose.notes(rec),
+    }
