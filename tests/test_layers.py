@@ -1,10 +1,10 @@
 """The library's layers: every module has one, and no import runs against them (a lower layer never imports a higher
 one). Imports inside functions count too: a lazy import is still a dependency.
 
-The layers, lowest first: the profile format, the store (files, the index, the catalog), the performance model,
-the decision (costs, the analysis and its words), the renderers, the collection service, the commands. Measuring
-and tracking sit beside the model: they may use the format, the store and the workload's definition, and only the
-commands import them.
+The layers, lowest first: the profile format, the store (files, the index, the catalog, the results frame), the
+performance model, the decision (costs, the analysis, the pipeline), the renderers (words and charts), the collection
+service, the commands. Measuring and tracking sit beside the model: they may use the format, the store and the
+workload's definition, and only the commands import them.
 """
 
 from __future__ import annotations
