@@ -27,6 +27,7 @@ from advisor.decision import costs
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
+from advisor.format.units import SECONDS_PER_HOUR
 from advisor.format.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, words
 from advisor.store.catalog import Catalog, normalise_name
 
@@ -212,7 +213,7 @@ def with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.Da
     out = frame.copy(deep=False)  # new columns only: the caller's frame is never written (no copy of its data)
     out["speedup"] = baseline_seconds / out["seconds"]
     out["dollars_per_speedup"] = out["price_usd"] / out["speedup"]
-    out["runs_per_hour"] = 3600.0 / out["seconds"]
+    out["runs_per_hour"] = SECONDS_PER_HOUR / out["seconds"]
     return out
 
 
@@ -378,8 +379,8 @@ def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "a
     upgrade = np.where(free, 0.0, price)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # missing: NaN; past a float: inf
         speedup = current_seconds / seconds
-        runs_per_hour = 3600.0 / seconds
-        added = runs_per_hour - 3600.0 / current_seconds
+        runs_per_hour = SECONDS_PER_HOUR / seconds
+        added = runs_per_hour - SECONDS_PER_HOUR / current_seconds
         return costs.with_columns(
             options, speedup=speedup, dollars_per_speedup=price / speedup, runs_per_hour=runs_per_hour,  # as compare's
             free_upgrade=free, speedup_vs_current=speedup, upgrade_cost_usd=upgrade, faster=faster,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.errors import AdvisorError
+from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE, WATT_SECONDS_PER_KWH
 from advisor.format.vocabulary import DeviceKind, Goal, Source, words
 from advisor.store.catalog import Catalog
 
@@ -141,7 +142,8 @@ def billing_words(billing_seconds: float | None, minimum_seconds: float | None) 
     """'per second', 'per minute, at least 60 s', 'per hour' (the default where the catalog does not say)."""
     if billing_seconds is None or billing_seconds != billing_seconds:
         return "per hour (assumed)"
-    unit = {1: "per second", 60: "per minute", 3600: "per hour"}.get(int(billing_seconds), f"per {billing_seconds:g} s")
+    units = {1: "per second", int(SECONDS_PER_MINUTE): "per minute", int(SECONDS_PER_HOUR): "per hour"}
+    unit = units.get(int(billing_seconds), f"per {billing_seconds:g} s")
     minimum = minimum_seconds if minimum_seconds and minimum_seconds == minimum_seconds else 0
     return unit + (f", at least {minimum:g} s" if minimum else "")
 
@@ -151,7 +153,7 @@ def billed_usd_per_run(usd_per_hour, seconds, billing_seconds, minimum_seconds, 
     increments of ``billing_seconds`` and at least ``minimum_seconds``, shared by its runs."""
     session = habits.session_minutes * 60.0 + habits.runs_per_session * seconds
     billed = np.maximum(minimum_seconds, np.ceil(session / billing_seconds) * billing_seconds)
-    return usd_per_hour * billed / 3600.0 / habits.runs_per_session
+    return usd_per_hour * billed / SECONDS_PER_HOUR / habits.runs_per_session
 
 
 def _board_power(gpu) -> float:
@@ -163,7 +165,7 @@ def _board_power(gpu) -> float:
 
 
 def energy_usd_per_run(power_watts: pd.Series | float, seconds: pd.Series | float, kwh_price: float):
-    return power_watts * seconds / 3_600_000 * kwh_price
+    return power_watts * seconds / WATT_SECONDS_PER_KWH * kwh_price
 
 
 def with_columns(frame: pd.DataFrame, **columns) -> pd.DataFrame:
@@ -191,11 +193,11 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
     runs, nan = habits.runs_per_week, math.nan
     billing = {}
     if "rental_billing_seconds" not in options:  # rows without a catalog: billed by the hour, no minimum
-        billing = {"rental_billing_seconds": 3600.0, "rental_minimum_seconds": 0.0}
+        billing = {"rental_billing_seconds": SECONDS_PER_HOUR, "rental_minimum_seconds": 0.0}
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # missing: NaN; past a float: inf
         energy = energy_usd_per_run(numbers(options, "power_watts"), seconds, habits.kwh_price)
         current_energy = energy_usd_per_run(_number(current["power_watts"]), current_seconds, habits.kwh_price)
-        hours_saved = runs * (current_seconds - seconds) / 3600.0
+        hours_saved = runs * (current_seconds - seconds) / SECONDS_PER_HOUR
         weekly_energy_saving = runs * (current_energy - energy)
         energy_known = ~np.isnan(weekly_energy_saving)
         weekly_gain = hours_saved * habits.hour_value + np.where(energy_known, weekly_energy_saving, 0.0)
@@ -207,7 +209,7 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
         owned_price = np.where(free, 0.0, price)
         owned = (owned_price / lifetime_runs if lifetime_runs > 0 else owned_price * math.inf) + energy
         cloud = billed_usd_per_run(numbers(options, "rental_usd_per_hour"), seconds,
-                                   _known_or(options, "rental_billing_seconds", 3600.0),
+                                   _known_or(options, "rental_billing_seconds", SECONDS_PER_HOUR),
                                    _known_or(options, "rental_minimum_seconds", 0.0), habits)  # fmt: skip
         margin = cloud - np.where(np.isnan(energy), 0.0, energy)
         runs_to_break_even = np.where(margin > 0, price / margin, nan)
@@ -250,7 +252,7 @@ def current_figures(current: pd.Series, habits: Habits) -> dict[str, float]:
     return {
         "energy_usd_per_run": energy,
         "usd_per_run": energy,  # already owned: only its energy
-        "hours_per_week": habits.runs_per_week * current["seconds"] / 3600.0,
+        "hours_per_week": habits.runs_per_week * current["seconds"] / SECONDS_PER_HOUR,
     }
 
 
@@ -336,7 +338,7 @@ def ladder(options: pd.DataFrame, current: pd.Series, budget: float | None) -> p
     steps = priced.iloc[sort_order(priced, ["upgrade_cost_usd", "seconds"])]
     steps = steps[steps["seconds"] < steps["seconds"].cummin().shift(fill_value=math.inf)]
     previous_cost = steps["upgrade_cost_usd"].shift(fill_value=0.0)
-    previous_rate = steps["runs_per_hour"].shift(fill_value=3600.0 / current["seconds"])
+    previous_rate = steps["runs_per_hour"].shift(fill_value=SECONDS_PER_HOUR / current["seconds"])
     previous_saving = steps["hours_saved_per_week"].shift(fill_value=0.0)
     marginal_usd = steps["upgrade_cost_usd"] - previous_cost
     added_rate = steps["runs_per_hour"] - previous_rate
@@ -368,7 +370,7 @@ def cost_lines(current: pd.Series, purchase: pd.Series | None, rental: pd.Series
     and the chart says so."""
 
     def per_run(row: pd.Series, money: float) -> float:
-        return money + habits.hour_value * row["seconds"] / 3600.0
+        return money + habits.hour_value * row["seconds"] / SECONDS_PER_HOUR
 
     keep = _known(current_figures(current, habits)["usd_per_run"])
     lines = [CostLine("keep the current hardware", 0.0, per_run(current, keep))]

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from advisor.format.schema import workload_key
+from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from advisor.format.vocabulary import Goal, Precision, Source
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
@@ -57,7 +58,7 @@ class JobOption:
     @property
     def rental_cost_usd(self) -> float | None:
         """The run's cost rented: its hours at the rental's rate (the upper end of the range: what a budget needs)."""
-        return self.rental_usd_per_hour * self.high / 3600 if self.rental_usd_per_hour else None
+        return self.rental_usd_per_hour * self.high / SECONDS_PER_HOUR if self.rental_usd_per_hour else None
 
     @property
     def name(self) -> str:
@@ -226,7 +227,8 @@ MEMORY_BASIS = (f"memory: weights, gradients, optimizer state, activations and t
 
 
 def hours(seconds: float) -> str:
-    return f"{seconds / 3600:,.1f} h" if seconds >= 3600 else f"{seconds / 60:,.0f} min"
+    return (f"{seconds / SECONDS_PER_HOUR:,.1f} h" if seconds >= SECONDS_PER_HOUR else
+            f"{seconds / SECONDS_PER_MINUTE:,.0f} min")  # fmt: skip
 
 
 def summary_lines(advice: JobAdvice) -> list[str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from advisor.format.vocabulary import DeviceKind, DType, Precision
 from advisor.measure import hardware, timing
 from advisor.measure.backends import Backend, DeviceInfo
@@ -114,8 +115,8 @@ def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"{seconds / SECONDS_PER_MINUTE:.1f} min"
+    return f"{seconds / SECONDS_PER_HOUR:.1f} h"
 
 
 @dataclass(frozen=True)

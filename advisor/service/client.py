@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError, ProfileError
+from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from advisor.service import privacy
 from advisor.store import collection
 from advisor.store.parse import parse_yaml, profile_from_data
@@ -110,8 +111,8 @@ class CachedCollection:
         if seconds < 90:
             return f"{seconds:.0f} seconds"
         if seconds < 5400:
-            return f"{seconds / 60:.0f} minutes"
-        return f"{seconds / 3600:.1f} hours" if seconds < 172_800 else f"{seconds / 86_400:.0f} days"
+            return f"{seconds / SECONDS_PER_MINUTE:.0f} minutes"
+        return f"{seconds / SECONDS_PER_HOUR:.1f} hours" if seconds < 172_800 else f"{seconds / 86_400:.0f} days"
 
 
 def cache_root() -> Path:

@@ -21,6 +21,7 @@ from advisor import store
 from advisor.errors import AdvisorError, Problem, ProfileError
 from advisor.format import fields as F
 from advisor.format.fields import Field
+from advisor.format.units import SECONDS_PER_HOUR
 from advisor.store import widths
 from advisor.store.widths import Widths
 
@@ -165,7 +166,7 @@ class Price:
 class Billing:
     """How a provider bills a session: in whole increments, at least a minimum."""
 
-    billing_seconds: int = 3600
+    billing_seconds: int = int(SECONDS_PER_HOUR)
     minimum_seconds: int = 0
     source: str = "not in the catalog: billed by the hour assumed"
 
