@@ -15,7 +15,7 @@ from readme_examples import docs_text
 from advisor import __version__, store
 from advisor.cli import main
 from advisor.store.index import INDEX_NAME  # the folder's persistent index, written beside the profiles
-from helpers import SHIPPED, valid_profile, write_yaml
+from helpers import ROOT, SHIPPED, valid_profile, write_yaml
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -386,3 +386,28 @@ def test_every_recommend_option_has_a_case():
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     options = {s for action in sub.choices["recommend"]._actions for s in action.option_strings if s.startswith("--")}
     assert options - set(RECOMMEND_CASES) - NOT_DECISIONS - JOB_OPTIONS == set()
+
+
+def test_the_command_table_is_made_from_the_parsers():
+    from advisor.commands.reference import markdown_table
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    stale = "README.md: the command table is stale (python -m advisor.commands.reference)"
+    assert f"-->\n{markdown_table()}\n<!-- commands:end -->" in text, stale
+    for option in ("--session-minutes", "--runs-per-session", "--price", "--collection", "--database"):
+        assert option in text, option  # options the hand-written table once missed
+    assert "added_devices" in markdown_table()  # recommend --json's keys, from RECORD_KEYS
+
+
+def test_the_tables_json_keys_are_the_ones_printed(capsys):
+    import json
+
+    from advisor.cli import main
+    from advisor.decision.analysis import ESTIMATE_KEYS, ROW_KEYS
+    from advisor.perf.estimates import ESTIMATE_RECORD_KEYS
+
+    assert main(["estimate", "--gpu", "rtx-4090", "--json"]) == 0
+    assert tuple(json.loads(capsys.readouterr().out)[0]) == ESTIMATE_RECORD_KEYS
+    assert main(["compare", "--estimates", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {tuple(row) for row in rows} == {ROW_KEYS, ROW_KEYS + ESTIMATE_KEYS}

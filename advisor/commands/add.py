@@ -9,6 +9,10 @@ from advisor.commands import common
 from advisor.commands.common import Parents
 
 NAME = "add"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'validates profiles from elsewhere and copies the valid ones into the profiles folder as `<id>.yaml`, atomically;'
+    ' an id already there is refused unless `--force`'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

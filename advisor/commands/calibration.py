@@ -9,6 +9,10 @@ from advisor.commands import common
 from advisor.commands.common import Parents
 
 NAME = "calibration"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    "the performance model's fitted terms: what each peak kind, segment, architecture and workload reaches of its"
+    ' specifications'
+)
 TERMS = ("eta_peak", "eta_segment", "eta_arch", "eta_gpu", "mu_arch", "mu_gpu", "c", "m", "tau_w")  # --json's
 
 

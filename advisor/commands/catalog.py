@@ -8,6 +8,9 @@ from advisor.commands import common
 from advisor.commands.common import Parents
 
 NAME = "catalog"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'the GPU catalog: specifications, the purchase price used and the cheapest rental, all dated and sourced'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

@@ -9,6 +9,10 @@ from advisor.commands.common import Parents
 from advisor.format.vocabulary import PrecisionFilter, words
 
 NAME = "compare"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    "every result of one workload (default: the post's; `--workload ResNet-50` a published one) against a baseline"
+    ' (default: the slowest float32 result).'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

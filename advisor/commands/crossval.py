@@ -12,6 +12,11 @@ from advisor.commands.common import Parents
 from advisor.errors import AdvisorError
 
 NAME = "crossval"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'cross-validates the model (new GPU, new architecture, new workload from one or three GPUs, description only,'
+    ' single results): median and 90th-percentile errors, the range of each situation, the coverage; `--write` keeps'
+    ' the ranges beside the catalog'
+)
 
 
 def experiments() -> tuple[str, ...]:

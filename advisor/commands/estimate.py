@@ -12,6 +12,15 @@ from advisor.format.units import MOST_DEVICES
 from advisor.format.vocabulary import DeviceKind, PrecisionFilter, words
 
 NAME = "estimate"
+SUMMARY_JOB = (  # the README's command table (advisor.commands.reference)
+    'a language-model training job on every catalog GPU: fits / tight / does not fit (memory and its range),'
+    ' tokens/s, the run\'s time and its cost owned and rented, the cheapest way that fits (see "Language models")'
+)
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    "the performance model's estimate of the workload (the post's, sized by the options, your model, or a workload of"
+    ' the profiles by name) on every catalog GPU (or one), with its likely range, its bound and why the range is that'
+    ' wide.'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

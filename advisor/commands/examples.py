@@ -8,6 +8,9 @@ from advisor.commands.common import Parents
 from advisor.format.vocabulary import DeviceKind
 
 NAME = "examples"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'writes the three example Keras models (a small CNN, a GRU text classifier, a Transformer encoder block)'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

@@ -9,6 +9,9 @@ from advisor.commands import common
 from advisor.commands.common import Parents
 
 NAME = "list"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'the profiles, one line each (a published collection in one line, unless `--published`)'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

@@ -11,6 +11,10 @@ from advisor.commands.common import Parents
 from advisor.errors import AdvisorError
 
 NAME = "measure"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    "times the training (the post's LSTM, or your model) on this device and writes a profile"
+    ' ([how](docs/reference.md#measuring-a-profile-python--m-advisor-measure))'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

@@ -8,6 +8,9 @@ from advisor.commands import common
 from advisor.commands.common import Parents
 
 NAME = "models"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    "the language-model presets, each config's numbers and where they come from"
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

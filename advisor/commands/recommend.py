@@ -11,6 +11,15 @@ from advisor.errors import AdvisorError
 from advisor.format.vocabulary import Goal, Precision, PrecisionFilter, words
 
 NAME = "recommend"
+SUMMARY_JOB = (  # the README's command table (advisor.commands.reference)
+    'the GPU to buy (or the rental) for a language-model job among those it fits: the cheapest to buy within the'
+    ' budget (`value`), the fastest (`speed`) or the cheapest rented run (`cost`), with what renting costs a run and'
+    ' after how many runs buying pays'
+)
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'the best option for your goal in one sentence, whether renting would be cheaper, every option with its costs,'
+    ' and the upgrade ladder.'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

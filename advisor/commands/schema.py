@@ -8,6 +8,9 @@ from advisor.commands import common
 from advisor.commands.common import Parents
 
 NAME = "schema"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'the JSON Schema of a profile (or the field reference of [the reference](docs/reference.md#field-reference))'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

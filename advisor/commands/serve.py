@@ -11,6 +11,11 @@ from advisor.commands.common import Parents
 from advisor.errors import AdvisorError
 
 NAME = "serve"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'the collection service: an HTTP API over SQLite (default) or PostgreSQL that checks every upload before storing'
+    " it (validation, size, privacy, the device's physical bound) and serves pages, single results and an export"
+    ' ([how](docs/reference.md#the-collection-service-advisor-serve))'
+)
 DEFAULT_DATABASE = "advisor-collection.sqlite"
 DEFAULT_PORT = 8600
 

@@ -12,6 +12,11 @@ from advisor.commands.common import Parents
 from advisor.errors import AdvisorError
 
 NAME = "submit"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'sends profiles to a collection service: checked as `validate` does, scrubbed of host and user names, home paths,'
+    " serials and addresses, shown and asked before anything is sent; prints each result's id and URL"
+    ' ([how](docs/reference.md#contributing-a-profile))'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

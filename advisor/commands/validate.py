@@ -9,6 +9,10 @@ from advisor.commands import common
 from advisor.commands.common import Parents
 
 NAME = "validate"
+SUMMARY = (  # the README's command table (advisor.commands.reference)
+    'checks files or folders (default: the profiles folder); exit 0 when all are valid, else 1 with a line per'
+    ' problem: `file: field: what is wrong`'
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

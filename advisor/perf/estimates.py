@@ -501,6 +501,12 @@ def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
 OFFERED_DEVICES = (1, 2)  # what compare, recommend and the app offer of each catalog GPU: one, and two in parallel
 
 
+# ``estimate --json``'s keys for a catalog GPU, in order (the README's command table says them from here); a measured
+# machine's rows (:func:`machine_records`) name it under ``machine``.
+ESTIMATE_RECORD_KEYS = ("gpu", "catalog_id", "devices", "machines", "precision", "seconds_estimate", "low", "high",
+                        "price_usd", "bound", "basis", "memory_gb", "fits", "largest_batch", "source")  # fmt: skip
+
+
 def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """``estimate --json``: one object per GPU and precision."""
     return [

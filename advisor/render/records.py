@@ -26,6 +26,11 @@ def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:
     return [row_record(row, with_estimate_keys(row, ROW_KEYS)) for _, row in comparison.table.iterrows()]
 
 
+# ``recommend --json``'s keys, in order (the README's command table says them from here).
+RECORD_KEYS = ("goal", "inputs", "current", "options", "best", "reason", "rent_advice", "ladder", "added_devices",
+               "notes")  # fmt: skip
+
+
 def recommendation_record(rec: Recommendation) -> dict[str, Any]:
     """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
     current = with_baseline_figures(rec.current.to_frame().T, rec.current["seconds"]).iloc[0]
@@ -38,7 +43,7 @@ def recommendation_record(rec: Recommendation) -> dict[str, Any]:
     devices = rec.devices if rec.devices is not None else pd.DataFrame()
     ladder_keys = ("profile", "name", "precision", "seconds", "upgrade_cost_usd", "runs_per_hour",
                    "marginal_usd_per_added_run_per_hour", "marginal_usd_per_hour_saved_per_week", "source")  # fmt: skip
-    return {
+    record = {
         "goal": rec.goal,
         "inputs": dataclasses.asdict(rec.habits),
         "current": {
@@ -53,3 +58,5 @@ def recommendation_record(rec: Recommendation) -> dict[str, Any]:
         "added_devices": [row_record(row, DEVICE_KEYS) for _, row in devices.iterrows()],
         "notes": prose.notes(rec),
     }
+    assert tuple(record) == RECORD_KEYS, "RECORD_KEYS says what recommend --json prints"
+    return record
