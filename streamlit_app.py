@@ -278,7 +278,7 @@ def headline(rec: analysis.Recommendation) -> None:
             border=True,
         )
         payback = report.fmt_payback(best).replace("wk", "weeks")
-        time_only = payback.endswith("*")  # the power is unknown: the time saved alone (said in the tooltip)
+        time_only = report.payback_counts_time_alone(best)  # the power is unknown: said in the tooltip
         cells = [
             ("Upgrade cost", "free" if best["free_upgrade"] else report.fmt_usd(best["upgrade_cost_usd"]), None),
             ("Hours saved a week", f"{best['hours_saved_per_week']:,.1f} h", None),

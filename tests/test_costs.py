@@ -16,6 +16,7 @@ from advisor.decision import analysis, costs
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format import metrics
+from advisor.format.vocabulary import CostKind
 from advisor.render import prose
 from advisor.store import results
 from helpers import examples, post_workload_profile
@@ -187,7 +188,8 @@ def test_cumulative_costs_and_break_even_point():
     assert set(chart["runs"]) == {0, 12, 20}  # straight lines: their ends and the break-even point
     keep = chart[chart["option"] == "keep the current hardware"].set_index("runs")["usd"]
     assert keep[20] == pytest.approx(200) and keep[12] == pytest.approx(120)
-    assert costs.break_even(costs.CostLine("a", 0, 2), costs.CostLine("b", 5, 3)) is None  # dearer a run: never
+    keeping, buying = costs.CostLine(CostKind.KEEP, "a", 0, 2), costs.CostLine(CostKind.BUY, "b", 5, 3)
+    assert costs.break_even(keeping, buying) is None  # dearer a run: never
 
 
 def test_every_definition_is_written_once_and_shown_everywhere(shipped):

@@ -14,7 +14,7 @@ import pandas as pd
 
 from advisor.errors import AdvisorError
 from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE, WATT_SECONDS_PER_KWH
-from advisor.format.vocabulary import DeviceKind, Goal, Source, words
+from advisor.format.vocabulary import CostKind, DeviceKind, Goal, PaybackCounts, Source, words
 from advisor.store.catalog import Catalog
 
 GOALS = words(Goal)
@@ -215,14 +215,14 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
         runs_to_break_even = np.where(margin > 0, price / margin, nan)
     rent_cheaper = ~np.isnan(cloud) & (np.isnan(owned) | (cloud < owned))
     way = np.where(rent_cheaper, 1, np.where(np.isnan(owned), -1, 0)).astype(np.int8)  # -1: neither known
-    alone = "time saved alone (power unknown)" if habits.hour_value > 0 else "nothing (an hour is worth $0, power unknown)"  # noqa: E501
+    alone = PaybackCounts.TIME_ALONE if habits.hour_value > 0 else PaybackCounts.NOTHING
     return with_columns(
         options,
         energy_usd_per_run=energy,
         hours_saved_per_week=hours_saved,
         payback_weeks=payback_weeks,
         payback_beyond_lifetime=payback_weeks > habits.lifetime_weeks,
-        payback_counts=_words(energy_known.astype(np.int8), [alone, "time and energy"]),
+        payback_counts=_words(energy_known.astype(np.int8), [alone.value, PaybackCounts.TIME_AND_ENERGY.value]),
         usd_per_run_owned=owned,
         **billing,
         cloud_usd_per_run=cloud,
@@ -356,6 +356,7 @@ def ladder(options: pd.DataFrame, current: pd.Series, budget: float | None) -> p
 class CostLine:
     """A choice's cumulative cost: ``start`` dollars at run 0, then ``per_run`` dollars a run."""
 
+    kind: CostKind
     option: str
     start: float
     per_run: float
@@ -373,14 +374,16 @@ def cost_lines(current: pd.Series, purchase: pd.Series | None, rental: pd.Series
         return money + habits.hour_value * row["seconds"] / SECONDS_PER_HOUR
 
     keep = _known(current_figures(current, habits)["usd_per_run"])
-    lines = [CostLine("keep the current hardware", 0.0, per_run(current, keep))]
+    lines = [CostLine(CostKind.KEEP, "keep the current hardware", 0.0, per_run(current, keep))]
     if purchase is not None:
         outlay = max(float(purchase["upgrade_cost_usd"]) - habits.resale_usd, 0.0)
         lines.append(
-            CostLine(f"buy {purchase['name']}", outlay, per_run(purchase, _known(purchase["energy_usd_per_run"])))
+            CostLine(CostKind.BUY, f"buy {purchase['name']}", outlay,
+                     per_run(purchase, _known(purchase["energy_usd_per_run"])))
         )
     if rental is not None:
-        lines.append(CostLine(f"rent {rental['name']}", 0.0, per_run(rental, float(rental["cloud_usd_per_run"]))))
+        lines.append(CostLine(CostKind.RENT, f"rent {rental['name']}", 0.0,
+                              per_run(rental, float(rental["cloud_usd_per_run"]))))  # fmt: skip
     return lines
 
 
@@ -401,7 +404,8 @@ def cumulative_costs(
     lines = cost_lines(current, purchase, rental, habits)
     marks = {0.0, float(runs)} | {p for p in crossing_runs(lines) if p <= runs}
     return pd.DataFrame(
-        [{"runs": n, "option": line.option, "usd": line.at(n)} for line in lines for n in sorted(marks)]
+        [{"runs": n, "kind": line.kind.value, "option": line.option, "usd": line.at(n)} for line in lines
+         for n in sorted(marks)]
     )
 
 
@@ -410,14 +414,14 @@ def _known(value: float) -> float:
 
 
 PAIRS = (
-    ("keep", "buy", "buying pays off"),
-    ("keep", "rent", "renting pays off"),
-    ("rent", "buy", "buying beats renting"),
+    (CostKind.KEEP, CostKind.BUY, "buying pays off"),
+    (CostKind.KEEP, CostKind.RENT, "renting pays off"),
+    (CostKind.RENT, CostKind.BUY, "buying beats renting"),
 )
 
 
 def _by_kind(lines: list) -> dict[str, CostLine]:
-    return {line.option.split(" ", 1)[0]: line for line in lines}
+    return {line.kind: line for line in lines}
 
 
 def crossing_runs(lines: list) -> list[float]:
@@ -431,11 +435,11 @@ def crossings(lines: pd.DataFrame) -> pd.DataFrame:
     hardware, and where buying overtakes renting (within the frame's runs)."""
     horizon = float(lines["runs"].max())
     straight = []
-    for option, group in lines.groupby("option", sort=False):
+    for (kind, option), group in lines.groupby(["kind", "option"], sort=False):
         group = group.sort_values("runs")
         ends = group.iloc[[0, -1]]
         slope = (ends["usd"].iloc[1] - ends["usd"].iloc[0]) / max(ends["runs"].iloc[1] - ends["runs"].iloc[0], 1)
-        straight.append(CostLine(option, float(ends["usd"].iloc[0]), float(slope)))
+        straight.append(CostLine(CostKind(kind), option, float(ends["usd"].iloc[0]), float(slope)))
     kinds = _by_kind(straight)
     points = []
     for first, second, label in PAIRS:

@@ -116,3 +116,20 @@ def words(kind: type[StrEnum]) -> tuple[str, ...]:
 
 # A member written to YAML is its word (PyYAML's safe dumper knows only plain str).
 yaml.SafeDumper.add_multi_representer(enum.Enum, lambda dumper, member: dumper.represent_str(str(member.value)))
+
+
+class PaybackCounts(StrEnum):
+    """What an option's payback counts: the time saved and the energy, the time alone (the power is unknown), or
+    nothing (an hour is worth $0 and the power is unknown). The words are the values: the JSON prints them."""
+
+    TIME_AND_ENERGY = "time and energy"
+    TIME_ALONE = "time saved alone (power unknown)"
+    NOTHING = "nothing (an hour is worth $0, power unknown)"
+
+
+class CostKind(StrEnum):
+    """A line of the cost comparison: keeping the current hardware, buying the best, renting the cheapest."""
+
+    KEEP = "keep"
+    BUY = "buy"
+    RENT = "rent"

@@ -13,7 +13,7 @@ import pandas as pd
 from advisor.decision import costs
 from advisor.decision.costs import Habits
 from advisor.format.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing, short_device
-from advisor.format.vocabulary import Goal, Source
+from advisor.format.vocabulary import Goal, PaybackCounts, Source
 from advisor.store.catalog import STALE_YEARS
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ def batch_of(row: pd.Series) -> str:
 
 def _payback_words(option: pd.Series, habits: Habits) -> str:
     weeks = option["payback_weeks"]
-    alone = option["payback_counts"] != "time and energy"
+    alone = option["payback_counts"] != PaybackCounts.TIME_AND_ENERGY
     if missing(weeks):
         if habits.hour_value == 0:
             return "say what an hour of waiting is worth to see when it pays for itself"

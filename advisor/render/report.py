@@ -16,7 +16,7 @@ from advisor.decision.analysis import Comparison, Recommendation
 from advisor.format import typed
 from advisor.format.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, fmt_usd_small, fmt_watts, missing
 from advisor.format.metrics import column, markdown_definitions
-from advisor.format.vocabulary import Precision, Source
+from advisor.format.vocabulary import PaybackCounts, Precision, Source
 from advisor.perf import crossval
 from advisor.perf.estimates import CatalogEstimates
 from advisor.render import prose
@@ -60,11 +60,17 @@ def fmt_payback(row: Any) -> str:
     if missing(weeks):
         if not row["faster"] or missing(row["upgrade_cost_usd"]):
             return "-"
-        return "unknown" if str(row["payback_counts"]).startswith("nothing") else "never"
+        return "unknown" if row["payback_counts"] == PaybackCounts.NOTHING else "never"
     if row.get("payback_beyond_lifetime"):
         return "beyond lifetime"
     text = "now" if weeks == 0 else f"{weeks:,.1f} wk"
-    return text + ("*" if weeks and row["payback_counts"] != "time and energy" else "")
+    return text + ("*" if payback_counts_time_alone(row) else "")
+
+
+def payback_counts_time_alone(row: Any) -> bool:
+    """True when a payback in weeks counts the time saved alone (the power is unknown): marked '*'."""
+    weeks = row["payback_weeks"]
+    return bool(not missing(weeks) and weeks and row["payback_counts"] != PaybackCounts.TIME_AND_ENERGY)
 
 
 def _upgrade_cost(row: Any) -> str:
