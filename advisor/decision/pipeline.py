@@ -31,7 +31,7 @@ from advisor.llm.job import JobRequest
 from advisor.perf import estimates
 from advisor.store.catalog import Catalog
 
-MEMO_ENTRIES = 64  # the steps kept per advisor (a workload's rows, estimates, decision rows: three a workload)
+MEMO_ENTRIES = 64  # the steps kept per advisor (a workload's rows, estimates, decision rows, counts)
 
 
 @dataclass(frozen=True)
@@ -166,8 +166,11 @@ class Advisor:
 
     def _left_out(self, workload: tuple) -> dict[str, int]:
         """What a question on one workload leaves out of the collection: the other workloads and their results."""
-        choice = select_workload(self.results, workload)
-        return {"left_out_results": choice.left_out, "other_workloads": max(choice.workloads - 1, 0)}
+        def count() -> dict[str, int]:
+            choice = select_workload(self.results, workload)
+            return {"left_out_results": choice.left_out, "other_workloads": max(choice.workloads - 1, 0)}
+
+        return self._kept(("left out", workload), count)
 
     # ------------------------------------------------------------------ the answers
 
