@@ -52,6 +52,14 @@ def workload_rows(frame: pd.DataFrame, workload: tuple) -> WorkloadRows:
     return WorkloadRows(rows, names, default_baseline(rows)["profile"])
 
 
+def _first_workloads(frame: pd.DataFrame) -> tuple[list, list]:
+    """Every profile's id and the workload of its first row."""
+    if frame.empty:
+        return [], []
+    first = frame.drop_duplicates("profile")
+    return list(first["profile"]), list(first["workload"])
+
+
 def workload_of(frame: pd.DataFrame, profile_id: str | None = None, key: tuple | None = None) -> tuple:
     """The workload the decision is about: ``profile_id``'s (the current hardware or the baseline), else ``key``,
     else the first of :func:`~advisor.decision.analysis.workload_order`."""
@@ -135,7 +143,16 @@ class Advisor:
         one whose name contains it), else ``key``, else the first of the usual order (the post's)."""
         if name:
             key = analysis.find_workload(self.results, name)
-        return workload_of(self.results, profile_id, key)
+        if profile_id is not None and profile_id in self._profile_workloads():
+            return self._profile_workloads()[profile_id]
+        return workload_of(self.results, None, key)
+
+    def _profile_workloads(self) -> dict[str, tuple]:
+        """Each profile's workload (its first result's), found once: a re-run looks the current one up."""
+        return self._kept(("profiles",), lambda: dict(zip(*_first_workloads(self.results), strict=True)))
+
+    def has_profile(self, profile_id: str) -> bool:
+        return profile_id in self._profile_workloads()
 
     def rows(self, workload: tuple) -> WorkloadRows:
         """The workload's results, its profiles' names slowest first and the slowest (the usual baseline)."""
@@ -181,7 +198,7 @@ class Advisor:
         if self.results.empty:
             return analysis.compare(self.results, baseline, precision, workload)  # its own error: nothing to compare
         chosen = self.workload(baseline, workload)
-        if baseline is not None and not (self.results["profile"] == baseline).any():
+        if baseline is not None and not self.has_profile(baseline):
             return analysis.compare(self.results, baseline, precision, chosen)  # its error: which ids there are
         rows = self._priced(with_estimates(self.rows(chosen).frame, self.estimates(chosen)))
         comparison = analysis.compare(rows, baseline, precision, chosen)
@@ -191,7 +208,7 @@ class Advisor:
                   current_precision: str | None = None, goal: str = Goal.VALUE) -> analysis.Recommendation:  # fmt: skip
         """The best option for the goal from the ``current`` profile's result (``current_precision``, default:
         its float32 one), within the budget, renting instead, every option's costs and the upgrade ladder."""
-        if self.results.empty or not (self.results["profile"] == current).any():
+        if self.results.empty or not self.has_profile(current):
             # the analysis says what is wrong (no profiles; which ids there are)
             return analysis.recommend(self.results, current, budget, precision, current_precision, self.habits, goal,
                                       self.catalog)  # fmt: skip
