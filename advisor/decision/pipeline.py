@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -100,6 +101,28 @@ def catalog_dates(catalog: Catalog, today: _dt.date | None = None) -> str:
             f"keeps its own date: launch prices are as old as the GPU, {span}.")  # fmt: skip
 
 
+class Memo:
+    """The steps an advisor worked out, the least recently used dropped past :data:`MEMO_ENTRIES`. The app's
+    sessions share one advisor from several threads: the table is changed under a lock; a step two of them ask for
+    at once may be worked out twice, never half."""
+
+    def __init__(self) -> None:
+        self._values: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, work: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+        value = work()
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > MEMO_ENTRIES:
+                self._values.popitem(last=False)
+        return value
+
+
 @dataclass(frozen=True, eq=False)
 class Advisor:
     """Every answer the advisor gives, from one collection of results (``results``: the results frame of a folder,
@@ -117,7 +140,7 @@ class Advisor:
     habits: Habits = field(default_factory=Habits)
     include_estimates: bool = False
     link_gbps: float | None = None
-    _memo: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _memo: Memo = field(default_factory=lambda: Memo(), repr=False)
 
     def with_choices(self, **choices: Any) -> Advisor:
         """The same results and catalog with other choices (``prices``, ``habits``, ``include_estimates``,
@@ -130,13 +153,7 @@ class Advisor:
     # ------------------------------------------------------------------ the steps, each worked out once
 
     def _kept(self, key: tuple, work: Callable[[], Any]) -> Any:
-        if key in self._memo:
-            self._memo.move_to_end(key)
-            return self._memo[key]
-        value = self._memo[key] = work()
-        while len(self._memo) > MEMO_ENTRIES:
-            self._memo.popitem(last=False)
-        return value
+        return self._memo.get(key, work)
 
     def workload(self, profile_id: str | None = None, key: tuple | None = None, name: str | None = None) -> tuple:
         """The workload a question is about: ``profile_id``'s, else the one ``name`` names (any case, or the only
@@ -177,8 +194,11 @@ class Advisor:
     def _priced(self, rows: pd.DataFrame) -> pd.DataFrame:
         """The rows with the user's prices. A price keyed on a profile of another workload is not for these rows;
         a key that names nothing at all is a one-line error (:func:`~advisor.decision.analysis.apply_prices`)."""
-        elsewhere = set(self.results["profile"]) - set(rows["profile"]) if self.prices else set()
-        prices = {key: usd for key, usd in self.prices.items() if key not in elsewhere}
+        if not self.prices:
+            return rows
+        here = set(rows["profile"])
+        profiles = self._profile_workloads()
+        prices = {key: usd for key, usd in self.prices.items() if key not in profiles or key in here}
         return analysis.apply_prices(rows, prices, self.catalog)
 
     def _left_out(self, workload: tuple) -> dict[str, int]:
