@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import importlib.util
 import io
 import json
 import tarfile
@@ -22,7 +23,7 @@ from advisor.service import privacy, storage
 from advisor.service.checks import RULES
 from advisor.store import load_profiles
 from advisor.store.write import dump_profile
-from helpers import SHIPPED, copy_small_shipped, needs
+from helpers import SHIPPED, app_test, copy_small_shipped, needs
 from servers import Service, get, new_database, postgres_bin, postgres_server, submit
 
 pytestmark = [needs("fastapi"), needs("uvicorn")]
@@ -240,6 +241,13 @@ def test_the_export_is_a_profiles_folder_and_collection_reads_it_offline_too(tmp
         assert main(["--collection", own.url, "list"]) == 0
         first = capsys.readouterr()
         assert sent["profile_id"] in first.out and "warning" not in first.err
+        if importlib.util.find_spec("streamlit") is not None:  # the app reads the same collection
+            monkeypatch.setenv("ADVISOR_COLLECTION_URL", own.url)
+            at = app_test(monkeypatch, tmp_path / "unused")
+            assert not at.exception, at.exception
+            shown = [c.value.replace("\\", "") for c in at.caption]  # the app escapes Markdown
+            assert any(f"Profiles from the collection at {own.url}." in c for c in shown), shown[:3]
+            assert at.sidebar.selectbox(key="current").options == ["Titan RTX (the post)"]  # the collection's one
     finally:
         own.stop()
     assert main(["--collection", own.url, "compare", "--json"]) == 0  # the service is gone: the cached copy
