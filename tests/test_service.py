@@ -11,6 +11,7 @@ import importlib.util
 import io
 import json
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -235,9 +236,17 @@ def test_submit_refusals_are_one_line(service, token, tmp_path, capsys):
 def test_the_export_is_a_profiles_folder_and_collection_reads_it_offline_too(tmp_path, reference, monkeypatch,
                                                                              capsys):  # fmt: skip
     monkeypatch.setenv("ADVISOR_CACHE", str(tmp_path / "cache"))
-    own = Service(f"sqlite:///{tmp_path / 'c.sqlite'}", reference).start()
+    own = Service(f"sqlite:///{tmp_path / 'c.sqlite'}", reference, submits_per_minute=3).start()
     try:
-        sent = submit(own.url, text({**shipped("post-titan-rtx"), "id": "shared-titan"}), own.token())[1]
+        token = own.token()
+        if time.time() % 60 > 50:  # the four submits below fall in one minute's window
+            time.sleep(61 - time.time() % 60)
+        sent = submit(own.url, text({**shipped("post-titan-rtx"), "id": "shared-titan"}), token)[1]
+        for n in range(2):  # the token's other two submits this minute, then one too many
+            titan = text({**shipped("post-titan-rtx"), "id": f"titan-{n}"})
+            assert submit(own.url, titan, token, private=True)[0] == 201
+        status, answer = submit(own.url, text({**shipped("post-titan-rtx"), "id": "one-too-many"}), token)
+        assert (status, answer["rule"]) == (429, "rate_limit") and "over 3 submits a minute" in answer["detail"]
         assert main(["--collection", own.url, "list"]) == 0
         first = capsys.readouterr()
         assert sent["profile_id"] in first.out and "warning" not in first.err
