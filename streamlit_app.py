@@ -24,7 +24,7 @@ from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
 from advisor.format import metrics, typed
-from advisor.format.vocabulary import Goal, PrecisionFilter, Source
+from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
 from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
 from advisor.llm.job import Checkpointing, Method, job_request
@@ -166,8 +166,8 @@ def workload_picker(names: pd.Series, counts: pd.Series, preferred: tuple | None
     uploaded profile's workload comes first: its own model, estimated on the catalog."""
     if len(names) == 1:
         return names.index[0]
-    kinds = {"lstm": "LSTM, ", "model": "your model, ", "tracked": "your job, tracked, ",
-             "published": ""}  # a published name says it already  # fmt: skip
+    kinds = {WorkloadKind.LSTM: "LSTM, ", WorkloadKind.MODEL: "your model, ",
+             WorkloadKind.TRACKED: "your job, tracked, ", WorkloadKind.PUBLISHED: ""}  # a published name says it
     if preferred is not None and st.session_state.get("upload_workload") != preferred:
         st.session_state["upload_workload"] = preferred  # a new upload: its workload is shown (once; then the
         st.session_state["workload"] = preferred  # picker is the user's again)

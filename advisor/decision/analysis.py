@@ -28,7 +28,7 @@ from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.format.units import SECONDS_PER_HOUR
-from advisor.format.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, words
+from advisor.format.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, WorkloadKind, words
 from advisor.store.catalog import Catalog, normalise_name
 
 PRECISION_FILTERS = words(PrecisionFilter)
@@ -159,7 +159,8 @@ def workload_order(frame: pd.DataFrame, preferred: tuple | None = None) -> list[
 def order_workloads(counts: pd.Series, preferred: tuple | None = None) -> list[tuple]:
     """:func:`workload_order` from the workloads' result counts (``frame["workload"].value_counts()``)."""
     default = workload_key(DEFAULT_WORKLOAD)
-    return sorted(counts.index, key=lambda k: (k != preferred, k != default, k[0] == "published", -counts[k], k))
+    published = WorkloadKind.PUBLISHED
+    return sorted(counts.index, key=lambda k: (k != preferred, k != default, k[0] == published, -counts[k], k))
 
 
 def select_workload(frame: pd.DataFrame, key: tuple | None = None) -> WorkloadChoice:

@@ -16,12 +16,12 @@ from typing import Any
 from advisor.errors import Problem
 from advisor.format import fields as F
 from advisor.format.fields import Field, describe, is_iso_date
-from advisor.format.vocabulary import DeviceKind, Precision, Source, words
+from advisor.format.vocabulary import DeviceKind, Precision, Source, WorkloadKind, words
 
 __all__ = ["is_iso_date"]
 
 SCHEMA_VERSION = 3
-WORKLOAD_KINDS = ("lstm", "model", "published", "tracked")
+WORKLOAD_KINDS = words(WorkloadKind)
 PHASE_KINDS = ("matmul", "attention", "recurrent", "elementwise")
 PRECISIONS = words(Precision)
 DEVICE_KINDS = words(DeviceKind)
@@ -35,7 +35,7 @@ JSON_SCHEMA_ID = "https://advisor.invalid/profile.schema.json"
 # The post's training job: the default workload.
 DEFAULT_WORKLOAD: dict[str, Any] = {
     "name": "lstm1000-post",
-    "kind": "lstm",
+    "kind": WorkloadKind.LSTM,
     "units": 1000,
     "timesteps": 100,
     "features": 1,
@@ -49,8 +49,8 @@ DEFAULT_WORKLOAD: dict[str, Any] = {
 # --------------------------------------------------------------------------- the fields
 
 
-NOT_LSTM = ("model", "published", "tracked")
-DESCRIBED_BY_PHASES = ("published", "tracked")  # workloads whose work is a list of phases
+NOT_LSTM = (WorkloadKind.MODEL, WorkloadKind.PUBLISHED, WorkloadKind.TRACKED)
+DESCRIBED_BY_PHASES = (WorkloadKind.PUBLISHED, WorkloadKind.TRACKED)  # workloads whose work is a list of phases
 
 
 def _size(name: str, doc: str, lstm_only: bool = False) -> Field:
@@ -146,27 +146,28 @@ WORKLOAD = (
     Field("learning_rate", "number", "the optimizer's learning rate", required_unless=("kind", NOT_LSTM),
           positive=True),
     Field("model_hash", "string", "kind model or tracked: a hash of the architecture, compile configuration and "
-          "input shapes (two different models never share a workload)", required_if=("kind", ("model", "tracked")),
+          "input shapes (two different models never share a workload)",
+          required_if=("kind", (WorkloadKind.MODEL, WorkloadKind.TRACKED)),
           pattern=r"^[0-9a-f]{12,64}$", pattern_hint="12 to 64 hex digits"),
     Field("inputs", "strings", "kind model: the inputs' dtypes and shapes, e.g. float32[32, 32, 3]",
-          required_if=("kind", "model")),
+          required_if=("kind", WorkloadKind.MODEL)),
     Field("outputs", "strings", "kind model: the outputs' dtypes and shapes"),
-    Field("loss", "string", "kind model: the loss", required_if=("kind", "model")),
+    Field("loss", "string", "kind model: the loss", required_if=("kind", WorkloadKind.MODEL)),
     Field("parameters", "integer", "kind model, published or tracked: the model's weights",
-          required_if=("kind", ("model", "tracked")), minimum=0),
+          required_if=("kind", (WorkloadKind.MODEL, WorkloadKind.TRACKED)), minimum=0),
     Field("trainable_parameters", "integer", "kind tracked: the weights the optimizer updates (all but the frozen "
-          "ones)", required_if=("kind", "tracked"), minimum=0),
+          "ones)", required_if=("kind", WorkloadKind.TRACKED), minimum=0),
     Field("flops_per_sample", "number", "kind model: training FLOPs per sample (forward and backward)",
-          required_if=("kind", "model"), minimum=0),
+          required_if=("kind", WorkloadKind.MODEL), minimum=0),
     Field("layers", "sections", "kind model: each layer's work (for the performance model)", fields=MODEL_LAYER,
-          required_if=("kind", "model")),
+          required_if=("kind", WorkloadKind.MODEL)),
     Field("not_counted", "strings", "kind model or tracked: layers the FLOP counter does not know (counted as 0)"),
     Field("unit", "string", "kind published: what one sample is (images, sequences, tokens...)",
-          required_if=("kind", "published")),
+          required_if=("kind", WorkloadKind.PUBLISHED)),
     Field("phases", "sections", "kind published or tracked: its work by kind, per sample (for the performance "
           "model)", fields=PHASE, required_if=("kind", DESCRIBED_BY_PHASES)),
     Field("steps", "integer", "kind tracked: optimizer steps of the whole run (the run's planned length)",
-          required_if=("kind", "tracked"), minimum=1, maximum=10**12),
+          required_if=("kind", WorkloadKind.TRACKED), minimum=1, maximum=10**12),
     Field("gradient_accumulation", "integer", "kind tracked: micro-batches per optimizer step", minimum=1),
     Field("tokens_per_sample", "number", "kind tracked: tokens per sample, where the inputs have a length",
           positive=True),
@@ -354,7 +355,7 @@ def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     """Version 2 added model workloads (``workload.kind``); every version 1 workload is the LSTM job."""
     migrated = dict(data)
     if isinstance(migrated.get("workload"), dict) and "kind" not in migrated["workload"]:
-        migrated["workload"] = {**migrated["workload"], "kind": "lstm"}
+        migrated["workload"] = {**migrated["workload"], "kind": WorkloadKind.LSTM}
     migrated["schema_version"] = 2
     return migrated
 
@@ -421,7 +422,7 @@ def validate(data: Any, file: str = "", expected_id: str | None = None) -> tuple
     results = data.get("results")
     if isinstance(results, list):
         _check_results(c, results, epochs)
-        if workload.get("kind") == "tracked":
+        if workload.get("kind") == WorkloadKind.TRACKED:
             _check_tracked(c, results, _valid_number(workload.get("steps"), integer=True))
     return c.problems, c.warnings
 
@@ -529,20 +530,20 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         out[section] = mapping
     if out.get("name") is None:
         out["name"] = device["name"]
-    out["workload"] = {"kind": "lstm", **{k: v for k, v in out["workload"].items() if v is not None}}
+    out["workload"] = {"kind": WorkloadKind.LSTM, **{k: v for k, v in out["workload"].items() if v is not None}}
     return out
 
 
 def workload_key(workload: dict[str, Any]) -> tuple:
     """The identity of a workload, whatever its name: ("lstm", its sizes...) or ("model", its hash, samples...)."""
-    if workload.get("kind") == "model":
-        return ("model", str(workload["model_hash"]), *(int(workload[k]) for k in MODEL_KEY_FIELDS[1:]))
-    if workload.get("kind") == "published":  # each GPU ran the batch that fit: the batch is not part of it
-        return ("published", str(workload["name"]))
-    if workload.get("kind") == "tracked":  # the same model at the same batch and length, whatever ran it
-        return ("tracked", str(workload["model_hash"]), *(int(workload[k]) for k in TRACKED_KEY_FIELDS))
+    if workload.get("kind") == WorkloadKind.MODEL:
+        return (WorkloadKind.MODEL, str(workload["model_hash"]), *(int(workload[k]) for k in MODEL_KEY_FIELDS[1:]))
+    if workload.get("kind") == WorkloadKind.PUBLISHED:  # each GPU ran the batch that fit: the batch is not part of it
+        return (WorkloadKind.PUBLISHED, str(workload["name"]))
+    if workload.get("kind") == WorkloadKind.TRACKED:  # the same model at the same batch and length, whatever ran it
+        return (WorkloadKind.TRACKED, str(workload["model_hash"]), *(int(workload[k]) for k in TRACKED_KEY_FIELDS))
     return (
-        "lstm",
+        WorkloadKind.LSTM,
         *(
             float(workload[k])
             if k == "learning_rate"

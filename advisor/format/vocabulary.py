@@ -118,6 +118,16 @@ def words(kind: type[StrEnum]) -> tuple[str, ...]:
 yaml.SafeDumper.add_multi_representer(enum.Enum, lambda dumper, member: dumper.represent_str(str(member.value)))
 
 
+class WorkloadKind(StrEnum):
+    """What a profile's workload is: the post's LSTM sized, your own Keras model (its layers), a published
+    benchmark (described by its phases), your own job tracked where it runs (advisor.track)."""
+
+    LSTM = "lstm"
+    MODEL = "model"
+    PUBLISHED = "published"
+    TRACKED = "tracked"
+
+
 class PaybackCounts(StrEnum):
     """What an option's payback counts: the time saved and the energy, the time alone (the power is unknown), or
     nothing (an hour is worth $0 and the power is unknown). The words are the values: the JSON prints them."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from advisor.errors import AdvisorError
 from advisor.format.units import MOST_DEVICES
-from advisor.format.vocabulary import Precision
+from advisor.format.vocabulary import Precision, WorkloadKind
 from advisor.llm.config import ModelConfig
 
 
@@ -168,7 +168,7 @@ class TrainingJob:
         tokens = max(1, round(self.run_tokens))
         return {
             "name": self.describe(),
-            "kind": "published",
+            "kind": WorkloadKind.PUBLISHED,
             "unit": "tokens",
             "train_samples": tokens,
             "batch_size": self.tokens_per_micro_batch,

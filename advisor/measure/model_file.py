@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from advisor.errors import AdvisorError
-from advisor.format.vocabulary import DType
+from advisor.format.vocabulary import DType, WorkloadKind
 from advisor.measure import flops
 from advisor.measure.train import Job
 
@@ -185,7 +185,7 @@ def workload(model, samples: int, batch_size: int, epochs: int) -> dict[str, Any
     optimizer, rate = _optimizer(model)
     spec: dict[str, Any] = {
         "name": model.name,
-        "kind": "model",
+        "kind": WorkloadKind.MODEL,
         "train_samples": samples,
         "batch_size": batch_size,
         "epochs": epochs,

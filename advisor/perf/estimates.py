@@ -18,7 +18,7 @@ import pandas as pd
 
 from advisor.format.formatting import short_device
 from advisor.format.schema import WORKLOAD_KEY_FIELDS
-from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, words
+from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, WorkloadKind, words
 from advisor.perf import calibration, crossval, memory, perfmodel, scaling
 from advisor.store.catalog import Catalog
 from advisor.store.results import FRAME_COLUMNS
@@ -32,11 +32,11 @@ PEAK_FIELDS = {Precision.FLOAT32: "fp32_tflops", Precision.MIXED_FLOAT16: "fp16_
 def work_of(spec: dict[str, Any]) -> perfmodel.Work:
     """The performance model's view of a workload: the LSTM job, a Keras model's layers, a published benchmark's
     phases (at the batch its profile states)."""
-    if spec.get("kind") == "model":
+    if spec.get("kind") == WorkloadKind.MODEL:
         return perfmodel.model_work(spec)
-    if spec.get("kind") == "published":
+    if spec.get("kind") == WorkloadKind.PUBLISHED:
         return perfmodel.published_work(spec)
-    if spec.get("kind") == "tracked":
+    if spec.get("kind") == WorkloadKind.TRACKED:
         return perfmodel.tracked_work(spec)
     return perfmodel.lstm_work(
         spec["units"], spec["timesteps"], spec["features"], spec["train_samples"], spec["batch_size"], spec["epochs"]
@@ -48,8 +48,8 @@ def spec_for(frame: pd.DataFrame, key: tuple) -> dict[str, Any]:
     rows = frame.loc[frame["workload"] == key, "workload_spec"]
     if len(rows):
         return rows.iloc[0]
-    if key[0] == "lstm":  # a workload nobody measured yet: its sizes are in its key
-        return {"kind": "lstm", **dict(zip(WORKLOAD_KEY_FIELDS, key[1:], strict=True))}
+    if key[0] == WorkloadKind.LSTM:  # a workload nobody measured yet: its sizes are in its key
+        return {"kind": WorkloadKind.LSTM, **dict(zip(WORKLOAD_KEY_FIELDS, key[1:], strict=True))}
     raise ValueError(f"no profile describes the workload {key!r}")
 
 
@@ -166,7 +166,7 @@ def situation_text(fit: calibration.Fit, device: perfmodel.Device, situation: ca
         "reference": "this workload has a result on one GPU (scaled from it)",
         "description": "no GPU result of this workload: its description at face value",
     }[situation.workload]
-    if kind == "tracked" and situation.workload in TRACKED_WORDS:
+    if kind == WorkloadKind.TRACKED and situation.workload in TRACKED_WORDS:
         work = TRACKED_WORDS[situation.workload]
     return f"{gpu}; {work}"
 
@@ -276,7 +276,7 @@ def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None
 # Workloads that train with Keras: tf.distribute.MirroredStrategy splits the global batch over the GPUs and
 # all-reduces the gradients after the backward pass (no overlap, unlike PyTorch DDP's buckets, which the published
 # multi-GPU rows the scaling is fitted on use).
-MIRRORED_KINDS = ("lstm", "model")
+MIRRORED_KINDS = (WorkloadKind.LSTM, WorkloadKind.MODEL)
 
 
 def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
@@ -555,7 +555,7 @@ def machine_records(found: list) -> list[dict[str, Any]]:
 def work_of_row(row: Any, devices: int = 1) -> perfmodel.Work:
     """The work of one result: a published result's own batch, on one of ``devices`` GPUs."""
     spec = row["workload_spec"]
-    if spec.get("kind") == "published":
+    if spec.get("kind") == WorkloadKind.PUBLISHED:
         batch = row.get("batch_size")
         return perfmodel.published_work(spec, None if batch is None or math.isnan(batch) else int(batch), devices)
     return work_of(spec)

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.format.vocabulary import DeviceKind, Precision
+from advisor.format.vocabulary import DeviceKind, Precision, WorkloadKind
 
 GB = 1e9
 # Optimizer states per parameter (each the size of the weights). SGD counts its momentum buffer (the published
@@ -52,7 +52,7 @@ def parameters(spec: dict[str, Any]) -> float | None:
     (4 x units x (features + units + 1) and the Dense head)."""
     if spec.get("parameters"):
         return float(spec["parameters"])
-    if spec.get("kind", "lstm") == "lstm":
+    if spec.get("kind", WorkloadKind.LSTM) == WorkloadKind.LSTM:
         return 4.0 * spec["units"] * (spec["features"] + spec["units"] + 1) + spec["units"] + 1
     return None
 
@@ -67,12 +67,12 @@ TRANSIENT_FACTOR = 1.5
 def activations_per_sample(spec: dict[str, Any]) -> float | None:
     """Values a sample's forward pass writes: a model's layers', a published workload's phases', the LSTM's four
     gates, cell and hidden state per timestep (and its input)."""
-    kind = spec.get("kind", "lstm")
-    if kind == "model":
+    kind = spec.get("kind", WorkloadKind.LSTM)
+    if kind == WorkloadKind.MODEL:
         return float(sum(layer.get("activations_per_sample") or 0.0 for layer in spec["layers"]))
-    if kind == "published":
+    if kind == WorkloadKind.PUBLISHED:
         return float(sum(phase.get("activations_per_sample") or 0.0 for phase in spec["phases"]))
-    if kind == "lstm":
+    if kind == WorkloadKind.LSTM:
         return float(spec["timesteps"] * (6 * spec["units"] + spec["features"]))
     return None
 
@@ -87,7 +87,7 @@ def predict(
 ) -> Footprint | None:
     """The peak training memory of the workload (at its batch per device, or ``batch``); None when its parameters
     or activations are unknown."""
-    if spec.get("kind") == "tracked":
+    if spec.get("kind") == WorkloadKind.TRACKED:
         return _tracked(spec, precision, device_kind, batch, overhead_gb)
     weights, activations = parameters(spec), activations_per_sample(spec)
     if weights is None or activations is None:

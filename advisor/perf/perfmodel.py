@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from advisor.format.vocabulary import Bound, DeviceKind, DType, Precision, words
+from advisor.format.vocabulary import Bound, DeviceKind, DType, Precision, WorkloadKind, words
 from advisor.perf.workload import lstm_step_flops
 from advisor.store.catalog import Gpu
 
@@ -166,7 +166,7 @@ def lstm_work(units: int, timesteps: int, features: int, train_samples: int, bat
     steps = float(epochs * batches * timesteps)
     flops_per_step = per_sample_step * train_samples / batches  # exact total: samples, not full batches
     return Work(
-        name="lstm",
+        name=WorkloadKind.LSTM,
         phases=(
             Phase(
                 name="LSTM timestep (forward and backward)",

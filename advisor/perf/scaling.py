@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from advisor.format.vocabulary import DeviceKind, Source
+from advisor.format.vocabulary import DeviceKind, Source, WorkloadKind
 from advisor.store.catalog import Catalog, Gpu
 
 SIGMA = 0.05  # an efficiency's spread in log space
@@ -97,7 +97,7 @@ DEFAULT = ScalingFit(phi=0.5, sync=0.02, observations=0)  # without observations
 def observations(frame: pd.DataFrame, catalog: Catalog) -> list[Observation]:
     """The published multi-GPU results with a one-GPU counterpart of the same GPU, workload, precision and batch."""
     rows = frame[(frame["source"] == Source.QUOTED) & (frame["device_kind"] == DeviceKind.GPU)]
-    rows = rows[rows["workload_spec"].map(lambda spec: spec.get("kind") == "published").astype(bool)]
+    rows = rows[rows["workload_spec"].map(lambda spec: spec.get("kind") == WorkloadKind.PUBLISHED).astype(bool)]
     gpus = {name: catalog.match(str(name)) for name in rows["device_name"].unique()}
     batch = [b if b == b else spec["batch_size"] for b, spec in zip(rows["batch_size"], rows["workload_spec"],
                                                                     strict=True)]  # fmt: skip

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from advisor.format.schema import DEFAULT_WORKLOAD
-from advisor.format.vocabulary import DeviceKind, Precision, words
+from advisor.format.vocabulary import DeviceKind, Precision, WorkloadKind, words
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class Workload:
     """The LSTM training job. The defaults are the post's: LSTM(1000) on 937 series of 100 steps."""
 
     name: str = DEFAULT_WORKLOAD["name"]
-    kind: str = "lstm"
+    kind: str = WorkloadKind.LSTM
     units: int = DEFAULT_WORKLOAD["units"]
     timesteps: int = DEFAULT_WORKLOAD["timesteps"]
     features: int = DEFAULT_WORKLOAD["features"]

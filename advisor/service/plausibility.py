@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.decision.pipeline import Advisor
-from advisor.format.vocabulary import DeviceKind
+from advisor.format.vocabulary import DeviceKind, WorkloadKind
 from advisor.perf import estimates, perfmodel
 from advisor.store import results
 
@@ -42,7 +42,8 @@ def physical_bound(row: dict[str, Any], gpu: Any) -> float | None:
     predicted = perfmodel.predict(work, perfmodel.device_from_gpu(gpu), row["precision"], _AT_PEAK)
     if predicted is None or predicted[0] <= 0:
         return None
-    per_device = row.get("workload_spec", {}).get("kind") != "published"  # a published work is already per GPU
+    # a published work is already per GPU
+    per_device = row.get("workload_spec", {}).get("kind") != WorkloadKind.PUBLISHED
     return predicted[0] / devices if per_device else predicted[0]
 
 

@@ -19,7 +19,7 @@ from advisor.errors import Problem
 from advisor.format import fields as F
 from advisor.format.fields import Field
 from advisor.format.schema import PHASE, PRECISIONS, SCHEMA_VERSION, SLUG_MAX
-from advisor.format.vocabulary import DeviceKind, Source
+from advisor.format.vocabulary import DeviceKind, Source, WorkloadKind
 
 COLLECTION_VERSION = 1
 MARKER = "collection_version"  # the top-level key that tells a collection from a profile
@@ -112,7 +112,7 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
     origin = f"{system['source']} ({source['repo']})" if source.get("repo") else system["source"]
     workload = {
         "name": described["name"],
-        "kind": "published",
+        "kind": WorkloadKind.PUBLISHED,
         "unit": described["unit"],
         "train_samples": described["samples"],
         "batch_size": batch,

@@ -24,7 +24,7 @@ from typing import Any
 from advisor import __version__, store
 from advisor.errors import AdvisorError
 from advisor.format import schema
-from advisor.format.vocabulary import DeviceKind, Source
+from advisor.format.vocabulary import DeviceKind, Source, WorkloadKind
 from advisor.measure import hardware
 from advisor.measure.profile import price_section
 
@@ -347,7 +347,7 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
     phases, flops_per_step = _phases(counted, samples)
     workload: dict[str, Any] = {
         "name": options.workload or f"{facts.model_class} (tracked)",
-        "kind": "tracked",
+        "kind": WorkloadKind.TRACKED,
         "train_samples": per_epoch * batch,
         "batch_size": batch,
         "epochs": epochs,
