@@ -180,7 +180,8 @@ def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, ro
     """A profile's result of the given precision; without one, its float32 then its slowest."""
     at = _positions(frame, profile=profile_id)
     if not len(at):
-        ids = sorted(str(i) for i in frame["profile"].unique() if not str(i).startswith("catalog:"))
+        measured = ~frame["catalog_estimate"].fillna(False).astype(bool)  # the profiles, not the catalog's estimates
+        ids = sorted(str(i) for i in frame.loc[measured, "profile"].unique())
         close = difflib.get_close_matches(profile_id, ids, n=5, cutoff=0.5)
         known = f"closest: {', '.join(close)}" if close else f"known: {', '.join(ids[:10]) or 'none'}"
         more = f"; {len(ids):,} profiles in all (python -m advisor list)" if len(ids) > 10 else ""

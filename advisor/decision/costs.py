@@ -115,7 +115,7 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     board = column(0, True) * count
     measured = out["measured_power_watts"].astype(float)
     profile = out["power_watts"].astype(float)
-    is_catalog_row = out["hardware"].astype(str).str.startswith("catalog:")  # a catalog estimate, not a profile
+    is_catalog_row = out["catalog_estimate"].fillna(False).astype(bool)  # a catalog estimate, not a profile
     out["power_watts"] = measured.fillna(profile.where(~is_catalog_row)).fillna(board)  # the power energy uses
     out["power_source"] = np.select(
         [measured.notna(), profile.notna() & ~is_catalog_row, board.notna()],

@@ -434,6 +434,7 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_o
         "price_date": price.date if price else None,
         "price_kind": price.label(as_of) if price else None,
         "price_stale": bool(price and price.stale(as_of)),
+        "catalog_estimate": True,
         "source": Source.ESTIMATED.value,
         "approximate": False,
         "estimate_error_seconds": math.nan,

@@ -63,6 +63,7 @@ FRAME_COLUMNS = (
     "data_wait_seconds",  # tracked runs: the run's time waiting for data (steps x the wait of a step); a faster
     # GPU does not shorten it, so every estimate of the workload keeps it
     "data_wait_share",  # tracked runs: the share of a step spent waiting for data
+    "catalog_estimate",  # True for the performance model's rows of a catalog GPU (no profile measured them)
 )
 
 
@@ -73,7 +74,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
 
 # The version of profile_rows' output: the folder index keeps each file's rows under it, and derives them again from
 # the stored profiles when it changes. Bump ROWS_VERSION when profile_rows computes a column differently.
-ROWS_VERSION = 2
+ROWS_VERSION = 3
 ROWS_TAG = f"advisor frame rows {ROWS_VERSION}: {','.join(FRAME_COLUMNS)}"
 
 
@@ -235,6 +236,7 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
                 "price_date": price.date,
                 "price_kind": _profile_price_kind(price.usd, price.date),
                 "price_stale": False,
+                "catalog_estimate": False,
                 "source": source,
                 "approximate": bool(result.approximate),
                 "estimate_error_seconds": error,
