@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 # FastAPI at the top: it resolves the handlers' annotations from this module. Only `advisor serve` and the
 # service's tests import this module (the `serve` extra); the CLI and the app never do.
 from fastapi import FastAPI, Request
@@ -58,18 +60,30 @@ def create_app(settings: Settings, store: storage.Storage | None = None) -> Fast
     app = FastAPI(title="advisor collection", summary="Contributed training profiles, checked before they are kept")
     app.state.storage = database
 
-    def refused(error: Refusal) -> JSONResponse:
-        return JSONResponse(error.record(), status_code=error.status)
-
-    def result_url(request: Request, result_id: str) -> str:
-        return f"{str(request.base_url).rstrip('/')}{API}/results/{result_id}"
-
     @app.exception_handler(Exception)
     async def failure(request: Request, error: Exception) -> JSONResponse:  # the service's own failure, never a crash
         LOG.exception("request failed: %s %s", request.method, request.url.path)
         return JSONResponse({"rule": "service", "field": "", "message": f"the service failed: {type(error).__name__}",
                              "detail": "the service failed; the upload was not stored: try again later"},
                             status_code=500)  # fmt: skip
+
+    _submitting(app, settings, database)
+    _reading(app, database)
+    return app
+
+
+def _result_url(request: Request, result_id: str) -> str:
+    return f"{str(request.base_url).rstrip('/')}{API}/results/{result_id}"
+
+
+def _not_listed(result_id: str) -> JSONResponse:
+    message = f"no listed result {result_id}"  # held and private results are never shown
+    return JSONResponse({"rule": "not_found", "field": "id", "message": message, "detail": message}, status_code=404)
+
+
+def _submitting(app: FastAPI, settings: Settings, database: storage.Storage) -> None:
+    """``POST /results``: the token and its rate, the encoding and the size, then every check, then one
+    transaction."""
 
     def submit(raw: bytes, hashed: str, private: bool) -> tuple[storage.StoredResult, bool]:
         accepted = checks.check_upload(raw, settings.reference)
@@ -86,36 +100,36 @@ def create_app(settings: Settings, store: storage.Storage | None = None) -> Fast
             raw = await _body(request)
             stored, new = await run_in_threadpool(submit, raw, hashed, private)
         except Refusal as error:
-            return refused(error)
+            return JSONResponse(error.record(), status_code=error.status)
         body = {"id": stored.id, "profile_id": stored.profile_id, "status": stored.status, "reason": stored.reason,
-                "url": result_url(request, stored.id), "new": new}  # fmt: skip
+                "url": _result_url(request, stored.id), "new": new}  # fmt: skip
         return JSONResponse(body, status_code=201 if new else 200)
+
+
+def _reading(app: FastAPI, database: storage.Storage) -> None:
+    """The open readers: pages, one result, the comparable ones, the export, the service's health."""
 
     @app.get(f"{API}/results")
     def list_results(request: Request, workload: str | None = None, device: str | None = None, after: str = "",
                      limit: int = 100) -> dict[str, Any]:  # fmt: skip
         found = database.page(workload, device, after, limit)
         full = len(found) == max(1, min(limit, storage.PAGE_MAX))
-        return {"results": [{**r.summary(), "url": result_url(request, r.id)} for r in found],
+        return {"results": [{**r.summary(), "url": _result_url(request, r.id)} for r in found],
                 "next": found[-1].id if found and full else None}  # fmt: skip
 
     @app.get(API + "/results/{result_id}")
     def get_result(request: Request, result_id: str) -> Response:
         found = database.get(result_id)
-        if found is None or found.status != "listed":  # held and private results are never shown
-            return JSONResponse({"rule": "not_found", "field": "id", "message": f"no listed result {result_id}",
-                                 "detail": f"no listed result {result_id}"}, status_code=404)  # fmt: skip
-        import yaml  # the stored document is canonical YAML
-
-        return JSONResponse({**found.summary(), "url": result_url(request, found.id),
+        if found is None or found.status != "listed":
+            return _not_listed(result_id)
+        return JSONResponse({**found.summary(), "url": _result_url(request, found.id),
                              "profile": yaml.safe_load(found.document)})  # fmt: skip
 
     @app.get(API + "/comparable/{result_id}")
     def comparable(result_id: str) -> Response:
         found = database.get(result_id)
         if found is None or found.status != "listed":
-            return JSONResponse({"rule": "not_found", "field": "id", "message": f"no listed result {result_id}",
-                                 "detail": f"no listed result {result_id}"}, status_code=404)  # fmt: skip
+            return _not_listed(result_id)
         return JSONResponse({key: [{"id": i, "precision": p, "seconds": s} for i, p, s in database.comparable(key)]
                              for key in database.comparison_keys(found.id)})  # fmt: skip
 
@@ -127,8 +141,6 @@ def create_app(settings: Settings, store: storage.Storage | None = None) -> Fast
     @app.get(f"{API}/health")
     def health() -> dict[str, Any]:
         return {"status": "ok", "schema_version": database.version, "results": database.counts()}
-
-    return app
 
 
 def _authorised(database: storage.Storage, header: str, per_minute: int) -> str:
