@@ -7,10 +7,11 @@ shown as text: escaped in Markdown, plain in tables.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,7 +30,8 @@ from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
 from advisor.llm.job import Checkpointing, Method, job_request
 from advisor.perf import estimates
-from advisor.render import charts, prose, report
+from advisor.perf.workload import dollars
+from advisor.render import charts, prose, report, text_width
 from advisor.service import client
 from advisor.store import results
 from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
@@ -41,11 +43,12 @@ CHART_BARS = 25  # bar charts show the best options; the table shows more, the C
 CHART_POINTS = 300  # the price-time chart draws the frontier and the fastest results
 TABLE_ROWS = 200  # the options table shows the best in the goal's order (a buyer reads the top); the CSV has every one
 PRECISION_CHOICES = {choice.label: choice.value for choice in PrecisionFilter}
-# Column widths (pixels) that fit the table in a 1,400-pixel window beside the sidebar.
 YOUR_PRICE = "your price"
-TABLE_WIDTHS = {"precision": 62, "speedup": 58, "upgrade cost": 62, "price is": 94, YOUR_PRICE: 60,
-                "$ per 1x": 56, "payback": 68, "cost / run": 54, "rent / run": 54, "time / run": 82,
-                "source": 60}  # fmt: skip  (the option column is as wide as its longest name)
+DOLLARS_PATTERN = r"^\s*\$?\s*[0-9][0-9,]*(\.[0-9]*)?\s*$"  # what the "your price" column takes: 1500, $1,500
+# The options table's columns are as wide as their widest text, head or cell, in the table's font (render.text_width),
+# and the editable column's pencil. The columns a buyer decides on fit a 1,400-pixel window beside the sidebar;
+# report.MORE_COLUMNS wait behind a toggle.
+EDIT_ICON_PX = 18
 TABLE_HELP = {
     YOUR_PRICE: "type the price you were offered: the recommendation, the charts and the downloads use it (and say so)",
     "option": "the profile's name, or a catalog GPU nobody measured (source: estimated)",
@@ -330,25 +333,31 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
     count = len(rec.option_rows)
     st.subheader("Every option" if count <= TABLE_ROWS else f"The {TABLE_ROWS} best options")
     shown = rec.option_rows.head(TABLE_ROWS)  # in the goal's order: the best first
+    more = st.toggle("More columns", key="more_columns",
+                     help="Also what each price is (its kind and date) and what renting costs a run.")
     table = report.options_display(shown)
+    if not more:
+        table = table.drop(columns=list(report.MORE_COLUMNS))
     prices = your_prices()
     ids = list(shown["profile"])
-    table.insert(4, YOUR_PRICE, [prices.get(pid) for pid in ids])
+    # text, so that a row without a price is an empty cell (Streamlit draws a missing number as "None")
+    table.insert(4, YOUR_PRICE, [f"${prices[pid]:,.0f}" if pid in prices else "" for pid in ids])
     edited = st.data_editor(
         table,
         hide_index=True,
         width="stretch",
         disabled=[c for c in table.columns if c != YOUR_PRICE],
         column_config={
-            **{name: st.column_config.TextColumn(width=TABLE_WIDTHS.get(name) or report.option_width(table["option"]),
+            **{name: st.column_config.TextColumn(width=column_width(name, table[name]),
                                                 help=metrics.definition(key) if key else TABLE_HELP.get(name))
-               for name, key, _ in report.DISPLAY_COLUMNS},
-            YOUR_PRICE: st.column_config.NumberColumn(width=TABLE_WIDTHS[YOUR_PRICE], min_value=0, format="$%d",
-                                                      help=TABLE_HELP[YOUR_PRICE]),
+               for name, key, _ in report.DISPLAY_COLUMNS if name in table.columns},
+            YOUR_PRICE: st.column_config.TextColumn(width=column_width(YOUR_PRICE, ["$10,000"], EDIT_ICON_PX),
+                                                    validate=DOLLARS_PATTERN, help=TABLE_HELP[YOUR_PRICE]),
         },
         key=f"options_table_{st.session_state.get('price_edits', 0)}",
     )
-    typed = {pid: float(v) for pid, v in zip(ids, edited[YOUR_PRICE], strict=True) if v is not None and v == v}
+    typed = {pid: price for pid, text in zip(ids, edited[YOUR_PRICE], strict=True)
+             if (price := typed_dollars(text)) is not None}  # fmt: skip
     changed = {**{k: v for k, v in prices.items() if k not in ids}, **typed}
     if changed != prices:  # a price typed or cleared: recommend again with it
         st.session_state["your_prices"] = changed
@@ -367,6 +376,24 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
         "advisor-recommendation.md", "text/markdown", on_click="ignore",
     )  # fmt: skip
     return table
+
+
+def typed_dollars(text: Any) -> float | None:
+    """A price typed in the options table ('1500', '$1,500'), or None for an empty cell or one that is not a sum."""
+    if text is None or not str(text).strip():
+        return None
+    try:
+        return dollars(str(text).strip())
+    except argparse.ArgumentTypeError:  # the column's pattern refuses it first; never a crash
+        return None
+
+
+def column_width(head: str, cells: Iterable[Any], extra: int = 0) -> int:
+    """Pixels for a column of the options table: its widest text whole, head or cell, in the table's font (the
+    option column: at most 360, :func:`report.option_width`)."""
+    if head == "option":
+        return report.option_width(list(cells))
+    return text_width.column_px([head, *(str(cell) for cell in cells)], extra)
 
 
 def options_csv(rec: analysis.Recommendation) -> str:

@@ -65,8 +65,14 @@ def test_defaults_start_from_the_slowest_hardware_and_include_estimates(monkeypa
     assert "estimated at" in reason and "likely between" in reason
     assert any("Estimated, not measured" in c.value for c in at.caption)
     table = options_table(at)
-    assert list(table.columns[:10]) == ["option", "precision", "speedup", "upgrade cost", "your price", "price is",
-                                        "$ per 1x", "payback", "cost / run", "rent / run"]  # fmt: skip
+    # the columns a buyer decides on
+    assert list(table.columns) == ["option", "precision", "speedup", "upgrade cost", "your price", "$ per 1x",
+                                   "payback", "cost / run", "time / run", "source"]  # fmt: skip
+    assert set(table["your price"]) == {""}  # an empty cell where no price was typed, never "None"
+    at.toggle(key="more_columns").set_value(True).run()  # what each price is, and what renting costs a run
+    assert not at.exception, at.exception
+    table = options_table(at)
+    assert {"price is", "rent / run"} <= set(table.columns)
     estimated = table[table["source"] == "estimated"]
     assert len(estimated) > 40 and not estimated["option"].str.contains("estimated").any()  # the source says it
     # every price says what it is and when: a launch MSRP with its month, a system price, a stale launch price

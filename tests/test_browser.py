@@ -14,7 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from advisor.render import report
+from advisor.decision.pipeline import Advisor
+from advisor.render import report, text_width
+from advisor.store.catalog import load_catalog
+from advisor.store.results import load_frame
 from helpers import ROOT, SHIPPED, post_workload_profile, write_yaml
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -94,6 +97,20 @@ def browser():
         chromium.close()
 
 
+def default_table() -> pd.DataFrame:
+    """The options table the app shows at first (the post's CPU, the catalog's estimates, no price typed): the
+    pipeline's answer in the report's words, without the columns behind "More columns"."""
+    advisor = Advisor(load_frame(SHIPPED).frame, load_catalog(), include_estimates=True)
+    rec = advisor.recommend("post-cpu-only")
+    table = report.options_display(rec.option_rows.head(200)).drop(columns=list(report.MORE_COLUMNS))
+    table.insert(4, "your price", "")
+    return table
+
+
+def widths_available(page) -> float:
+    return page.evaluate("() => document.querySelector('[data-testid=stDataFrame] .dvn-scroller').clientWidth")
+
+
 def best_upgrade(page) -> str:
     """The headline metric's delta, e.g. '153.09x faster, $16.33 per 1x'."""
     return page.get_by_test_id("stMetricDelta").first.inner_text()
@@ -129,21 +146,33 @@ def test_the_first_screen_answers_should_i(app_url, browser):
         " return [s.scrollWidth, s.clientWidth]; }"
     )
     assert widths[0] <= widths[1], f"the table scrolls sideways: {widths}"
-    # No option name is cut: each, measured in the page's own font, fits the option column with its padding.
-    # (the grid draws only the rows in view: every name comes from the table's CSV download)
-    with page.expect_download() as download:
-        page.get_by_text("Download the table (CSV)").click()
-    names = [str(n).removesuffix(" (estimated)") for n in pd.read_csv(download.value.path())["name"].head(500)]
-    assert len(names) > 20
-    measured = page.evaluate(
-        "names => { const c = document.createElement('canvas').getContext('2d');"
-        " c.font = '14px ' + getComputedStyle(document.querySelector('[data-testid=stDataFrame]')).fontFamily;"
-        " return names.map(n => c.measureText(n).width); }",
-        names,
+    # No head or cell is cut: each text of the table as the app shows it (the same pipeline, the same words),
+    # measured in the page's own font, fits the width the app gives its column, with the grid's padding. The
+    # grid draws on a canvas (its header cells in the DOM are empty boxes for screen readers), so the texts are
+    # measured rather than read back. The default view shows the columns a buyer decides on.
+    shown = default_table()
+    page.wait_for_function(  # the grid has drawn its heads
+        "n => [...document.querySelectorAll('[data-testid=stDataFrame] [role=columnheader]')]"
+        ".filter(h => h.textContent).length >= n", arg=len(shown.columns), timeout=30_000)
+    heads = page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=stDataFrame] [role=columnheader]')]"
+        ".map(h => h.textContent)"
     )
-    column = report.option_width(names)
-    cut = [(n, w) for n, w in zip(names, measured, strict=True) if w + 16 > column]
-    assert not cut, f"option names wider than their {column}-px column: {cut}"
+    assert [h for h in heads if h] == list(shown.columns), heads
+    texts = {name: [name, *shown[name].astype(str)] for name in shown.columns}
+    measured = page.evaluate(
+        "texts => { const c = document.createElement('canvas').getContext('2d');"
+        " c.font = '14px ' + getComputedStyle(document.querySelector('[data-testid=stDataFrame]')).fontFamily;"
+        " const out = {}; for (const [k, v] of Object.entries(texts)) out[k] = v.map(t => c.measureText(t).width);"
+        " return out; }",
+        texts,
+    )
+    widths = {name: (report.option_width(list(shown[name])) if name == "option" else
+                     text_width.column_px(texts[name], 18 if name == "your price" else 0)) for name in shown.columns}
+    cut = [(name, text, round(w)) for name in shown.columns for text, w in zip(texts[name], measured[name],
+           strict=True) if w + 16 > widths[name]]  # fmt: skip
+    assert not cut, f"texts wider than their column: {cut[:10]}"
+    assert sum(widths.values()) <= widths_available(page), widths
     # With the default inputs the first screen gives a payback in weeks.
     expect(page.get_by_test_id("stMetric").filter(has_text="Pays for itself")).to_contain_text("weeks")
     page.get_by_test_id("stMetric").first.scroll_into_view_if_needed()
@@ -237,5 +266,29 @@ def test_a_language_model_job_is_answered_in_the_browser(app_url, browser):
     expect(table).to_be_visible()
     box = table.bounding_box()
     assert box is not None and box["x"] + box["width"] <= 1400
+    assert page.get_by_test_id("stException").count() == 0
+    page.close()
+
+
+def test_a_price_typed_in_the_table_drives_the_recommendation(app_url, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(app_url)
+    expect(page.get_by_text("Best upgrade")).to_be_visible(timeout=60_000)
+    shown = default_table()
+    speedup = float(shown["speedup"].iloc[0].removesuffix("x"))  # the best option, first in the table
+    widths = [report.option_width(list(shown["option"]))] + [
+        text_width.column_px([name, *shown[name].astype(str)], 18 if name == "your price" else 0)
+        for name in shown.columns[1:]]  # fmt: skip
+    grid = page.get_by_test_id("stDataFrame").first
+    grid.scroll_into_view_if_needed()
+    page.wait_for_timeout(1000)  # the grid settles where it was scrolled to
+    box = grid.bounding_box()
+    column = list(shown.columns).index("your price")
+    page.mouse.dblclick(box["x"] + sum(widths[:column]) + widths[column] / 2, box["y"] + 35 + 17)  # its first row
+    page.wait_for_timeout(700)  # the cell's editor opens
+    page.keyboard.insert_text("$300")
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("stMetricDelta").first).to_contain_text(f"${300 / speedup:,.2f} per 1x",
+                                                                        timeout=30_000)  # fmt: skip
     assert page.get_by_test_id("stException").count() == 0
     page.close()

@@ -446,5 +446,6 @@ def crossings(lines: pd.DataFrame) -> pd.DataFrame:
         if first in kinds and second in kinds:
             runs = break_even(kinds[first], kinds[second])
             if runs is not None and runs <= horizon:
-                points.append({"runs": runs, "usd": kinds[second].at(runs), "label": f"{label} after {runs:,.0f} runs"})
+                after = f"{runs:,.0f} run" + ("" if runs == 1 else "s")
+                points.append({"runs": runs, "usd": kinds[second].at(runs), "label": f"{label} after {after}"})
     return pd.DataFrame(points, columns=["runs", "usd", "label"])

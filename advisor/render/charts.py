@@ -173,6 +173,9 @@ def epoch_times_chart(profile: Any) -> Spec | None:
     )
 
 
+LABEL_LIST_X, LABEL_LIST_Y, LABEL_LINE = 8, 6, 16  # pixels: where the break-even points' words are listed
+
+
 def cumulative_cost_chart(lines: pd.DataFrame, crossings: pd.DataFrame) -> Spec:
     """Cumulative cost against the number of runs (costs.cumulative_costs), with the break-even points marked."""
     cost_lines = layer(
@@ -186,9 +189,17 @@ def cumulative_cost_chart(lines: pd.DataFrame, crossings: pd.DataFrame) -> Spec:
     title = "What each choice costs as you train (purchase price, energy, waiting time)"
     if crossings.empty:
         return chart(title, {"lines": lines}, cost_lines)
+    # Each break-even point is numbered beside its diamond, and its words listed at the chart's top left (pixel
+    # positions: "scale": None), one line each: two points close together never print their words over each other.
+    numbered = crossings.reset_index(drop=True).assign(
+        tag=lambda f: [str(n + 1) for n in range(len(f))],
+        text=lambda f: [f"{n + 1}: {label}" for n, label in enumerate(f["label"])],
+        text_x=LABEL_LIST_X,
+        text_y=lambda f: [LABEL_LIST_Y + LABEL_LINE * n for n in range(len(f))],
+    )
     return chart(
         title + "; diamonds: break-even",
-        {"lines": lines, "crossings": crossings},
+        {"lines": lines, "crossings": numbered},
         cost_lines,
         layer(
             "crossings",
@@ -199,9 +210,16 @@ def cumulative_cost_chart(lines: pd.DataFrame, crossings: pd.DataFrame) -> Spec:
         ),
         layer(
             "crossings",
-            {"type": "text", "align": "left", "dx": 8, "dy": -10, "fontSize": 12},
+            {"type": "text", "align": "left", "dx": 8, "dy": -10, "fontSize": 12, "fontWeight": "bold"},
             x=channel("runs:Q"),
             y=channel("usd:Q"),
-            text=channel("label:N"),
+            text=channel("tag:N"),
+        ),
+        layer(
+            "crossings",
+            {"type": "text", "align": "left", "baseline": "top", "fontSize": 12},
+            x=channel("text_x:Q", scale=None),
+            y=channel("text_y:Q", scale=None),
+            text=channel("text:N"),
         ),
     )

@@ -19,7 +19,7 @@ from advisor.format.metrics import column, markdown_definitions
 from advisor.format.vocabulary import PaybackCounts, Precision, Source
 from advisor.perf import crossval
 from advisor.perf.estimates import CatalogEstimates
-from advisor.render import prose
+from advisor.render import prose, text_width
 from advisor.store.catalog import Catalog, Gpu
 
 __all__ = ["fmt_rate", "fmt_seconds", "fmt_times", "fmt_usd", "fmt_usd_small", "fmt_watts"]
@@ -62,7 +62,7 @@ def fmt_payback(row: Any) -> str:
             return "-"
         return "unknown" if row["payback_counts"] == PaybackCounts.NOTHING else "never"
     if row.get("payback_beyond_lifetime"):
-        return "beyond lifetime"
+        return "> lifetime"
     text = "now" if weeks == 0 else f"{weeks:,.1f} wk"
     return text + ("*" if payback_counts_time_alone(row) else "")
 
@@ -387,10 +387,14 @@ def short_price_kind(label: str) -> str:
     return f"{short.get(kind, kind)} {date}".strip()
 
 
+# The options' columns the app shows behind its "More columns" toggle: the rest are what a buyer decides on.
+MORE_COLUMNS = ("price is", "rent / run")
+
+
 def option_width(names: Sequence[str]) -> int:
-    """Pixels for the app's option column: its longest name whole (at most 7.5 px a character at the table's
-    14 px font, plus the cell's padding), between 140 and 360."""
-    return int(min(360, max(140, 7.5 * max((len(n) for n in names), default=0) + 28)))
+    """Pixels for the app's option column: its widest name whole in the table's font (:mod:`text_width`), with the
+    cell's padding, between 120 and 360."""
+    return min(360, max(120, text_width.column_px(["option", *names])))
 
 
 def options_display(options: pd.DataFrame) -> pd.DataFrame:
