@@ -28,7 +28,7 @@ from advisor.format import metrics, typed
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
 from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
-from advisor.llm.job import Checkpointing, Method, job_request
+from advisor.llm.job import Checkpointing, JobRequest, Method, job_request
 from advisor.perf import estimates
 from advisor.perf.workload import dollars
 from advisor.render import charts, prose, report, text_width
@@ -534,10 +534,11 @@ def chosen_model(preset: str | None, config_upload) -> tuple[llm_config.ModelCon
     return (llm_config.load_presets()[preset], "") if preset else (None, "")
 
 
-def language_model_section(advisor: Advisor) -> None:
-    """What are you training? A language model by its config: per GPU, does it fit, how fast, what it costs."""
+def language_model_section(advisor: Advisor) -> JobRequest | None:
+    """What are you training? A language model by its config: per GPU, does it fit, how fast, what it costs. The
+    job it returns (None: none picked) is the page's one question: its headline answers for it."""
     if advisor.catalog is None:
-        return
+        return None
     presets = llm_config.load_presets()
     picked = st.session_state.get("llm_model") or st.session_state.get("llm_config") is not None
     with st.expander("What are you training? A language model: full fine-tuning, LoRA or QLoRA", expanded=bool(picked)):
@@ -563,14 +564,14 @@ def language_model_section(advisor: Advisor) -> None:
             st.error(safe(problem))
         if model is None:
             st.caption("Pick a preset (their numbers come from each model's config.json) or upload your own.")
-            return
+            return None
         try:
             request = job_request(model, method, int(seq_len), int(batch), int(examples), float(epochs), checkpointing,
                                   int(devices), fsdp, pure_16bit)  # fmt: skip
             found = advisor.job_advice(request)  # kept in the cached advisor: a re-run does not work it out again
         except AdvisorError as error:
             st.error(safe(str(error)))
-            return
+            return None
         st.markdown(f"**{safe(found.job.describe())}**: " + safe(f"{found.job.run_tokens:,.0f} tokens, "
                     f"{found.job.trainable_parameters / 1e6:,.1f} M of {model.parameters / 1e9:.2f} B weights "
                     "trained."))  # fmt: skip
@@ -581,6 +582,35 @@ def language_model_section(advisor: Advisor) -> None:
         st.caption(safe("Estimated, not measured, for the published stacks' mix (" + llm_advice.STACKS + "). "
                         + llm_advice.MEMORY_BASIS + "; time ranges: the cross-validated error of "
                         "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)."))
+        st.button("Compare the profiles instead", key="llm_back", on_click=forget_job,
+                  help="Back to the profiles' workload: the page answers for it again.")
+    return request
+
+
+def forget_job() -> None:
+    """No language-model job: the page answers for the profiles' workload again."""
+    st.session_state["llm_model"] = None
+    st.session_state.pop("llm_config", None)
+
+
+def job_headline(advisor: Advisor, request: JobRequest, choices: Choices, current_device: str | None) -> None:
+    """The page's answer for a language-model job: the GPU for the goal within the budget (the sidebar's), renting
+    instead, and whether the hardware you have holds it."""
+    choice = advisor.job_choice(request, choices.goal, choices.budget)
+    best = choice.best
+    if best is None:
+        st.metric("Best GPU for this job", "None within your choices", border=True)
+    else:
+        st.metric("Best GPU for this job", best.name, border=True,
+                  delta=f"{best.tokens_per_second:,.0f} tokens/s, {llm_advice.hours(best.seconds)} a run")
+    st.info(safe(" ".join(llm_advice.choice_lines(choice))))
+    gpu = advisor.catalog.match(current_device) if current_device and advisor.catalog is not None else None
+    mine = next((o for o in advisor.job_advice(request).options if gpu is not None and o.gpu.id == gpu.id
+                 and o.devices == 1), None)  # fmt: skip
+    if mine is not None:
+        st.caption(safe(f"On the hardware you have ({mine.gpu.name}): {mine.verdict}, {mine.footprint.total_gb:.1f} GB "
+                        f"(up to {mine.footprint.high_gb:.1f}) of {mine.gpu.value('memory_gb'):g}."))  # fmt: skip
+    st.caption("The profiles' workload is another job: 'Compare the profiles instead' above answers for it.")
 
 
 def definitions_section(warnings: list[str]) -> None:
@@ -633,7 +663,7 @@ if upload is not None:
 problems_section(problems, bad_files, upload_problems, catalog_problem)
 upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
 collection = collection_advisor((folder_key, upload_key, id(catalog)), frame, catalog)
-language_model_section(collection)
+job = language_model_section(collection)  # a language-model job, when one is picked, is the page's question
 if frame.empty:
     st.info(
         "No profiles yet. Measure this machine with `python -m advisor measure --price-usd 0` and put the "
@@ -648,14 +678,19 @@ choices = sidebar(rows.names, rows.slowest)
 advisor = collection.with_choices(prices=your_prices(), habits=choices.habits, link_gbps=choices.link_gbps,
                                   include_estimates=choices.include_estimates)  # fmt: skip
 found = advisor.estimates(workload)
-wframe = advisor.decision_rows(workload)
-rec = advisor.recommend(choices.current_id, budget=choices.budget, precision=choices.precision, goal=choices.goal)
-headline(rec)
-cost_chart_section(rec)
-options_section(rec)
-ladder_section(rec)
-devices_section(rec)
-charts_section(rec, wframe, choices.precision)
+if job is not None:  # one question a page: the job's, with the sidebar's goal, budget and hardware
+    current_device = rows.frame.loc[rows.frame["profile"] == choices.current_id, "device_name"]
+    job_headline(advisor, job, choices, str(current_device.iloc[0]) if len(current_device) else None)
+else:
+    wframe = advisor.decision_rows(workload)
+    rec = advisor.recommend(choices.current_id, budget=choices.budget, precision=choices.precision,
+                            goal=choices.goal)  # fmt: skip
+    headline(rec)
+    cost_chart_section(rec)
+    options_section(rec)
+    ladder_section(rec)
+    devices_section(rec)
+    charts_section(rec, wframe, choices.precision)
 details_section(profile_of, profile_names, choices.current_id)
 estimates_section(found, catalog)
 definitions_section(warnings)

@@ -283,7 +283,20 @@ def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     assert not at.exception, at.exception
     rows = job_table(at).set_index("gpu")
     assert "2x H100 SXM5 80GB" in rows.index and "H100 SXM5 80GB" in rows.index
-    assert any(m.label == "Best upgrade" for m in at.metric)  # the rest of the page still answers below
+    # one question a page: the headline answers for the job, with the sidebar's goal and budget
+    labels = [m.label for m in at.metric]
+    assert "Best GPU for this job" in labels and "Best upgrade" not in labels
+    assert any("Best (value): " in plain(i.value) for i in at.info)
+    at.sidebar.number_input(key="budget").set_value(1000.0).run()
+    best = next(m for m in at.metric if m.label == "Best GPU for this job")
+    assert any("within $1,000" in plain(i.value) for i in at.info), [i.value for i in at.info]
+    assert "H100" not in best.value  # over the budget
+    at.sidebar.selectbox(key="current").set_value("post-titan-rtx").run()  # the hardware you have: a 24 GB card
+    mine = [plain(c.value) for c in at.caption if "On the hardware you have" in c.value]
+    assert mine and mine[0].startswith("On the hardware you have (NVIDIA Titan RTX): ") and " of 24." in mine[0], mine
+    at.button(key="llm_back").click().run()  # back to the profiles' workload: its answer again
+    assert not at.exception, at.exception
+    assert any(m.label == "Best upgrade" for m in at.metric) and at.selectbox(key="llm_model").value is None
 
 
 def test_past_200_profiles_the_pickers_search_the_names(monkeypatch, tmp_path: Path):

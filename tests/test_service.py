@@ -53,7 +53,9 @@ def service(tmp_path_factory, reference):
 
 @pytest.fixture(scope="module")
 def token(service) -> str:
-    return service.token()
+    made = service.token()
+    assert made.startswith(storage.TOKEN_PREFIX) and len(made) > 40  # never '-...', which argparse reads as an option
+    return made
 
 
 def listed(service: Service) -> list[dict]:

@@ -68,6 +68,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
 LATEST = MIGRATIONS[-1][0]
 VERSION_TABLE = "advisor_schema"
 PAGE_MAX = 500  # results in one page
+TOKEN_PREFIX = "adv_"  # a contributor token's start (URL-safe base64 alone may start with '-', read as an option)
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ class Storage:
     # -- tokens
     def add_token(self, name: str) -> str:
         """A new contributor token (shown once; only its hash is kept)."""
-        token = secrets.token_urlsafe(32)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)  # never starting with '-': `--token T` takes it whole
         with self.transaction() as cursor:
             self._run(cursor, "INSERT INTO tokens (hash, name, created_at) VALUES (?, ?, ?)",
                       (token_hash(token), name, _now()))  # fmt: skip
