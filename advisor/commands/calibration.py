@@ -22,7 +22,7 @@ def add_parser(commands, parents: Parents) -> None:
         parents=[parents.common],
         help="the performance model's fitted terms (what each GPU kind and workload reaches of its specifications)",
     )
-    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    common.add_catalog_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
 
 def add_parser(commands, parents: Parents) -> None:
     parser = commands.add_parser(NAME, parents=[parents.common], help="the GPU catalog: specifications and prices")
-    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    common.add_catalog_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -91,11 +91,16 @@ def add_estimate_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="include the performance model's estimates for the catalog's GPUs (marked estimated, with a range)",
     )
-    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    add_catalog_option(parser)
     parser.add_argument(
         "--price", action="append", default=[], metavar="GPU=USD", type=price,
         help="the price you were offered for a GPU (catalog id or name) or a profile (its id); repeatable",
     )  # fmt: skip
+
+
+def add_catalog_option(parser: argparse.ArgumentParser) -> None:
+    """--catalog FILE: another GPU catalog than the shipped one (read by :func:`catalog`)."""
+    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
 
 
 def print_json(value: Any) -> None:

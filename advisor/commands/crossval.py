@@ -36,7 +36,7 @@ def add_parser(commands, parents: Parents) -> None:
         "--write keeps the widths beside the catalog, where every estimate takes its range from.",
     )
     parser.add_argument("--write", action="store_true", help="write the widths to the catalog folder's crossval.yaml")
-    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    common.add_catalog_option(parser)
     parser.add_argument("--experiments", metavar="NAMES", help="comma-separated subset: " + ", ".join(experiments()))
 
 

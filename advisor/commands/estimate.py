@@ -38,7 +38,7 @@ def add_parser(commands, parents: Parents) -> None:
     )
     parser.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
     parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
-    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    common.add_catalog_option(parser)
     parser.add_argument("--workload", metavar="NAME",
                         help="a workload of the profiles instead of the LSTM, e.g. 'BERT-large'")  # fmt: skip
     parser.add_argument(

@@ -31,7 +31,7 @@ def add_parser(commands, parents: Parents) -> None:
                         help=f"an SQLite file (default ./{DEFAULT_DATABASE}) or postgresql://user@host:port/db")
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT})")
-    parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")
+    common.add_catalog_option(parser)
     parser.add_argument("--submits-per-minute", type=int, default=60, metavar="N",
                         help="the most submits a token may make in a minute (default 60)")  # fmt: skip
     parser.add_argument("--new-token", metavar="NAME",

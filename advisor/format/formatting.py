@@ -48,3 +48,11 @@ def short_device(name: str) -> str:
     """'NVIDIA GeForce GTX 1070 Ti' -> 'GTX 1070 Ti': the name people say."""
     words = [w for w in str(name).split() if w.lower() not in ("nvidia", "geforce", "tesla")]
     return " ".join(words) or str(name)
+
+
+def device_label(name: str, devices: int = 1, machines: int = 1) -> str:
+    """``devices`` of the device over ``machines`` in words: 'NVIDIA H100', '2x NVIDIA H100', '2 machines x 4x
+    NVIDIA H100' (``devices`` is the total, a whole number per machine)."""
+    per = max(1, int(devices) // max(1, int(machines)))
+    label = str(name) if per == 1 else f"{per}x {name}"
+    return f"{machines} machines x {label}" if machines > 1 else label

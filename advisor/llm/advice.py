@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from advisor.format.formatting import device_label
 from advisor.format.schema import workload_key
 from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from advisor.format.vocabulary import Goal, Precision, Source
@@ -62,7 +63,7 @@ class JobOption:
 
     @property
     def name(self) -> str:
-        return f"{self.devices}x {self.gpu.name}" if self.devices > 1 else self.gpu.name
+        return device_label(self.gpu.name, self.devices)
 
 
 @dataclass(frozen=True)

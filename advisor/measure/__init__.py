@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.format.formatting import device_label
 from advisor.format.vocabulary import MIXED_WORD, Precision
 from advisor.measure import backends, hardware
 from advisor.measure.plan import MeasurePlan, plan_from_args
@@ -50,7 +51,7 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
     host = hardware.host_facts()
     device = backend.resolve_device(plan.device, host, plan.devices)
     policies = resolve_policies(plan, device.kind)
-    where = device.name if device.count == 1 else f"{device.count}x {device.name}"
+    where = device_label(device.name, device.count)
     progress(f"device: {where} ({device.kind}, {plan.backend}); precisions: {', '.join(policies)}")
     software = {**backend.software_facts(device), **hardware.software_facts()}
     one_device = dataclasses.replace(device, count=1)

@@ -8,6 +8,7 @@ from typing import Any
 
 from advisor import __version__, store
 from advisor.format import schema
+from advisor.format.formatting import device_label
 from advisor.format.vocabulary import DeviceKind, Source
 from advisor.measure import timing
 from advisor.measure.backends import DeviceInfo
@@ -88,9 +89,7 @@ def _significant(value: float, digits: int = 5) -> float:
 def _default_name(device: DeviceInfo, backend: str, workers: int = 1) -> str:
     """The device's name ('2x NVIDIA A100'), with the backend when it is not TensorFlow ('AMD EPYC (jax)'); on
     several machines, each machine's devices ('2 machines x Intel Xeon', '2 machines x 4x NVIDIA H100')."""
-    per = device.count // workers
-    name = device.name if per == 1 else f"{per}x {device.name}"
-    name = f"{workers} machines x {name}" if workers > 1 else name
+    name = device_label(device.name, device.count, workers)
     return name if backend == "tensorflow" else f"{name} ({backend})"
 
 

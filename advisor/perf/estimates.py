@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.format.formatting import short_device
+from advisor.format.formatting import device_label, short_device
 from advisor.format.schema import WORKLOAD_KEY_FIELDS
 from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, WorkloadKind, words
 from advisor.perf import calibration, crossval, memory, perfmodel, scaling
@@ -416,15 +416,13 @@ def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
 def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_of: str, count: int = 1,
          single: float | None = None, machines: int = 1) -> dict[str, Any]:  # fmt: skip
     price = gpu.current_price(as_of)
-    several = f"{count}x " if count > 1 else ""
-    cluster = f"{machines} machines x " if machines > 1 else ""
     total = count * machines
     return {
         "profile": f"catalog:{gpu.id}"  # not a slug: never a profile's id
         + (f":{count}x" if count > 1 else "")
         + (f":{machines}m" if machines > 1 else ""),
-        "name": f"{cluster}{several}{short_device(gpu.name)} (estimated)",
-        "device": f"{cluster}{several}{gpu.name}",
+        "name": f"{device_label(short_device(gpu.name), total, machines)} (estimated)",
+        "device": device_label(gpu.name, total, machines),
         "device_name": gpu.name,
         "device_kind": DeviceKind.GPU.value,
         "device_count": total,

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from advisor import store
-from advisor.format import typed
+from advisor.format import formatting, typed
 from advisor.format.schema import workload_key
 from advisor.format.vocabulary import DeviceKind, Source
 from advisor.store.catalog import normalise_name
@@ -204,11 +204,8 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
     tree = typed.of(profile)
     provenance, device, price = tree.provenance, tree.device, tree.price
     count = int(device.count or 1)
-    device_label = device.name if count == 1 else f"{count}x {device.name}"
     workers = int(tree.cluster.workers) if tree.cluster is not None else 1
-    if workers > 1:
-        per = count // workers
-        device_label = f"{workers} machines x " + (device.name if per == 1 else f"{per}x {device.name}")
+    device_label = formatting.device_label(device.name, count, workers)
     for result in tree.results:
         estimated = bool(result.estimated)
         source = Source.ESTIMATED.value if estimated else provenance.method
