@@ -28,7 +28,16 @@ from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.format.units import SECONDS_PER_HOUR
-from advisor.format.vocabulary import DeviceKind, Goal, Precision, PrecisionFilter, Source, WorkloadKind, words
+from advisor.format.vocabulary import (
+    DeviceKind,
+    Goal,
+    Precision,
+    PrecisionFilter,
+    PriceBasis,
+    Source,
+    WorkloadKind,
+    words,
+)
 from advisor.store.catalog import Catalog, normalise_name
 
 PRECISION_FILTERS = words(PrecisionFilter)
@@ -93,6 +102,8 @@ def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog
             rows = (out["catalog_id"] == gpu_id) | (out["device_name"].map(matched) & on_gpu)
         out.loc[rows, "price_usd"] = usd * out.loc[rows, "device_count"].astype(float)
         out.loc[rows, "price_kind"] = "your price"
+        out.loc[rows, "price_basis"] = PriceBasis.YOURS.value
+        out.loc[rows, "price_catalog_kind"] = None
         out.loc[rows, "price_date"] = None
         out.loc[rows, "price_stale"] = False
     return out

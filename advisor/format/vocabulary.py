@@ -118,6 +118,15 @@ def words(kind: type[StrEnum]) -> tuple[str, ...]:
 yaml.SafeDumper.add_multi_representer(enum.Enum, lambda dumper, member: dumper.represent_str(str(member.value)))
 
 
+class PriceBasis(StrEnum):
+    """Whose price a result's is: the GPU catalog's (dated, with its kind), the profile's own, or the one the user
+    typed."""
+
+    CATALOG = "catalog"
+    PROFILE = "profile"
+    YOURS = "yours"
+
+
 class WorkloadKind(StrEnum):
     """What a profile's workload is: the post's LSTM sized, your own Keras model (its layers), a published
     benchmark (described by its phases), your own job tracked where it runs (advisor.track)."""

@@ -18,7 +18,7 @@ import pandas as pd
 
 from advisor.format.formatting import device_label, short_device
 from advisor.format.schema import WORKLOAD_KEY_FIELDS
-from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, Source, WorkloadKind, words
+from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, PriceBasis, Source, WorkloadKind, words
 from advisor.perf import calibration, crossval, memory, perfmodel, scaling
 from advisor.store.catalog import Catalog
 from advisor.store.results import FRAME_COLUMNS
@@ -432,6 +432,8 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_o
         "price_date": price.date if price else None,
         "price_kind": price.label(as_of) if price else None,
         "price_stale": bool(price and price.stale(as_of)),
+        "price_basis": PriceBasis.CATALOG.value if price else None,
+        "price_catalog_kind": price.kind if price else None,
         "catalog_estimate": True,
         "source": Source.ESTIMATED.value,
         "approximate": False,

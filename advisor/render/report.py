@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from advisor.decision.analysis import Comparison, Recommendation
 from advisor.format import typed
 from advisor.format.formatting import fmt_rate, fmt_seconds, fmt_times, fmt_usd, fmt_usd_small, fmt_watts, missing
 from advisor.format.metrics import column, markdown_definitions
-from advisor.format.vocabulary import PaybackCounts, Precision, Source
+from advisor.format.vocabulary import PaybackCounts, Precision, PriceBasis, Source
 from advisor.perf import crossval
 from advisor.perf.estimates import CatalogEstimates
 from advisor.render import prose, text_width
@@ -362,8 +361,8 @@ DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("precision", "", lambda r: PRECISION_SHORT.get(r["precision"], r["precision"])),
     _display("speedup_vs_current"),
     _display("upgrade_cost_usd", _upgrade_cost),
-    ("price is", "", lambda r: "-" if r["free_upgrade"] or not isinstance(r.get("price_kind"), str)
-     else short_price_kind(str(r["price_kind"]))),
+    ("price is", "", lambda r: "-" if r["free_upgrade"] or not isinstance(r.get("price_basis"), str)
+     else short_price_kind(r)),
     _display("dollars_per_speedup_vs_current",
              lambda r: fmt_usd(r["dollars_per_speedup_vs_current"]) if r["faster"] else "-"),
     _display("payback_weeks", fmt_payback),
@@ -374,17 +373,24 @@ DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
 ]  # fmt: skip
 
 
-def short_price_kind(label: str) -> str:
+# A catalog price's kind in a word or two, for the app's narrow column (the catalog's own words elsewhere).
+CATALOG_KIND_SHORT = {"launch MSRP": "MSRP", "system price per GPU (Lambda)": "Lambda"}
+
+
+def short_price_kind(row: Any) -> str:
     """A price's kind and date in a few words, for a narrow column: 'MSRP 2022-10', 'Lambda 2024-07', '2017 launch
-    (old)', 'yours' (the full words are in the CSV, the JSON and the Markdown)."""
-    stale = re.match(r"launch price \((\d{4})\), likely not sold new", label)
-    if stale:
-        return f"{stale.group(1)} launch (old)"
-    found = re.match(r"(.*?)\s*(\d{4}-\d{2})$", label)
-    kind, date = (found.group(1), found.group(2)) if found else (label, "")
-    short = {"launch MSRP": "MSRP", "system price per GPU (Lambda)": "Lambda", "your price": "yours",
-             "the profile's price,": "profile", "the profile's price, undated": "profile, undated"}  # fmt: skip
-    return f"{short.get(kind, kind)} {date}".strip()
+    (old)', 'profile 2024-05', 'yours' (the full words, ``price_kind``, are in the CSV, the JSON and the Markdown);
+    written from the row's facts (whose price, its kind, date and age), never read back out of those words."""
+    basis, date = row.get("price_basis"), row.get("price_date")
+    date = "" if missing(date) else str(date)
+    if basis == PriceBasis.YOURS:
+        return "yours"
+    if basis == PriceBasis.PROFILE:
+        return f"profile {date[:7]}" if date else "profile, undated"
+    if row.get("price_stale"):
+        return f"{date[:4]} launch (old)"
+    kind = str(row.get("price_catalog_kind") or "")
+    return f"{CATALOG_KIND_SHORT.get(kind, kind)} {date[:7]}".strip()
 
 
 # The options' columns the app shows behind its "More columns" toggle: the rest are what a buyer decides on.

@@ -19,7 +19,7 @@ import pandas as pd
 from advisor import store
 from advisor.format import formatting, typed
 from advisor.format.schema import workload_key
-from advisor.format.vocabulary import DeviceKind, Source
+from advisor.format.vocabulary import DeviceKind, PriceBasis, Source
 from advisor.store.catalog import normalise_name
 
 FRAME_COLUMNS = (
@@ -35,6 +35,8 @@ FRAME_COLUMNS = (
     "price_date",
     "price_kind",  # what the price is, in words: a catalog price's kind and date, the profile's, or "your price"
     "price_stale",  # a launch price over two years old: shown, never recommended to buy at
+    "price_basis",  # whose price it is (PriceBasis): the catalog's, the profile's or yours; None without a price
+    "price_catalog_kind",  # a catalog price's kind as the catalog says it (launch MSRP, system price per GPU...)
     "source",
     "approximate",
     "estimate_error_seconds",
@@ -74,7 +76,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
 
 # The version of profile_rows' output: the folder index keeps each file's rows under it, and derives them again from
 # the stored profiles when it changes. Bump ROWS_VERSION when profile_rows computes a column differently.
-ROWS_VERSION = 3
+ROWS_VERSION = 4
 ROWS_TAG = f"advisor frame rows {ROWS_VERSION}: {','.join(FRAME_COLUMNS)}"
 
 
@@ -233,6 +235,8 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
                 "price_date": price.date,
                 "price_kind": _profile_price_kind(price.usd, price.date),
                 "price_stale": False,
+                "price_basis": PriceBasis.PROFILE.value if price.usd is not None else None,
+                "price_catalog_kind": None,
                 "catalog_estimate": False,
                 "source": source,
                 "approximate": bool(result.approximate),
