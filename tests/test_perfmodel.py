@@ -44,7 +44,8 @@ def test_the_model_is_calibrated_on_the_posts_gpu_results(shipped_frame, shipped
 
 
 def test_the_model_reproduces_its_calibration_results_within_its_stated_error(shipped_frame, shipped_catalog):
-    found = estimates.estimate_catalog(shipped_frame, shipped_catalog, POST, keep_covered=True)
+    request = estimates.EstimateRequest(POST, keep_covered=True)
+    found = estimates.estimate_catalog(shipped_frame, shipped_catalog, request)
     rows = found.rows.set_index(["catalog_id", "precision"])
     post = [s for s in found.fit.samples if s.workload == estimates.workload_id(POST)]
     assert {(s.gpu, s.precision) for s in post} == {("gtx-1070-ti", "float32"), ("titan-rtx", "float32"),

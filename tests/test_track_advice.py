@@ -43,7 +43,8 @@ def test_every_estimate_keeps_the_wait_and_says_where_it_was_tracked(folder: Pat
     frame = results.results_frame(store.load_profiles(folder).profiles)
     data = tracked()
     key = analysis.find_workload(frame, data["workload"]["name"])
-    found = estimates.estimate_catalog(frame, shipped_catalog, key, devices=estimates.OFFERED_DEVICES)
+    request = estimates.EstimateRequest(key, devices=estimates.OFFERED_DEVICES)
+    found = estimates.estimate_catalog(frame, shipped_catalog, request)
     rows = found.rows
     assert (rows["device_count"] == 2).any()
     wait = data["results"][0]["data_wait"]["seconds_per_step"] * data["workload"]["steps"]

@@ -73,8 +73,9 @@ def catalog_estimates(
 ) -> estimates.CatalogEstimates:
     """The catalog's estimates of the workload: each GPU alone and two of them (what compare, recommend and the app
     offer), and with a network's speed two machines of them; calibrated on every result of ``frame``."""
-    return estimates.estimate_catalog(frame, catalog, workload, devices=estimates.OFFERED_DEVICES,
-                                      machines=2 if link_gbps else 1, link_gbps=link_gbps)  # fmt: skip
+    request = estimates.EstimateRequest(workload, devices=estimates.OFFERED_DEVICES, machines=2 if link_gbps else 1,
+                                        link_gbps=link_gbps)  # fmt: skip
+    return estimates.estimate_catalog(frame, catalog, request)
 
 
 def with_estimates(rows: pd.DataFrame, found: estimates.CatalogEstimates | None) -> pd.DataFrame:
@@ -246,9 +247,10 @@ class Advisor:
         ``link_gbps``; measured GPUs included, to check the model against them."""
         if self.catalog is None:
             raise ValueError("estimates need a GPU catalog")
-        return estimates.estimate_catalog(self.results, self.catalog, workload, gpu_ids=gpu_ids, keep_covered=True,
-                                          spec=spec, devices=tuple(sorted({1, devices})), machines=machines,
-                                          link_gbps=link_gbps)  # fmt: skip
+        request = estimates.EstimateRequest(workload, spec, gpu_ids=tuple(gpu_ids) if gpu_ids is not None else None,
+                                            keep_covered=True, devices=tuple(sorted({1, devices})), machines=machines,
+                                            link_gbps=link_gbps)  # fmt: skip
+        return estimates.estimate_catalog(self.results, self.catalog, request)
 
     def machine_estimates(self, workload: tuple, spec: dict[str, Any]) -> list:
         """The workload on the CPU machines measured here (their measured matmul peaks)."""

@@ -120,9 +120,9 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
             continue
         planned = job.with_checkpointing(on)
         spec = planned.workload_spec()
-        found = estimates.estimate_catalog(frame, catalog, workload_key(spec), precisions=JOB_PRECISIONS,
-                                           gpu_ids=[g.id for g in gpus], keep_covered=True, spec=spec,
-                                           devices=counts, samples=samples)  # fmt: skip
+        request = estimates.EstimateRequest(workload_key(spec), spec, JOB_PRECISIONS, tuple(g.id for g in gpus),
+                                            keep_covered=True, devices=counts)  # fmt: skip
+        found = estimates.estimate_catalog(frame, catalog, request, samples=samples)
         estimated = set(found.rows["catalog_id"]) if not found.rows.empty else set()
         missing.extend(f"{e.device.name}: {e.reason}" for e in found.not_estimated
                        if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1])  # fmt: skip

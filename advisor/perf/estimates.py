@@ -178,77 +178,107 @@ TRACKED_WORDS = {
 }  # fmt: skip
 
 
-def estimate_catalog(
-    frame: pd.DataFrame,
-    catalog: Catalog,
-    key: tuple,
-    precisions: tuple[str, ...] = perfmodel.GPU_PRECISIONS,
-    gpu_ids: list[str] | None = None,
-    keep_covered: bool = False,
-    spec: dict[str, Any] | None = None,
-    widths: Widths | None = None,
-    devices: tuple[int, ...] = (1,),
-    machines: int = 1,
-    link_gbps: float | None = None,
-    samples: tuple[calibration.Sample, ...] | None = None,
-) -> CatalogEstimates:
-    """Estimate the workload on every catalog GPU (or ``gpu_ids``) and precision, as results-frame rows.
+@dataclass(frozen=True)
+class EstimateRequest:
+    """What to estimate of a workload on the catalog: its key (and its description, where the frame has none: a
+    model file's, the post's LSTM sized), the precisions, the GPUs (None: every one), whether GPUs with a measured
+    or quoted result are estimated too (``keep_covered``: to check the model against them), the device counts in
+    data parallel (1: one GPU), and machines of them joined at ``link_gbps``."""
+
+    workload: tuple
+    spec: dict[str, Any] | None = None
+    precisions: tuple[str, ...] = perfmodel.GPU_PRECISIONS
+    gpu_ids: tuple[str, ...] | None = None
+    keep_covered: bool = False
+    devices: tuple[int, ...] = (1,)
+    machines: int = 1
+    link_gbps: float | None = None
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What every GPU's estimate of one request shares: the calibration, the ranges, the work and its facts."""
+
+    fit: calibration.Fit
+    widths: Widths
+    spec: dict[str, Any]
+    work: perfmodel.Work
+    calibrated_as: str  # the calibration's name for the workload's terms
+    common: str  # the calibration's basis, in words
+    scale: Any  # the data-parallel scaling fit
+    wait: Any  # the tracked wait for data, kept by every GPU
+    observed: dict[str, float]  # measured peak memory per precision
+    workload_name: str
+    as_of: str
+
+
+def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateRequest | tuple,
+                     widths: Widths | None = None,
+                     samples: tuple[calibration.Sample, ...] | None = None) -> CatalogEstimates:  # fmt: skip
+    """Estimate the workload on every catalog GPU of the request and its precisions, as results-frame rows (a bare
+    workload key: a request with the defaults).
 
     The calibration rests on every single-GPU result on a catalog GPU, of every workload; each estimate's range is
     the cross-validated error of its situation (``widths``: by default the catalog's, kept by ``crossval --write``
     beside it). Rows are left out where a measured or quoted result of the same GPU and precision exists (unless
-    ``keep_covered``, for checking the model against them). ``devices`` above 1 add data-parallel options ("2x RTX
-    4090"): one GPU's estimate divided by N times the efficiency :mod:`advisor.perf.scaling` predicts (the batch per GPU
-    kept); ``machines`` above 1 (with the network's ``link_gbps``) add that many machines of each. ``samples``:
-    the frame's :func:`calibration_samples`, when the caller estimates several workloads on the same frame.
+    ``keep_covered``). Device counts above 1 add data-parallel options ("2x RTX 4090"): one GPU's estimate divided
+    by N times the efficiency :mod:`advisor.perf.scaling` predicts (the batch per GPU kept); ``machines`` above 1
+    (with the network's ``link_gbps``) add that many machines of each. ``samples``: the frame's
+    :func:`calibration_samples`, when the caller estimates several workloads on the same frame.
     """
-    spec = spec if spec is not None else spec_for(frame, key)
-    work = work_of(spec)
+    request = request if isinstance(request, EstimateRequest) else EstimateRequest(request)
+    key = request.workload
+    spec = request.spec if request.spec is not None else spec_for(frame, key)
     widths = widths if widths is not None else catalog.widths
     fit = calibration.fit(calibration_samples(frame, catalog) if samples is None else samples)
-    workload = calibration_workload(spec, key)
-    common = calibration_basis(fit, widths)
-    scale = scaling_fit(frame, catalog) if any(n > 1 for n in devices) or machines > 1 else scaling.DEFAULT
+    several = any(n > 1 for n in request.devices) or request.machines > 1
+    setting = _Setting(fit, widths, spec, work_of(spec), calibration_workload(spec, key),
+                       calibration_basis(fit, widths), scaling_fit(frame, catalog) if several else scaling.DEFAULT,
+                       data_wait(frame, key), observed_peaks(frame, key), _workload_name(frame, key),
+                       catalog.as_of)  # fmt: skip
     covered: set[tuple[str, str]] = set()
-    if not keep_covered:
+    if not request.keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)]
         covered = set(zip(match_catalog(measured, catalog), measured["precision"], strict=True))
-    chosen = [catalog.by_id()[i] for i in gpu_ids] if gpu_ids is not None else list(catalog.gpus)
+    chosen = [catalog.by_id()[i] for i in request.gpu_ids] if request.gpu_ids is not None else list(catalog.gpus)
     records, missing = [], []
-    workload_name = _workload_name(frame, key)
-    wait = data_wait(frame, key)
-    observed = observed_peaks(frame, key)
     for gpu in chosen:
-        device = perfmodel.device_from_gpu(gpu)
-        for precision in precisions:
-            if (gpu.id, precision) in covered:
-                continue
-            computing = _estimate(fit, widths, work, device, precision, workload, common, spec.get("kind"))
-            estimate = _with_wait(computing, wait)
-            if estimate.seconds is None:
-                peak = gpu.specs[PEAK_FIELDS[precision]]
-                why = f" ({peak.note})" if peak.note else ""
-                missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
-                continue
-            room = _memory(spec, precision, gpu, observed.get(precision))
-            if 1 in devices:
-                records.append(_row(gpu, estimate, key, workload_name, catalog.as_of) | room)
-            # Several GPUs share the computing; the wait for data stays whole (the same host's loader feeds them:
-            # never more optimistic than the one-GPU figure's Amdahl bound)
-            for count in (n for n in devices if n > 1):
-                mirrored = _mirrored(gpu, computing, count, spec, scale, widths, fit, device, workload) \
-                    if spec.get("kind") in MIRRORED_KINDS else None  # fmt: skip
-                several = _with_wait(mirrored or _several(gpu, computing, count, spec, scale, widths), wait)
-                if several is not None:
-                    records.append(_row(gpu, several, key, workload_name, catalog.as_of, count, estimate.seconds)
-                                   | room)  # fmt: skip
-            for count in devices if machines > 1 and link_gbps else ():
-                cluster = _with_wait(_several(gpu, computing, count, spec, scale, widths, machines, link_gbps), wait)
-                if cluster is not None:
-                    records.append(_row(gpu, cluster, key, workload_name, catalog.as_of, count, estimate.seconds,
-                                        machines) | room)  # fmt: skip
+        for precision in request.precisions:
+            if (gpu.id, precision) not in covered:
+                _gpu_rows(gpu, precision, request, setting, records, missing)
     rows = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(FRAME_COLUMNS))
     return CatalogEstimates(rows, fit, widths, missing)
+
+
+def _gpu_rows(gpu: Any, precision: str, request: EstimateRequest, setting: _Setting, records: list,
+              missing: list) -> None:  # fmt: skip
+    """One GPU's rows in one precision (one GPU, several in data parallel, several machines), or why none."""
+    s, key = setting, request.workload
+    device = perfmodel.device_from_gpu(gpu)
+    computing = _estimate(s.fit, s.widths, s.work, device, precision, s.calibrated_as, s.common, s.spec.get("kind"))
+    estimate = _with_wait(computing, s.wait)
+    if estimate.seconds is None:
+        peak = gpu.specs[PEAK_FIELDS[precision]]
+        why = f" ({peak.note})" if peak.note else ""
+        missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
+        return
+    room = _memory(s.spec, precision, gpu, s.observed.get(precision))
+    if 1 in request.devices:
+        records.append(_row(gpu, estimate, key, s.workload_name, s.as_of) | room)
+    # Several GPUs share the computing; the wait for data stays whole (the same host's loader feeds them: never
+    # more optimistic than the one-GPU figure's Amdahl bound)
+    for count in (n for n in request.devices if n > 1):
+        mirrored = _mirrored(gpu, computing, count, s.spec, s.scale, s.widths, s.fit, device, s.calibrated_as) \
+            if s.spec.get("kind") in MIRRORED_KINDS else None  # fmt: skip
+        several = _with_wait(mirrored or _several(gpu, computing, count, s.spec, s.scale, s.widths), s.wait)
+        if several is not None:
+            records.append(_row(gpu, several, key, s.workload_name, s.as_of, count, estimate.seconds) | room)
+    for count in request.devices if request.machines > 1 and request.link_gbps else ():
+        cluster = _with_wait(_several(gpu, computing, count, s.spec, s.scale, s.widths, request.machines,
+                                      request.link_gbps), s.wait)  # fmt: skip
+        if cluster is not None:
+            records.append(_row(gpu, cluster, key, s.workload_name, s.as_of, count, estimate.seconds,
+                                request.machines) | room)  # fmt: skip
 
 
 def observed_peaks(frame: pd.DataFrame, key: tuple) -> dict[str, float]:
