@@ -437,6 +437,53 @@ def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
     return Precision.FLOAT32 if Precision.FLOAT32 in precisions else precisions[0]
 
 
+def _current_rows(frame: pd.DataFrame, current: str, current_precision: str | None,
+                  catalog: Catalog | None) -> tuple[pd.Series, WorkloadChoice, pd.DataFrame]:  # fmt: skip
+    """The current result (``current_precision``, default: float32 where the profile has it, as the CLI and the app
+    agree), its workload's choice and rows with what costs need of each row's hardware, uniquely labelled."""
+    if current_precision is None:
+        current_precision = default_precision(frame, current)
+    chosen = _pick_result(frame, current, current_precision, "current")
+    choice = select_workload(frame, chosen["workload"])
+    workload_frame = costs.hardware_columns(choice.frame, catalog)
+    if not workload_frame.index.is_unique:  # rows are found by label below
+        workload_frame = workload_frame.reset_index(drop=True)
+    at = _positions(workload_frame, profile=chosen["profile"], precision=chosen["precision"])
+    return workload_frame.iloc[at[0]], choice, workload_frame
+
+
+@dataclass(frozen=True)
+class _Masks:
+    """The decision as masks over the options' rows (a filter copies every column it keeps, a mask copies nothing):
+    faster and fitting, without a price, with a stale launch price, too small for the workload, over the budget,
+    and eligible for the goal."""
+
+    faster: np.ndarray
+    unpriced: np.ndarray
+    stale: np.ndarray
+    too_small: np.ndarray
+    over: np.ndarray
+    eligible: np.ndarray
+
+    @classmethod
+    def of(cls, options: pd.DataFrame, budget: float | None, goal: str) -> _Masks:
+        faster = options["faster"].to_numpy(dtype=bool)
+        unpriced = faster & options["upgrade_cost_usd"].isna().to_numpy()
+        stale = faster & options["price_stale"].fillna(False).to_numpy(dtype=bool) & \
+            ~options["free_upgrade"].to_numpy()  # fmt: skip
+        too_small = faster & options["fits"].eq(False).to_numpy()
+        faster = faster & ~too_small
+        buyable = faster & ~unpriced & ~stale
+        over = buyable & (options["upgrade_cost_usd"] > budget).to_numpy() if budget is not None else \
+            np.zeros_like(faster)  # fmt: skip
+        buyable = buyable & ~over
+        eligible = buyable
+        if goal == Goal.COST:  # a rental that is the cheapest way to run counts too
+            rent_only = faster & (options["cheapest_way"] == "rent").to_numpy() & ~buyable
+            eligible = (buyable | rent_only) & options["usd_per_run"].notna().to_numpy()
+        return cls(faster, unpriced, stale, too_small, over, eligible)
+
+
 def recommend(
     frame: pd.DataFrame,
     current: str,
@@ -458,37 +505,17 @@ def recommend(
     if budget is not None and (math.isnan(budget) or budget < 0):
         raise AdvisorError(f"--budget must be a number of dollars, 0 or more; got {budget}")
     habits = habits or Habits()
-    if current_precision is None:  # the CLI and the app agree: float32 where the profile has it
-        current_precision = default_precision(frame, current)
-    chosen = _pick_result(frame, current, current_precision, "current")
-    choice = select_workload(frame, chosen["workload"])
-    workload_frame = costs.hardware_columns(choice.frame, catalog)
-    if not workload_frame.index.is_unique:  # rows are found by label below
-        workload_frame = workload_frame.reset_index(drop=True)
-    at = _positions(workload_frame, profile=chosen["profile"], precision=chosen["precision"])
-    chosen = workload_frame.iloc[at[0]]
+    chosen, choice, workload_frame = _current_rows(frame, current, current_precision, catalog)
     narrow = workload_frame[[c for c in workload_frame.columns if c in DECIDES]]
     options = costs.add_cost_figures(upgrade_options(narrow, chosen, precision), chosen, habits)
-    # The decision as masks over the options' rows: a filter copies every column it keeps, a mask copies nothing.
-    faster = options["faster"].to_numpy(dtype=bool)
-    unpriced = faster & options["upgrade_cost_usd"].isna().to_numpy()
-    stale = faster & options["price_stale"].fillna(False).to_numpy(dtype=bool) & ~options["free_upgrade"].to_numpy()
-    too_small = faster & options["fits"].eq(False).to_numpy()
-    faster = faster & ~too_small
-    buyable = faster & ~unpriced & ~stale
-    over = buyable & (options["upgrade_cost_usd"] > budget).to_numpy() if budget is not None else np.zeros_like(faster)
-    buyable = buyable & ~over
+    masks = _Masks.of(options, budget, goal)
+    faster, too_small, stale, eligible = masks.faster, masks.too_small, masks.stale, masks.eligible
     findings = Findings(
-        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=int(unpriced.sum()),
-        unpriced_rentable=int((unpriced & options["cloud_usd_per_run"].notna().to_numpy()).sum()),
-        stale=int(stale.sum()), too_small=int(too_small.sum()), over_budget=int(over.sum()),
+        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=int(masks.unpriced.sum()),
+        unpriced_rentable=int((masks.unpriced & options["cloud_usd_per_run"].notna().to_numpy()).sum()),
+        stale=int(stale.sum()), too_small=int(too_small.sum()), over_budget=int(masks.over.sum()),
         data_wait_share=_input_bound(chosen),
     )  # fmt: skip
-    if goal == Goal.COST:
-        rent_only = faster & (options["cheapest_way"] == "rent").to_numpy() & ~buyable
-        eligible = (buyable | rent_only) & options["usd_per_run"].notna().to_numpy()
-    else:
-        eligible = buyable
     ranked = costs.rank(options.loc[eligible, list(costs.RANK_COLUMNS)], goal).index
     # The options in the goal's order: the eligible ones best first, then the rest by time.
     keys = options[["seconds", "profile", "precision"]].assign(
