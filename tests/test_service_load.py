@@ -112,12 +112,15 @@ def test_a_killed_service_keeps_every_acknowledged_submit_and_no_partial_row(dat
     threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
     for thread in threads:
         thread.start()
-    time.sleep(1.5)
+    deadline = time.monotonic() + 60
+    while len(acknowledged) < 5 and time.monotonic() < deadline:  # some acknowledged, more in flight
+        time.sleep(0.05)
+    time.sleep(0.5)
     service.kill()  # SIGKILL mid-submits: no clean shutdown
     stop.set()
     for thread in threads:
         thread.join(60)
-    assert len(acknowledged) > 10
+    assert len(acknowledged) >= 5
     restarted = Service(database_url, reference).start()
     try:
         missing = [i for i in acknowledged if get(f"{restarted.url}/api/v1/results/{i}")[0] != 200]
