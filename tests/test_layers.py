@@ -21,7 +21,7 @@ LAYER_NAMES = ("format", "store", "perf", "measure", "decision", "render", "serv
 LAYERS = {
     FORMAT: ("advisor", "errors", "format*"),
     STORE: ("store*",),
-    PERF: ("perf*", "llm", "llm.config", "llm.job", "llm.memory", "llm.validation", "llm.crossval", "llm.options"),
+    PERF: ("perf*", "llm", "llm.config", "llm.job", "llm.memory", "llm.validation", "llm.crossval"),
     MEASURE: ("measure*", "track*"),
     DECISION: ("decision*", "llm.advice"),
     RENDER: ("render*",),

@@ -10,13 +10,13 @@ import json
 import pytest
 
 from advisor.cli import build_parser, main
+from advisor.commands.job_options import request_from_args
 from advisor.decision import pipeline
 from advisor.decision.costs import Habits
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError
 from advisor.llm.config import load_presets
 from advisor.llm.job import job_request
-from advisor.llm.options import request_from_args
 from helpers import SHIPPED, app_test, needs
 
 

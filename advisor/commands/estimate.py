@@ -24,7 +24,7 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
 
 
 def add_parser(commands, parents: Parents) -> None:
-    from advisor.llm.options import add_job_arguments  # no framework
+    from advisor.commands.job_options import add_job_arguments  # no framework
     from advisor.perf.workload import add_model_arguments, add_workload_size_arguments  # no TensorFlow
 
     parser = commands.add_parser(
@@ -101,8 +101,8 @@ def _check_counts(args: argparse.Namespace) -> None:
 
 def _job(args: argparse.Namespace, advisor, gpu_ids: list[str] | None) -> int:
     """``estimate --model-config``: a language-model training job on every catalog GPU."""
+    from advisor.commands.job_options import request_from_args
     from advisor.llm.advice import option_record
-    from advisor.llm.options import request_from_args
     from advisor.render.report import job_advice_text
 
     advice = advisor.job_advice(request_from_args(args, tuple(gpu_ids) if gpu_ids is not None else None))

@@ -23,8 +23,8 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
 
 
 def add_parser(commands, parents: Parents) -> None:
+    from advisor.commands.job_options import add_job_arguments  # no framework
     from advisor.decision.costs import GOAL_HELP, GOALS, HABIT_OPTIONS, Habits
-    from advisor.llm.options import add_job_arguments  # no framework
     from advisor.perf.workload import nonnegative_number
 
     parser = commands.add_parser(NAME, parents=[parents.common, parents.estimates],
@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _job(args: argparse.Namespace) -> int:
     """``recommend --model-config``: the option for the goal among the GPUs the job fits, and renting instead."""
+    from advisor.commands.job_options import request_from_args
     from advisor.llm.advice import choice_lines, choice_record, summary_lines
-    from advisor.llm.options import request_from_args
     from advisor.store.results import load_frame
 
     loaded = load_frame(args.profiles)  # through the folder's index, as the other commands
