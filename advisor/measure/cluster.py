@@ -145,6 +145,9 @@ def missing_line(cluster: Cluster, waited: float) -> str:
 # --------------------------------------------------------------------------- the link between the machines
 
 
+LOOPBACK_LINK = "loopback (all workers on this machine)"  # the link fact where the workers share this machine
+
+
 def link_facts(cluster: Cluster) -> dict[str, Any]:
     """What can be read of the link to the other workers: 'loopback' when they all run on this machine, else the
     network interface that routes to the first other worker and its speed (Linux sysfs). Unknowns are left out."""
@@ -154,7 +157,7 @@ def link_facts(cluster: Cluster) -> dict[str, Any]:
         with contextlib.suppress(OSError):
             addresses.update(info[4][0] for info in socket.getaddrinfo(host, None))
     if addresses and all(_is_loopback(a) for a in addresses):
-        return {"link": "loopback (all workers on this machine)"}
+        return {"link": LOOPBACK_LINK}
     facts: dict[str, Any] = {}
     with contextlib.suppress(Exception):
         ipv4 = sorted(a for a in addresses if "." in a and not _is_loopback(a))

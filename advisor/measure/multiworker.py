@@ -15,7 +15,7 @@ from typing import Any
 from advisor.errors import AdvisorError
 from advisor.format.vocabulary import DeviceKind
 from advisor.measure import backends, hardware
-from advisor.measure.cluster import check_port_free, fingerprint, link_facts, mismatch
+from advisor.measure.cluster import LOOPBACK_LINK, check_port_free, fingerprint, link_facts, mismatch
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
@@ -96,9 +96,9 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
         guard.check()
         label = f"{policy}, {workers} workers" + (f" x {device.count} devices" if device.count > 1 else "")
         label = label if cluster.is_chief else f"worker {cluster.index}: {label}"
-        run = mw.train_steps(tf, job, policy, device, plan.seed, progress, guard, label, strategy, cluster)
-        if link.get("link", "").startswith("loopback"):  # the other workers share this machine by design
-            run.warnings = [w for w in run.warnings if not w.startswith("other processes used")]
+        # the other workers share this machine by design: their load is no warning
+        run = mw.train_steps(tf, job, policy, device, plan.seed, progress, guard, label, strategy, cluster,
+                             others_expected=link.get("link") == LOOPBACK_LINK)  # fmt: skip
         if cluster.is_chief:
             dtype = _dtype(policy)
             results.append(result_record(run, flops_per_epoch, peaks.get(dtype), dtype, references[policy], total,

@@ -221,8 +221,10 @@ def run_warnings(
     accelerator_words: tuple[str, ...],
     times: list[float],
     monitor: hardware.CpuUsageMonitor,
+    others_expected: bool = False,
 ) -> list[str]:
-    """The run's self-checks: right device, right dtype, a quiet machine and steady epochs."""
+    """The run's self-checks: right device, right dtype, a quiet machine (unless other processes are expected:
+    a cluster's workers on this one machine) and steady epochs."""
     warnings = []
     expected_dtype = EXPECTED_DTYPE[policy]
     computed = checks.pop("compute_dtype")
@@ -235,7 +237,7 @@ def run_warnings(
         raise AdvisorError(f"--device gpu: the model's variables live on {checks['variables_device']}, not the GPU")
     load = monitor.other_load()
     cpus = os.cpu_count() or 1
-    if load is not None and load / cpus > OTHER_LOAD_WARNING:
+    if load is not None and load / cpus > OTHER_LOAD_WARNING and not others_expected:
         warnings.append(
             f"other processes used {load:.2f} CPU cores on average ({100 * load / cpus:.0f}% of the machine) "
             "during the run: the times may be slower than this hardware can do"

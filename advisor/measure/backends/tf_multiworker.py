@@ -151,6 +151,7 @@ def train_steps(
     label: str,
     strategy: Any = None,
     cluster: Cluster | None = None,
+    others_expected: bool = False,
 ) -> TrainingRun:
     """Train the job's model with the custom step (under ``strategy`` across the cluster, else on ``device``)
     and time every epoch; the same step either way."""
@@ -203,7 +204,7 @@ def train_steps(
     if strategy is not None:
         checks["replicas"] = int(strategy.num_replicas_in_sync)
     one_device = dataclasses.replace(device, count=1)  # the placement check applies to the reference run
-    warnings = run_warnings(checks, policy, one_device, Backend.accelerator_words, times, monitor)
+    warnings = run_warnings(checks, policy, one_device, Backend.accelerator_words, times, monitor, others_expected)
     return TrainingRun(
         precision=policy,
         epoch_seconds=times,
