@@ -349,3 +349,14 @@ def test_the_references_rules_are_the_checks_table():
     stale = "docs/reference.md: the service's rules are stale (advisor.service.checks.rules_markdown())"
     assert f"<!-- service-rules:start -->\n{rules_markdown()}\n<!-- service-rules:end -->" in text, stale
     assert {name for name, _ in CHECKS} <= set(RULES)  # every check refuses by a rule the table names
+
+
+def test_serve_without_its_extra_says_what_to_install(tmp_path, monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "fastapi", None)  # as if the serve extra were not installed
+    monkeypatch.delitem(sys.modules, "advisor.service.app", raising=False)
+    assert main(["serve", "--database", str(tmp_path / "c.sqlite"), "--port", "9"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["advisor: error: serve: fastapi is missing: install the service's extra, pip install "
+                   "'advisor[serve]'"]  # fmt: skip

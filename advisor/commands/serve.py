@@ -59,13 +59,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, database) -> int:
     from advisor.decision.pipeline import Advisor
-    from advisor.service.app import Settings, create_app, settings_record
     from advisor.store.results import load_frame
 
-    try:  # uvicorn is imported here: only the service needs it (the `serve` extra)
+    try:  # FastAPI and uvicorn are imported here: only the service needs them (the `serve` extra)
         import uvicorn
-    except ImportError:
-        raise AdvisorError("serve: install the service's extra: pip install 'advisor[serve]'") from None
+
+        from advisor.service.app import Settings, create_app, settings_record
+    except ImportError as error:
+        database.close()
+        raise AdvisorError(f"serve: {error.name or 'a package'} is missing: install the service's extra, "
+                           "pip install 'advisor[serve]'") from None  # fmt: skip
     if args.submits_per_minute < 1:
         raise AdvisorError(f"serve: --submits-per-minute must be 1 or more, got {args.submits_per_minute}")
     loaded = load_frame(args.profiles)
