@@ -114,7 +114,9 @@ class Storage:
 
     # -- what a backend provides: a transaction whose cursor runs SQL with ? placeholders
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Any]:  # pragma: no cover - each backend has its own
+    def transaction(self, write: bool = True) -> Iterator[Any]:  # pragma: no cover - each backend has its own
+        """A transaction's cursor: committed at the end, rolled back on an error. ``write`` False: it only reads
+        (SQLite lets it read beside a writer, under WAL, instead of waiting for the write lock)."""
         raise NotImplementedError
         yield
 
@@ -159,7 +161,7 @@ class Storage:
         return token
 
     def token_known(self, hashed: str) -> bool:
-        with self.transaction() as cursor:
+        with self.transaction(write=False) as cursor:
             return self._run(cursor, "SELECT 1 FROM tokens WHERE hash = ?", (hashed,)).fetchone() is not None
 
     def count_submit(self, hashed: str, window_start: int) -> int:
@@ -192,7 +194,7 @@ class Storage:
 
     def get(self, result_id: str) -> StoredResult | None:
         """A result by its id or its profile's id, whatever its status (the caller decides what to show)."""
-        with self.transaction() as cursor:
+        with self.transaction(write=False) as cursor:
             row = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE id = ? OR profile_id = ?",
                             (result_id, result_id)).fetchone()  # fmt: skip
         return StoredResult(*row) if row else None
@@ -207,21 +209,21 @@ class Storage:
                 where.append(f"{column} = ?")
                 params.append(value)
         params.append(max(1, min(int(limit), PAGE_MAX)))
-        with self.transaction() as cursor:
+        with self.transaction(write=False) as cursor:
             rows = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE {' AND '.join(where)} ORDER BY id "
                                      "LIMIT ?", params).fetchall()  # fmt: skip
         return [StoredResult(*row) for row in rows]
 
     def comparison_keys(self, result_id: str) -> list[str]:
         """A result's comparison keys, one per precision."""
-        with self.transaction() as cursor:
+        with self.transaction(write=False) as cursor:
             rows = self._run(cursor, "SELECT comparison_key FROM comparisons WHERE result_id = ? ORDER BY precision",
                              (result_id,)).fetchall()  # fmt: skip
         return [str(row[0]) for row in rows]
 
     def comparable(self, comparison_key: str, limit: int = 100) -> list[tuple[str, str, float]]:
         """Listed results that may be put beside each other: (result id, precision, seconds), fastest first."""
-        with self.transaction() as cursor:
+        with self.transaction(write=False) as cursor:
             return [tuple(row) for row in self._run(
                 cursor, "SELECT c.result_id, c.precision, c.seconds FROM comparisons c JOIN results r ON "
                 "r.id = c.result_id WHERE c.comparison_key = ? AND r.status = 'listed' ORDER BY c.seconds, "
@@ -229,7 +231,7 @@ class Storage:
 
     def counts(self) -> dict[str, int]:
         """Results by status."""
-        with self.transaction() as cursor:
+        with self.transaction(write=False) as cursor:
             rows = self._run(cursor, "SELECT status, COUNT(*) FROM results GROUP BY status").fetchall()
         return {str(status): int(count) for status, count in rows}
 
@@ -257,10 +259,10 @@ class SQLiteStorage(Storage):
         return connection
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Cursor]:
+    def transaction(self, write: bool = True) -> Iterator[sqlite3.Cursor]:
         connection = self._connection()
         cursor = connection.cursor()
-        cursor.execute("BEGIN IMMEDIATE")  # one writer at a time, waiting up to the timeout
+        cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # one writer at a time; readers beside it
         try:
             yield cursor
         except BaseException:
@@ -295,7 +297,7 @@ class PostgresStorage(Storage):
         self.pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=True, timeout=30.0)
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Any]:
+    def transaction(self, write: bool = True) -> Iterator[Any]:
         with self.pool.connection() as connection, connection.transaction(), connection.cursor() as cursor:
             yield cursor
 
