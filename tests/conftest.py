@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import helpers
+import servers
 from advisor import store
 from advisor.store import catalog, results
 from helpers import CHECKOUT_PROFILES, SHIPPED, copy_small_shipped, valid_profile
@@ -83,6 +84,30 @@ def shipped_frame():
     """The results frame of the shipped profiles, built once a session (read-only: a test that changes rows copies
     them)."""
     return results.results_frame(store.load_profiles(SHIPPED).profiles)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """The reference collection a collection service's plausibility checks use: the shipped profiles, small."""
+    return copy_small_shipped(tmp_path_factory.mktemp("reference") / "profiles")
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL server of the module's own (tests/servers.py), its URL; skipped where it is not installed."""
+    pytest.importorskip("psycopg_pool")
+    if servers.postgres_bin() is None:
+        pytest.skip("PostgreSQL is not installed here (scripts/setup.sh installs it for the tests)")
+    with servers.postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path) -> str:
+    """A new, empty collection database: an SQLite file, then a database on the module's PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'collection.sqlite'}"
+    return servers.new_database(request.getfixturevalue("postgres"), f"t{abs(hash(request.node.name)) % 10**8}")
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ import json
 import tarfile
 import time
 import zipfile
-from pathlib import Path
 
 import pytest
 import yaml
@@ -24,8 +23,8 @@ from advisor.service import privacy, storage
 from advisor.service.checks import RULES
 from advisor.store import load_profiles
 from advisor.store.write import dump_profile
-from helpers import SHIPPED, app_test, copy_small_shipped, needs
-from servers import Service, get, new_database, postgres_bin, postgres_server, submit
+from helpers import SHIPPED, app_test, needs
+from servers import Service, get, submit
 
 pytestmark = [needs("fastapi"), needs("uvicorn")]
 
@@ -36,12 +35,6 @@ def shipped(profile_id: str) -> dict:
 
 def text(data: dict) -> bytes:
     return dump_profile(data).encode("utf-8")
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
-    """The reference collection the service's plausibility checks use: the shipped profiles, small."""
-    return copy_small_shipped(tmp_path_factory.mktemp("reference") / "profiles")
 
 
 @pytest.fixture(scope="module")
@@ -272,22 +265,6 @@ def test_the_export_is_a_profiles_folder_and_collection_reads_it_offline_too(tmp
 
 
 # --------------------------------------------------------------------------- storage, both databases
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    pytest.importorskip("psycopg_pool")
-    if postgres_bin() is None:
-        pytest.skip("PostgreSQL is not installed here (scripts/setup.sh installs it for the tests)")
-    with postgres_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'collection.sqlite'}"
-    return new_database(request.getfixturevalue("postgres"), f"t{abs(hash(request.node.name)) % 10**8}")
 
 
 def test_the_schema_is_migrated_once_and_a_newer_database_is_refused(database_url):

@@ -8,15 +8,14 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import yaml
 
 from advisor.service import storage
 from advisor.store.write import dump_profile
-from helpers import SHIPPED, copy_small_shipped, needs
-from servers import Service, get, new_database, postgres_bin, postgres_server, submit
+from helpers import SHIPPED, needs
+from servers import Service, get, new_database, submit
 
 pytestmark = [pytest.mark.slow, needs("fastapi"), needs("uvicorn")]
 CLIENTS, EACH = 20, 10
@@ -27,27 +26,6 @@ def profile(name: str, seconds: float) -> bytes:
     data.update(id=name, name=f"Titan RTX {name}")
     data["results"] = [{"precision": "float32", "total_seconds": seconds}]
     return dump_profile(data).encode("utf-8")
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
-    return copy_small_shipped(tmp_path_factory.mktemp("reference") / "profiles")
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    pytest.importorskip("psycopg_pool")
-    if postgres_bin() is None:
-        pytest.skip("PostgreSQL is not installed here (scripts/setup.sh installs it for the tests)")
-    with postgres_server() as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'collection.sqlite'}"
-    return new_database(request.getfixturevalue("postgres"), f"load{abs(hash(request.node.name)) % 10**8}")
 
 
 def integrity(url: str) -> tuple[int, int, int]:

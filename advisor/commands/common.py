@@ -126,12 +126,13 @@ def say_skipped(args: argparse.Namespace, problems: list, warnings: list, found:
         raise AdvisorError(f"{args.profiles}: no valid profiles found")
 
 
-def frame(args: argparse.Namespace):
-    """The results frame of --profiles, through the folder's index (a frame kept there decodes no profile)."""
+def frame(args: argparse.Namespace, empty_ok: bool = False):
+    """The results frame of --profiles, through the folder's index (a frame kept there decodes no profile); no
+    valid profile is a user error unless ``empty_ok`` (the performance model's priors alone)."""
     from advisor.store.results import load_frame
 
     loaded = load_frame(args.profiles)
-    say_skipped(args, loaded.problems, loaded.warnings, not loaded.frame.empty)
+    say_skipped(args, loaded.problems, loaded.warnings, empty_ok or not loaded.frame.empty)
     return loaded.frame
 
 
@@ -158,10 +159,3 @@ def advisor(args: argparse.Namespace, loaded=None, gpus=None, catalog_needed: bo
         gpus = catalog(args)
     return Advisor(results, gpus, prices, Habits(**habits),
                    include_estimates=bool(getattr(args, "estimates", False)))  # fmt: skip
-
-
-def workload_option(args: argparse.Namespace, results) -> tuple | None:
-    """The workload --workload names (None: the default one)."""
-    from advisor.decision.analysis import find_workload
-
-    return find_workload(results, args.workload) if getattr(args, "workload", None) else None

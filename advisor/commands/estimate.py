@@ -63,20 +63,17 @@ def run(args: argparse.Namespace) -> int:
     from advisor.perf import estimates
     from advisor.perf.workload import workload_from_args
     from advisor.render.report import estimates_text
-    from advisor.store.results import load_frame
 
     catalog = common.catalog(args)
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
-    loaded = load_frame(args.profiles)  # through the folder's index, as the other commands
-    common.say_skipped(args, loaded.problems, loaded.warnings, True)  # no profiles is fine: the priors alone
-    frame = loaded.frame
+    frame = common.frame(args, empty_ok=True)  # no profiles is fine: the priors alone
     _check_counts(args)
     advisor = common.advisor(args, frame, catalog)
     if args.model_config:
         return _job(args, advisor, gpu_ids)
     sizes = workload_from_args(args)
     if args.workload:  # a workload of the profiles (a published benchmark): its description, at its stated batch
-        key = common.workload_option(args, frame)
+        key = advisor.workload(name=args.workload)
         spec = frame.loc[frame["workload"] == key, "workload_spec"].iloc[0]
     else:
         spec = _model_workload(args.model, args, sizes) if args.model else sizes.as_dict()

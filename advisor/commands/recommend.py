@@ -82,11 +82,8 @@ def _job(args: argparse.Namespace) -> int:
     """``recommend --model-config``: the option for the goal among the GPUs the job fits, and renting instead."""
     from advisor.commands.job_options import request_from_args
     from advisor.llm.advice import choice_lines, choice_record, summary_lines
-    from advisor.store.results import load_frame
 
-    loaded = load_frame(args.profiles)  # through the folder's index, as the other commands
-    common.say_skipped(args, loaded.problems, loaded.warnings, True)  # no profiles is fine: the priors alone
-    advisor = common.advisor(args, loaded.frame, catalog_needed=True)
+    advisor = common.advisor(args, common.frame(args, empty_ok=True), catalog_needed=True)  # the priors alone too
     request = request_from_args(args, (advisor.catalog.find(args.gpu).id,) if args.gpu else None)
     advice = advisor.job_advice(request)
     choice = advisor.job_choice(request, args.goal, args.budget)  # the advice above, kept: not worked out again

@@ -59,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, database) -> int:
     from advisor.decision.pipeline import Advisor
-    from advisor.store.results import load_frame
 
     try:  # FastAPI and uvicorn are imported here: only the service needs them (the `serve` extra)
         import uvicorn
@@ -71,9 +70,8 @@ def _serve(args: argparse.Namespace, database) -> int:
                            "pip install 'advisor[serve]'") from None  # fmt: skip
     if args.submits_per_minute < 1:
         raise AdvisorError(f"serve: --submits-per-minute must be 1 or more, got {args.submits_per_minute}")
-    loaded = load_frame(args.profiles)
-    common.say_skipped(args, loaded.problems, loaded.warnings, True)  # no reference profiles: the priors alone
-    settings = Settings(args.database, Advisor(loaded.frame, common.catalog(args)), args.submits_per_minute)
+    reference = common.frame(args, empty_ok=True)  # no reference profiles: the priors alone
+    settings = Settings(args.database, Advisor(reference, common.catalog(args)), args.submits_per_minute)
     print(f"advisor serve: {settings_record(settings)} on http://{args.host}:{args.port}", file=sys.stderr)
     try:
         uvicorn.run(create_app(settings, database), host=args.host, port=args.port, access_log=False,

@@ -161,9 +161,8 @@ class Advisor:
         one whose name contains it), else ``key``, else the first of the usual order (the post's)."""
         if name:
             key = analysis.find_workload(self.results, name)
-        if profile_id is not None and profile_id in self._profile_workloads():
-            return self._profile_workloads()[profile_id]
-        return workload_of(self.results, None, key)
+        found = self._profile_workloads().get(profile_id) if profile_id is not None else None
+        return found if found is not None else workload_of(self.results, None, key)
 
     def _profile_workloads(self) -> dict[str, tuple]:
         """Each profile's workload (its first result's), found once: a re-run looks the current one up."""

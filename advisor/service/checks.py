@@ -156,8 +156,7 @@ def _privacy(upload: Upload, reference: Advisor) -> Upload:
 def _physical_bound(upload: Upload, reference: Advisor) -> Upload:
     verdict = plausibility.judge(upload.profile, reference)
     if verdict.refused:
-        field_path, _, message = verdict.refused.partition(": ")
-        raise Refusal("physical_bound", message, field_path.split(" ")[0])
+        raise Refusal("physical_bound", verdict.refused, verdict.field)
     return replace(upload, held=verdict.held)
 
 

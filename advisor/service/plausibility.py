@@ -31,7 +31,8 @@ class Verdict:
     """What the plausibility checks found in a profile: the result that is impossible (``refused``) or far from
     the model (``held``), and why, in one line; neither: believable."""
 
-    refused: str | None = None  # "results[0]: ..." the time is under the device's physical bound
+    refused: str | None = None  # why the time is under the device's physical bound
+    field: str = ""  # the refused result's field path (results[0])
     held: str | None = None  # the time is far outside the model's cross-validated range
 
 
@@ -62,8 +63,9 @@ def judge(data: dict[str, Any], reference: Advisor) -> Verdict:
         where = f"results[{index}] ({row['precision']}, {row['seconds']:,.4g} s on {row['device']})"
         bound = physical_bound(row, gpu)
         if bound is not None and row["seconds"] < bound / BOUND_MARGIN:
-            return Verdict(refused=f"{where}: faster than the device's physical bound of {bound:,.4g} s (every step "
-                                   f"at {gpu.name}'s peak for the precision and its memory bandwidth)")  # fmt: skip
+            return Verdict(refused=f"faster than the device's physical bound of {bound:,.4g} s (every step at "
+                                   f"{gpu.name}'s peak for the precision and its memory bandwidth)",
+                           field=f"results[{index}]")  # fmt: skip
         if held is None:
             held = _far_from_model(row, gpu, reference, where)
     return Verdict(held=held)
