@@ -233,8 +233,10 @@ def test_estimate_and_recommend_use_a_tracked_profile(tmp_path: Path, folder_wit
     recommendation = json.loads(out)
     assert f"waits for data {share:.0%}" in recommendation["reason"]
     assert "num_workers" in recommendation["reason"] and "pin_memory" in recommendation["reason"]
-    best = recommendation["best"]  # the GPU part of a step gets faster; the wait for data does not (Amdahl)
-    assert best is not None and 1 < best["speedup_vs_current"] < 1 / share
+    # The GPU part of a step gets faster, the wait for data does not (Amdahl): no option, the best (if any) among
+    # them, is as fast as 1 / share. (Whether one is faster enough to recommend depends on the measured share.)
+    gpus = [o for o in recommendation["options"] if o["source"] == "estimated"]
+    assert len(gpus) > 40 and all(o["speedup_vs_current"] < 1 / share for o in gpus)
 
 
 def test_gradient_accumulation_counts_one_optimizer_step(tmp_path: Path):
