@@ -11,7 +11,9 @@
 What each source's rows mean is written once below (``RULES``), with where the settings come from. Rows left out,
 and why: FP8/MXFP8/NVFP4 (the catalog's peaks are 16-bit: a plain PyTorch job runs bf16), mixture-of-experts models,
 several GPUs sharing one model's memory (FSDP/ZeRO/tensor parallel: a peak per GPU of a sharded job), GPUs the
-catalog lacks, models without a preset, Unsloth's custom kernels, LLaMA-Factory's estimates, diffusion.
+catalog lacks, models without a preset, LLaMA-Factory's estimates, diffusion, and memory of runs with eager attention
+(its sequence x sequence scores are not modelled: the rows with FlashAttention-2 are kept). Each peak names its
+training stack (advisor/data/stacks.yaml) and the choices its source states where they differ from that stack's.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ MODELS = {  # the words of a workload's name -> the preset
     "tiny-llama": "tinyllama-1.1b", "Qwen-1.8B": "qwen-1.8b", "Qwen-7B": "qwen-7b", "Qwen-14B": "qwen-14b",
     "Qwen-72B": "qwen-72b", "MPT-125m": "mpt-125m", "MPT-350m": "mpt-350m", "MPT-760m": "mpt-760m",
     "MPT-1b": "mpt-1b", "MPT-3b": "mpt-3b", "MPT-7b": "mpt-7b", "MPT-13b": "mpt-13b", "MPT-30b": "mpt-30b",
-    "Llama3 8B": "llama-3.1-8b", "Qwen2.5 7B": "qwen2.5-7b",
+    "Llama3 8B": "llama-3.1-8b", "Qwen2.5 7B": "qwen2.5-7b", "LLaMA2-7B": "llama-2-7b",
+    "Llama 3.1 8B": "llama-3.1-8b", "Llama 3.3 70B": "llama-3.3-70b",
 }  # fmt: skip
 LITGPT_TABLE = ("LitGPT 2023 resource table: finetune_lora defaults of LitGPT 8641822 (LoRA rank 8 on the query "
                 "and value weights, dropout 0.05), bf16-true (weights, gradients and AdamW states in bf16), no "
@@ -52,6 +55,12 @@ LITGPT_TABLE = ("LitGPT 2023 resource table: finetune_lora defaults of LitGPT 86
                 "as the source notes: the peak comes from the longest batch)")  # fmt: skip
 LITGPT_HUB = ("LitGPT config hub: config_hub/finetune/<model>/{lora,qlora,full}.yaml (lora_r 32 on query and "
               "value, precision bf16-true, max_seq_length 512; read at Lightning-AI/litgpt 08bf15dd76)")  # fmt: skip
+FACTORY = ("LLaMA-Factory's benchmark in Unsloth's README: LoRA rank 8 on q_proj and v_proj (LLaMA-Factory's "
+           "lora_target default then), batch 4, max length 1,024, gradient checkpointing on (LLaMA-Factory's "
+           "default); the A100's variant is not stated (40 GB taken); the rows without FlashAttention-2 left out")
+MAX_CONTEXT = ("Unsloth's README table of the longest context that fits a VRAM budget: QLoRA rank 32 on every "
+               "linear layer, batch 1, sequences padded to the length; the peak is the budget (an upper bound of "
+               "the run's own peak) at that length; Hugging Face + FA2 with gradient checkpointing on")
 QWEN = ("Qwen v1 finetune.py as its README's profiling states: LoRA rank 64 on c_attn, c_proj, w1 and w2 (every "
         "linear layer), gradient checkpointing on, bf16 mixed precision (fp32 master weights and AdamW), "
         "FlashAttention-2; Q-LoRA on the Int4 (GPTQ) model")  # fmt: skip
@@ -63,7 +72,7 @@ def _litgpt_table(row: dict) -> dict | None:
         return None
     kind = "qlora" if method.startswith("QLoRA") else "lora"
     return {"method": kind, "seq_len": 1304, "lora_rank": 8, "lora_targets": "q_proj,v_proj", "pure_16bit": True,
-            "checkpointing": False, "settings": LITGPT_TABLE}  # fmt: skip
+            "checkpointing": False, "stack": "litgpt", "settings": LITGPT_TABLE}  # fmt: skip
 
 
 def _litgpt_hub(row: dict) -> dict | None:
@@ -73,7 +82,7 @@ def _litgpt_hub(row: dict) -> dict | None:
     if kind is None:
         return None
     return {"method": kind, "seq_len": 512, "lora_rank": 32, "lora_targets": "q_proj,v_proj", "pure_16bit": True,
-            "checkpointing": False, "settings": LITGPT_HUB}  # fmt: skip
+            "checkpointing": False, "stack": "litgpt", "settings": LITGPT_HUB}  # fmt: skip
 
 
 def _qwen(row: dict) -> dict | None:
@@ -81,13 +90,35 @@ def _qwen(row: dict) -> dict | None:
     if kind is None or row["gpus"] != 1:  # LoRA (emb) also trains the embeddings: not a method modelled here
         return None
     return {"method": kind, "seq_len": row["seq_len"], "lora_rank": 64, "lora_targets": ",".join(ALL_LINEAR),
-            "pure_16bit": False, "checkpointing": True, "settings": QWEN}  # fmt: skip
+            "pure_16bit": False, "checkpointing": True, "stack": "hf-trainer", "settings": QWEN}  # fmt: skip
+
+
+def _llama_factory(row: dict) -> dict | None:
+    if "FA2" not in row["method"]:  # eager attention's scores are not modelled
+        return None
+    kind = "qlora" if row["method"].startswith("QLoRA") else "lora"
+    unsloth = "Unsloth" in row["method"]
+    return {"method": kind, "seq_len": int(row["seq_len"]), "lora_rank": 8, "lora_targets": "q_proj,v_proj",
+            "pure_16bit": False, "checkpointing": True, "stack": "unsloth" if unsloth else "hf-trainer",
+            "gpu": "a100-40gb-sxm4", "settings": FACTORY}  # fmt: skip
+
+
+def _max_context(row: dict) -> dict | None:
+    if row["value"] is None:  # out of memory at any length
+        return None
+    budget = float(row["peak_vram_gb"])
+    unsloth = row["method"].endswith("Unsloth")
+    return {"method": "qlora", "seq_len": int(row["value"]), "lora_rank": 32, "lora_targets": ",".join(ALL_LINEAR),
+            "pure_16bit": False, "checkpointing": True, "stack": "unsloth" if unsloth else "hf-trainer",
+            "gpu": f"a {budget:g} GB budget", "gpu_memory_gb": budget, "settings": MAX_CONTEXT}  # fmt: skip
 
 
 RULES = (  # (source contains, workload contains, how its rows read)
     ("resource-tables.md", "(LitGPT)", _litgpt_table),
     ("Lightning-AI/litgpt", "config hub", _litgpt_hub),
     ("QwenLM/Qwen", "Qwen v1 repo", _qwen),
+    ("unslothai/unsloth", "(LLaMA-Factory benchmark)", _llama_factory),
+    ("unslothai/unsloth", "QLoRA max context (Unsloth table)", _max_context),
 )
 
 
@@ -106,14 +137,13 @@ def memory_cases(rows: list[dict]) -> list[dict]:
             continue
         rule = next((r for s, w, r in RULES if s in row["source"] and w in row["workload"]), None)
         preset = preset_of(row["workload"])
-        if rule is None or preset is None or row["gpu"] not in GPUS:
+        settings = rule(row) if rule is not None and preset is not None else None
+        gpu = settings and settings.get("gpu", GPUS.get(row["gpu"]))
+        if settings is None or gpu is None:
             continue
-        settings = rule(row)
-        if settings is None:
-            continue
-        gpu = GPUS[row["gpu"]]
-        cases.append({"model": preset, **{k: v for k, v in settings.items() if k != "settings"},
-                      "batch": int(row["batch"] or 1), "gpu": gpu, "gpu_memory_gb": GPU_MEMORY_GB[gpu],
+        cases.append({"model": preset, **{k: v for k, v in settings.items() if k not in ("settings", "gpu")},
+                      "batch": int(row["batch"] or 1), "gpu": gpu,
+                      "gpu_memory_gb": settings.get("gpu_memory_gb", GPU_MEMORY_GB.get(gpu)),
                       "peak_gb": float(row["peak_vram_gb"]),
                       "workload": row["workload"], "published_method": row["method"], "source": row["source"],
                       "settings": settings["settings"]})  # fmt: skip

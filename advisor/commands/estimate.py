@@ -53,7 +53,7 @@ def add_parser(commands, parents: Parents) -> None:
     parser.add_argument("--link-gbps", type=float, metavar="GBPS", help="the network between the machines, in Gb/s")
     add_workload_size_arguments(parser)
     add_model_arguments(parser)
-    add_job_arguments(parser)
+    add_job_arguments(parser, shared=frozenset({"--optimizer", "--loss"}))  # --model's too: read by the mode
 
 
 def run(args: argparse.Namespace) -> int:

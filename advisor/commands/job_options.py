@@ -1,10 +1,12 @@
 """The command line's words for a language-model training job (``estimate --model-config ...``): one table of
-options, read by :func:`add_job_arguments` and :func:`job_from_args`."""
+options, read by :func:`add_job_arguments` and :func:`job_from_args`; the training stack's choices are flags made
+from :data:`advisor.llm.stack.CHOICES` (each overrides the stack's default)."""
 
 from __future__ import annotations
 
 import argparse
 
+from advisor.llm import stack
 from advisor.llm.config import resolve
 from advisor.llm.job import (
     DEFAULT_RANK,
@@ -18,8 +20,9 @@ from advisor.llm.job import (
 from advisor.perf.workload import positive_int  # the one parser of whole-number options (NumPy only)
 
 
-def add_job_arguments(parser: argparse.ArgumentParser) -> None:
-    """--model-config and the job's options (the optimizer is --optimizer, shared with --model)."""
+def add_job_arguments(parser: argparse.ArgumentParser, shared: frozenset[str] = frozenset({"--optimizer"})) -> None:
+    """--model-config and the job's options, the stack and its choices (``shared``: the flags the command already
+    has for --model, e.g. --optimizer and --loss: the same flag, read by the mode in use)."""
     job = parser.add_argument_group("a language model instead (full fine-tuning, LoRA, QLoRA)")
     job.add_argument("--model-config", metavar="NAME|config.json",
                      help="a preset (`advisor models` lists them, e.g. llama-3.1-8b) or a Hugging Face config.json")
@@ -30,26 +33,43 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--grad-accum", type=positive_int, default=1, metavar="N", help="micro-batches per step (1)")
     job.add_argument("--tokens", type=parse_tokens, default=0.0, metavar="N",
                      help="tokens of the whole run: 20M, 1.5e9, or examples x length x epochs as 10000x2048x1")
-    job.add_argument("--checkpointing", choices=[c.value for c in Checkpointing], default=Checkpointing.AUTO.value,
-                     help="activation checkpointing; auto (default): only on a GPU the job does not fit without it")
+    default, why, stacks = stack.load_stacks()
+    job.add_argument("--stack", metavar="NAME", default=None,
+                     help=f"the training stack, whose defaults decide memory and time: {', '.join(stacks)} "
+                     f"(default {default}: {why} `advisor stacks` lists each one's choices)")  # fmt: skip
+    job.add_argument("--checkpointing", choices=[c.value for c in Checkpointing], default=None,
+                     help="activation checkpointing (default: the stack's); auto: only on a GPU the job does not fit "
+                     "without it")  # fmt: skip
+    for choice in stack.CHOICES:
+        if choice.flag in shared or choice.name == "checkpointing":
+            continue
+        job.add_argument(choice.flag, choices=choice.words or None, default=None, metavar=None if choice.words else
+                         "NAME", help=f"{choice.help} (default: the stack's)")  # fmt: skip
     job.add_argument("--lora-rank", type=positive_int, default=DEFAULT_RANK, metavar="R", help=f"({DEFAULT_RANK})")
     job.add_argument("--lora-targets", default="all-linear", metavar="NAMES",
                      help="comma-separated linear layers (q_proj,v_proj...) or all-linear (default)")
     job.add_argument("--fsdp", action="store_true",
                      help="with --devices N: shard the weights, gradients and optimizer state over the N GPUs "
                      "(FSDP / DeepSpeed ZeRO-3) instead of a whole copy on each (DDP)")
-    job.add_argument("--pure-bf16", action="store_true",
-                     help="weights, gradients and optimizer state in bf16 (LitGPT's bf16-true), no fp32 master copy")
 
 
 def job_from_args(args: argparse.Namespace) -> TrainingJob:
-    """The job the options describe (``--optimizer`` defaults to adamw here; the job checks every value)."""
-    return job_from_options(resolve(args.model_config), args.method, args.seq_len, args.batch, args.grad_accum,
-                            args.tokens, args.optimizer or "adamw", lora_rank=args.lora_rank,
-                            lora_targets=args.lora_targets)  # fmt: skip
+    """The job the options describe, run with its stack's choices and the flags that override them (the job checks
+    every value)."""
+    job = job_from_options(resolve(args.model_config), args.method, args.seq_len, args.batch, args.grad_accum,
+                           args.tokens, lora_rank=args.lora_rank, lora_targets=args.lora_targets)  # fmt: skip
+    chosen = stack.stack_named(args.stack)
+    overrides = {c.name: getattr(args, c.name, None) for c in stack.CHOICES}
+    if overrides["checkpointing"] == Checkpointing.AUTO:
+        overrides["checkpointing"] = None  # decided per GPU (JobRequest)
+    return stack.apply(job, stack.resolve(chosen, job.method, overrides), chosen.name)
 
 
 def request_from_args(args: argparse.Namespace, gpu_ids: tuple[str, ...] | None = None) -> JobRequest:
     """The job and how it runs, as the options say (``gpu_ids``: --gpu, found in the catalog by the command)."""
-    return JobRequest(job_from_args(args), Checkpointing(args.checkpointing), max(1, args.devices), args.fsdp,
-                      args.pure_bf16, gpu_ids)  # fmt: skip
+    job = job_from_args(args)
+    mode = Checkpointing(args.checkpointing) if args.checkpointing else \
+        (Checkpointing.ON if job.checkpointing else Checkpointing.OFF)  # fmt: skip
+    choices = stack.resolve(stack.stack_named(args.stack), job.method,
+                            {"pure_bf16": getattr(args, "pure_bf16", None)})  # fmt: skip
+    return JobRequest(job, mode, max(1, args.devices), args.fsdp, choices.pure_bf16, gpu_ids)

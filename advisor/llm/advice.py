@@ -18,6 +18,7 @@ from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from advisor.format.vocabulary import Goal, Precision, Source
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
+from advisor.llm.ladder import Ladder, least_memory
 from advisor.perf import estimates
 from advisor.perf.crossval import SCALING_SITUATION
 from advisor.store.catalog import Catalog, Gpu
@@ -51,6 +52,7 @@ class JobOption:
     rental_usd_per_hour: float | None  # all of them, the cheapest on-demand rental
     rental_provider: str | None
     tokens: float
+    ladder: Ladder | None = None  # where the job as asked does not fit: the least memory it needs
 
     @property
     def tokens_per_second(self) -> float:
@@ -144,6 +146,9 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
                                        "takes the all-gathers as overlapped as DDP's all-reduce"}  # fmt: skip
             rental = gpu.best_rental
             price = gpu.current_price(catalog.as_of)
+            micro_batches = max(1.0, planned.run_tokens / planned.tokens_per_micro_batch)
+            ladder = None if footprint.verdict(capacity) == memory.Fit.FITS else least_memory(
+                planned, capacity, pure_16bit, shards, float(row["seconds"]) / micro_batches)  # fmt: skip
             options.append(JobOption(
                 gpu=gpu, devices=count, precision=row["precision"], checkpointing=on, footprint=footprint,
                 verdict=footprint.verdict(capacity), seconds=float(row["seconds"]), low=float(row["low"]),
@@ -152,7 +157,7 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
                 largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards),
                 price_usd=count * float(price.usd) if price else None,
                 rental_usd_per_hour=count * rental.usd_per_hour if rental else None,
-                rental_provider=rental.provider if rental else None, tokens=job.run_tokens,
+                rental_provider=rental.provider if rental else None, tokens=job.run_tokens, ladder=ladder,
             ))  # fmt: skip
     order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
     options.sort(key=lambda o: (order[o.verdict], o.seconds, o.gpu.name, o.devices))
@@ -215,16 +220,36 @@ def option_record(option: JobOption) -> dict[str, Any]:
         "rental_usd_per_hour": option.rental_usd_per_hour,
         "rental_provider": option.rental_provider,
         "rental_cost_usd": option.rental_cost_usd,
+        "memory_host_gb": round(f.host_gb, 2),
+        "least_memory": ladder_record(option),
         "basis": option.basis,
-        "memory_basis": MEMORY_BASIS,
+        "memory_basis": memory_basis(option.footprint),
         "source": Source.ESTIMATED.value,
     }
 
 
-MEMORY_BASIS = (f"memory: weights, gradients, optimizer state, activations and the framework's own (advisor.llm."
-                f"memory), fitted on published peaks; range {memory.RANGE_LOW:.2f}x..{memory.RANGE_HIGH:.2f}x = the "
-                "5th-95th percentile of published / predicted, each source's model left out of its own fit; fits = "
-                "the range's upper end fits 95 % of the card")  # fmt: skip
+def ladder_record(option: JobOption) -> dict[str, Any] | None:
+    """The least memory the job needs on this GPU where it does not fit as asked (None where it does)."""
+    ladder = option.ladder
+    if ladder is None:
+        return None
+    rung = ladder.fits
+    return {
+        "fits_with": [str(m) for m in rung.moves] if rung else None,
+        "memory_gb": round(rung.footprint.total_gb, 2) if rung else None,
+        "memory_high_gb": round(rung.footprint.high_gb, 2) if rung else None,
+        "slowdown": round(rung.slowdown, 3) if rung else None,
+        "nearest": [{"way": str(w.kind), "value": w.value, "memory_gb": round(w.footprint.total_gb, 2),
+                     "memory_high_gb": round(w.footprint.high_gb, 2)} for w in ladder.nearest],  # fmt: skip
+    }
+
+
+def memory_basis(footprint: memory.Footprint) -> str:
+    """Where a footprint's figures come from, with its stack's range."""
+    return (f"memory: weights, gradients, optimizer state, activations (as the training stack holds them) and the "
+            f"framework's own (advisor.llm.memory), fitted on published peaks; range {footprint.low_factor:.2f}x.."
+            f"{footprint.high_factor:.2f}x = the 5th-95th percentile of published / predicted, each source's model "
+            "left out of its own fit; fits = the range's upper end fits 95 % of the card")  # fmt: skip
 
 
 def hours(seconds: float) -> str:

@@ -39,6 +39,22 @@ class Checkpointing(StrEnum):
     OFF = "off"
 
 
+class Loss(StrEnum):
+    """How the loss holds the output layer's logits (``advisor/data/stacks.yaml`` says which stack does which)."""
+
+    FP32_LOGITS = "fp32-logits"  # the 16-bit logits, their fp32 copy and its gradient, for every token
+    CHUNKED = "chunked"  # the cross-entropy a chunk of tokens at a time: the 16-bit logits and their gradient
+    FUSED = "fused"  # a fused linear cross-entropy: the logits never held whole
+
+
+class StatePlace(StrEnum):
+    """Where the optimizer's states live during training."""
+
+    RESIDENT = "resident"  # on the GPU
+    PAGED = "paged"  # CUDA unified memory (bitsandbytes' paged optimizers): paged out to the host under pressure
+    OFFLOADED = "offloaded"  # in the host's memory, the step on the CPU (DeepSpeed / torchtune CPU offload)
+
+
 # Bytes of optimizer state per trained weight (fp32 states; 8-bit Adam keeps one byte per state).
 OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adam": 8.0, "adamw_8bit": 2.0, "paged_adamw_8bit": 2.0, "adamw_bnb_8bit": 2.0,
                          "lion": 4.0, "adafactor": 4.0, "sgd": 4.0, "sgd_no_momentum": 0.0}  # fmt: skip
@@ -66,6 +82,12 @@ class TrainingJob:
     precision: Precision = Precision.MIXED_BFLOAT16
     lora_rank: int = DEFAULT_RANK
     lora_targets: tuple[str, ...] = field(default=ALL_LINEAR)
+    # the stack's memory choices (advisor.llm.stack puts them here); the defaults are a plain Transformers loop's
+    loss: Loss = Loss.FP32_LOGITS
+    activation_offloading: bool = False
+    optimizer_states: StatePlace = StatePlace.RESIDENT
+    optimizer_in_backward: bool = False
+    stack: str = ""  # the stack's name: its fitted memory constants ("": the pooled fit's)
 
     def __post_init__(self) -> None:
         checks = (
@@ -152,8 +174,9 @@ class TrainingJob:
             method += f" on {on}"
         accum = f" (x {self.grad_accum} accumulated)" if self.grad_accum > 1 else ""
         ckpt = ", activation checkpointing" if self.checkpointing else ""
+        stack = f" ({self.stack})" if self.stack else ""
         return (f"{self.model.name}, {method}, {self.seq_len:,} tokens x {self.micro_batch}{accum}, "
-                f"{self.optimizer}{ckpt}")  # fmt: skip
+                f"{self.optimizer}{ckpt}{stack}")  # fmt: skip
 
     def workload_spec(self) -> dict[str, Any]:
         """The job as the performance model's published-style workload: a sample is a token, a batch the tokens of a

@@ -2,17 +2,23 @@
 
     memory = weights                    16-bit (2 bytes), fp32 master weights in mixed precision (4 bytes), a QLoRA
                                         base's 4-bit blocks (0.5 byte + their scales); embeddings stay 16-bit
-           + gradients                  of the trained weights (4 bytes; 2 in pure 16-bit training)
-           + optimizer state            by optimizer (AdamW 8 bytes per trained weight, 8-bit AdamW 2, SGD 4)
-           + activations x FACTOR       what the backward pass keeps per token (every block's, or with activation
-                                        checkpointing each block's input and one block's worth), the logits (16-bit,
-                                        their fp32 copy for the loss and its gradient), LoRA's inputs and ranks
+           + gradients                  of the trained weights (4 bytes; 2 in pure 16-bit training); with the
+                                        optimizer step in the backward pass only the largest one at a time
+           + optimizer state            by optimizer (AdamW 8 bytes per trained weight, 8-bit AdamW 2, SGD 4); none on
+                                        the GPU where the stack pages or offloads it to the host
+           + activations x FACTOR       what the backward pass keeps per token (every block's; with activation
+                                        checkpointing each block's input and one block's worth; offloaded: two
+                                        blocks in flight), the logits as the loss holds them (LOGIT_BYTES), LoRA's
+                                        inputs and ranks
            + OVERHEAD_GB                the CUDA context, cuBLAS workspaces, the allocator's slack
 
 FACTOR and OVERHEAD_GB are fitted (:mod:`advisor.llm.validation`) on the published peaks of
-``advisor/data/llm_memory_peaks.yaml`` and the range is their cross-validated error: a job ``fits`` where the upper
-end of its range fits the GPU's usable memory, is ``tight`` where only the prediction or its lower end does, and
-``does not fit`` where even the lower end is beyond the card. Pure; no I/O.
+``advisor/data/llm_memory_peaks.yaml`` and ``stack_memory_peaks.yaml``: per training stack where that stack has
+enough published peaks, else on all of them, and each stack's range is its cross-validated error (each source's
+model predicted without its own peaks) applied to the fitted part (the static part is the job's arithmetic),
+written in ``advisor/data/llm_memory_fit.yaml``. A job ``fits`` where the
+upper end of its range fits the GPU's usable memory, is ``tight`` where only the prediction or its lower end does,
+and ``does not fit`` where even the lower end is beyond the card. Pure, but for :func:`load_fit` (one file).
 """
 
 from __future__ import annotations
@@ -20,21 +26,52 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
+from importlib import resources
 
-from advisor.llm.job import OPTIMIZER_STATE_BYTES, Method, TrainingJob, activation_values_per_token
+from advisor.errors import AdvisorError
+from advisor.llm.job import OPTIMIZER_STATE_BYTES, Loss, Method, StatePlace, TrainingJob, activation_values_per_token
+from advisor.store.parse import safe_load
 
 GB = 1e9
-# Fitted on the published peaks (python -m advisor.llm.validation prints them; tests/test_llm.py checks that
-# they are still the fit's): the activations' multiplier and the framework's own memory.
-ACTIVATION_FACTOR = 0.982
-OVERHEAD_GB = 2.3
-# The cross-validated error of the prediction (observed / predicted, leave one published source-model group out):
-# its 5th and 95th percentiles. The range of every prediction.
-RANGE_LOW = 0.587
-RANGE_HIGH = 1.109
+FIT_FILE = "llm_memory_fit.yaml"
+FIT_VERSION = 1
 USABLE = 0.95  # the share of a GPU's memory a run can use (the driver, a display, fragmentation keep the rest)
 QUANTIZED_BYTES = 0.5 + 4 / 64  # NF4 / GPTQ int4: half a byte, and an fp32 scale per 64 weights
-LOGIT_BYTES = 2 + 4 + 4  # per vocabulary entry and token: the 16-bit logits, their fp32 copy, its gradient
+# Bytes per vocabulary entry and token the loss holds at its peak: the 16-bit logits, their fp32 copy and its
+# gradient; a chunk at a time, the 16-bit logits and their 16-bit gradient; fused, none held whole.
+LOGIT_BYTES = {Loss.FP32_LOGITS: 2.0 + 4.0 + 4.0, Loss.CHUNKED: 2.0 + 2.0, Loss.FUSED: 0.0}
+IN_FLIGHT_BLOCKS = 2  # activation offloading: the block computing and the one being copied
+
+
+@dataclass(frozen=True)
+class Constants:
+    """A stack's fitted constants and cross-validated range: the 5th and 95th percentile of the published peak less
+    the job's static part (weights, gradients, optimizer state) over the fitted part the model predicted for it."""
+
+    factor: float
+    overhead_gb: float
+    range_low: float
+    range_high: float
+    cases: int  # published peaks the constants were fitted on
+    stack: str = ""  # "": the pooled fit of every stack's peaks
+
+
+@lru_cache(maxsize=1)
+def load_fit() -> dict[str, Constants]:
+    """The fitted constants by stack ("" the pooled ones), from ``advisor/data/llm_memory_fit.yaml``."""
+    data = safe_load(resources.files("advisor").joinpath("data", FIT_FILE).read_text(encoding="utf-8"))
+    if data.get("fit_version") != FIT_VERSION:
+        raise AdvisorError(f"advisor/data/{FIT_FILE}: fit_version must be {FIT_VERSION}")
+    fitted = {"": Constants(**data["pooled"])}
+    fitted.update({name: Constants(**entry, stack=name) for name, entry in (data.get("stacks") or {}).items()})
+    return fitted
+
+
+def constants_for(stack: str) -> Constants:
+    """The stack's own fit where it has one, else the pooled fit (its range the pooled cross-validated error)."""
+    fitted = load_fit()
+    return fitted.get(stack, fitted[""])
 
 
 class Fit(StrEnum):
@@ -52,20 +89,33 @@ class Footprint:
     optimizer_gb: float
     activations_gb: float  # already times the factor
     overhead_gb: float
-    low_factor: float = RANGE_LOW
-    high_factor: float = RANGE_HIGH
+    low_factor: float
+    high_factor: float
+    host_gb: float = 0.0  # what the stack keeps in the host's memory instead (paged or offloaded states, activations)
+
+    @property
+    def static_gb(self) -> float:
+        """What the job's numbers decide alone: weights, gradients and optimizer state."""
+        return self.weights_gb + self.gradients_gb + self.optimizer_gb
+
+    @property
+    def fitted_gb(self) -> float:
+        """What the fit decides: the activations times the factor and the framework's own."""
+        return self.activations_gb + self.overhead_gb
 
     @property
     def total_gb(self) -> float:
-        return self.weights_gb + self.gradients_gb + self.optimizer_gb + self.activations_gb + self.overhead_gb
+        return self.static_gb + self.fitted_gb
 
     @property
     def low_gb(self) -> float:
-        return self.total_gb * self.low_factor
+        """The range's lower end: the fitted part times the cross-validated error's 5th percentile."""
+        return max(0.0, self.static_gb + self.fitted_gb * self.low_factor)
 
     @property
     def high_gb(self) -> float:
-        return self.total_gb * self.high_factor
+        """The range's upper end: the fitted part times the cross-validated error's 95th percentile."""
+        return self.static_gb + self.fitted_gb * self.high_factor
 
     def verdict(self, capacity_gb: float) -> Fit:
         """fits: the range's upper end fits the usable memory; does not fit: not even its lower end fits the card."""
@@ -81,63 +131,98 @@ class Footprint:
 
 
 def static_bytes(job: TrainingJob, pure_16bit: bool = False) -> tuple[float, float, float]:
-    """(weights, gradients, optimizer state) in bytes. Mixed precision keeps fp32 master weights of what trains
-    (``pure_16bit``: LitGPT's bf16-true, weights, gradients and states in 16 bits)."""
+    """(weights, gradients, optimizer state) on the GPU in bytes. Mixed precision keeps fp32 master weights of what
+    trains (``pure_16bit``: weights, gradients and states in 16 bits); the optimizer step in the backward pass
+    holds one parameter's gradient at a time; paged or offloaded states are not on the GPU (:func:`host_bytes`)."""
     m = job.model
     trained = float(job.trainable_parameters)
     master = 2.0 if pure_16bit else 4.0
-    state = OPTIMIZER_STATE_BYTES[job.optimizer] / (2.0 if pure_16bit and job.optimizer in ("adamw", "adam") else 1.0)
+    state = _state_bytes(job, pure_16bit) if job.optimizer_states == StatePlace.RESIDENT else 0.0
     if job.method == Method.FULL:
         # mixed precision: fp32 master weights and gradients beside the 16-bit ones the kernels use (DeepSpeed's,
         # Megatron's and NeMo's layout; PyTorch's autocast casts a layer at a time, a little less)
         weights = master * m.parameters + (0.0 if pure_16bit else 2.0 * m.parameters)
         gradients = master * trained + (0.0 if pure_16bit else 2.0 * trained)
-        return weights, gradients, state * trained
     else:
         frozen_blocks = m.layers * m.block_linear_parameters
         other = m.parameters - frozen_blocks
         base = QUANTIZED_BYTES if job.method == Method.QLORA else 2.0
         weights = base * frozen_blocks + 2.0 * other + master * trained
-    return weights, master * trained, state * trained
+        gradients = master * trained
+    if job.optimizer_in_backward and trained:
+        largest = max(m.vocab * m.hidden, *(i * o for i, o in m.linear_shapes().values()))
+        gradients *= min(1.0, largest / trained)
+    return weights, gradients, state * trained
 
 
-def activation_bytes(job: TrainingJob) -> float:
-    """The bytes the backward pass needs at its peak, before the factor: per token of a micro-batch."""
+def _state_bytes(job: TrainingJob, pure_16bit: bool) -> float:
+    """Optimizer state per trained weight (Adam's two states in bf16 under pure bf16)."""
+    halved = pure_16bit and job.optimizer in ("adamw", "adam")
+    return OPTIMIZER_STATE_BYTES[job.optimizer] / (2.0 if halved else 1.0)
+
+
+def host_bytes(job: TrainingJob, pure_16bit: bool = False) -> float:
+    """What the stack keeps in the host's memory instead of the GPU's: paged or offloaded optimizer states, and
+    offloaded activations."""
+    paged = job.optimizer_states != StatePlace.RESIDENT
+    states = _state_bytes(job, pure_16bit) * job.trainable_parameters if paged else 0.0
+    kept, _ = _kept_and_working(job, offloaded=False)
+    return states + (kept * job.tokens_per_micro_batch if job.activation_offloading else 0.0)
+
+
+def _kept_and_working(job: TrainingJob, offloaded: bool) -> tuple[float, float]:
+    """Bytes per token the backward pass keeps across the blocks, and one block's working set (16-bit values)."""
     m = job.model
-    tokens = float(job.tokens_per_micro_batch)
-    per_layer = activation_values_per_token(job) / m.layers * 2.0  # 16-bit values
+    per_layer = activation_values_per_token(job) / m.layers * 2.0
     if job.method != Method.FULL:
         shapes = m.linear_shapes()
         per_layer += 2.0 * sum(shapes[t][0] + job.lora_rank for t in job.lora_targets if t in shapes)
-    # with checkpointing: each block's input, and one block recomputed at a time
-    blocks = m.layers * 2.0 * m.hidden + per_layer if job.checkpointing else m.layers * per_layer
-    logits = LOGIT_BYTES * m.vocab
-    return tokens * (blocks + logits)
+    # with checkpointing: each block's input kept, and one block recomputed at a time
+    kept, working = (m.layers * 2.0 * m.hidden, per_layer) if job.checkpointing else (m.layers * per_layer, 0.0)
+    if offloaded:
+        kept = kept / m.layers * min(m.layers, IN_FLIGHT_BLOCKS)
+    return kept, working
 
 
-def predict(job: TrainingJob, pure_16bit: bool = False, factor: float = ACTIVATION_FACTOR,
-            overhead_gb: float = OVERHEAD_GB, shards: int = 1) -> Footprint:  # fmt: skip
-    """The job's peak memory on one GPU, with its cross-validated range. ``shards`` above 1: FSDP (ZeRO-3) over that
-    many GPUs, each holding its share of the weights, gradients and optimizer state, plus the 16-bit weights of two
-    blocks gathered at a time (the one computing and the one prefetched); the activations stay whole (each GPU runs
-    its own micro-batch). The published peaks checked are of one GPU: the sharded figure is the parts' arithmetic."""
+def activation_bytes(job: TrainingJob) -> float:
+    """The bytes the backward pass needs on the GPU at its peak, before the factor: per token of a micro-batch."""
+    kept, working = _kept_and_working(job, offloaded=job.activation_offloading)
+    return float(job.tokens_per_micro_batch) * (kept + working + LOGIT_BYTES[job.loss] * job.model.vocab)
+
+
+def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = None,
+            overhead_gb: float | None = None, shards: int = 1) -> Footprint:  # fmt: skip
+    """The job's peak memory on one GPU, with its stack's cross-validated range (``factor`` and ``overhead_gb``
+    given: those constants, as the fit tries them). ``shards`` above 1: FSDP (ZeRO-3) over that many GPUs, each
+    holding its share of the weights, gradients and optimizer state, plus the 16-bit weights of two blocks gathered
+    at a time (the one computing and the one prefetched); the activations stay whole (each GPU runs its own
+    micro-batch). The published peaks checked are of one GPU: the sharded figure is the parts' arithmetic."""
+    fitted = constants_for(job.stack)
+    factor = fitted.factor if factor is None else factor
+    overhead_gb = fitted.overhead_gb if overhead_gb is None else overhead_gb
     weights, gradients, optimizer = static_bytes(job, pure_16bit)
     if shards > 1:
         gathered = 2 * 2.0 * job.model.block_linear_parameters
         weights, gradients, optimizer = weights / shards + gathered, gradients / shards, optimizer / shards
-    return Footprint(weights / GB, gradients / GB, optimizer / GB, factor * activation_bytes(job) / GB, overhead_gb)
+    return Footprint(weights / GB, gradients / GB, optimizer / GB, factor * activation_bytes(job) / GB, overhead_gb,
+                     fitted.range_low, fitted.range_high, host_bytes(job, pure_16bit) / GB)  # fmt: skip
+
+
+def _room_for_activations(one: Footprint, capacity_gb: float) -> float:
+    """The activations' GB the range's upper end leaves room for on the card."""
+    return (capacity_gb * USABLE - one.static_gb) / one.high_factor - one.overhead_gb
 
 
 def largest_micro_batch(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1) -> int:
     """The largest micro-batch whose range fits the usable memory (0: not even one sequence)."""
     one = predict(replace(job, micro_batch=1), pure_16bit, shards=shards)
-    room = capacity_gb * USABLE / one.high_factor - (one.total_gb - one.activations_gb)
+    room = _room_for_activations(one, capacity_gb)
     return max(0, math.floor(room / one.activations_gb)) if one.activations_gb > 0 else 0
 
 
 def largest_seq_len(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1) -> int:
     """The longest sequence (a multiple of 128) whose range fits the usable memory at the job's micro-batch."""
     one = predict(replace(job, seq_len=1), pure_16bit, shards=shards)
-    room = capacity_gb * USABLE / one.high_factor - (one.total_gb - one.activations_gb)
+    room = _room_for_activations(one, capacity_gb)
     # activations are linear in the tokens (flash attention keeps no seq x seq scores)
     return max(0, math.floor(room / one.activations_gb) // 128 * 128) if one.activations_gb > 0 else 0

@@ -1,35 +1,45 @@
-"""The memory model against every published peak it can describe (``advisor/data/llm_memory_peaks.yaml``).
+"""The memory model against every published peak it can describe (``advisor/data/llm_memory_peaks.yaml``, imported
+from the shared published measurements, and ``stack_memory_peaks.yaml``, recorded from the stacks' own documents).
 
-The two fitted constants (the activations' factor and the framework's own memory) are chosen to minimise the
-squared log error over the peaks; the check is leave-one-group-out: each source's model (Qwen 7B's rows, LitGPT's
-Llama 2 7B rows...) is predicted by constants fitted without it, so a figure is never checked against itself.
+Each peak names its training stack (``advisor/data/stacks.yaml``) and the choices its source states; the model's
+parts follow those choices. The two fitted constants (the activations' factor and the framework's own memory) are
+chosen to minimise the squared log error: per stack where the stack has at least ``MIN_STACK_CASES`` peaks from at
+least two source-model groups, else on every stack's peaks together (the pooled fit). The check is
+leave-one-group-out: each source's model (Qwen 7B's rows, LitGPT's Llama 2 7B rows...) is predicted by constants
+fitted without it, so a figure is never checked against itself; a stack's range is the 5th-95th percentile of its
+own cross-validated errors where it has ``MIN_RANGE_CASES`` of them, else the pooled one's.
 
-    python -m advisor.llm.validation     # the errors, and the constants and range memory.py should hold
+    python -m advisor.llm.validation           # the errors per stack
+    python -m advisor.llm.validation --write   # and write advisor/data/llm_memory_fit.yaml, what memory.py reads
 
-Pure NumPy, but for :func:`load_cases` (one file).
+Pure NumPy, but for :func:`load_cases` and :func:`write_fit` (one file each).
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
-from advisor.llm import memory
+from advisor.llm import memory, stack
 from advisor.llm.config import load_presets
 from advisor.llm.job import TrainingJob, job_from_options
 from advisor.store.parse import safe_load
 
-PEAKS_FILE = "llm_memory_peaks.yaml"
+PEAKS_FILES = ("llm_memory_peaks.yaml", "stack_memory_peaks.yaml")
 FACTORS = np.exp(np.linspace(math.log(0.3), math.log(4.0), 60))
 OVERHEADS = np.linspace(0.0, 3.0, 31)
 # An under-prediction (a published peak above the prediction) weighs this many times an over-prediction of the same
 # size: a buyer is hurt by optimism, not by caution, so the fit leans to the safe side.
 OPTIMISM_WEIGHT = 4.0
+MIN_STACK_CASES = 3  # a stack's own constants need this many peaks (and two source-model groups)
+MIN_RANGE_CASES = 8  # a stack's own range needs this many cross-validated errors; fewer take the pooled range
+CASE_CHOICES = ("loss", "activation_offloading", "optimizer_states", "optimizer_in_backward", "optimizer")
 
 
 @dataclass(frozen=True)
@@ -44,21 +54,34 @@ class Case:
     group: str  # source and model: the unit left out together
     label: str
 
+    @property
+    def stack(self) -> str:
+        return self.job.stack
+
+
+def case_of(entry: dict, presets: dict) -> Case:
+    """One peak's job: the model and settings its source states, run with its stack's choices (and the ones the
+    source states instead)."""
+    job = job_from_options(presets[entry["model"]], entry["method"], entry["seq_len"], entry["batch"],
+                           lora_rank=entry["lora_rank"], lora_targets=entry["lora_targets"])  # fmt: skip
+    overrides = {k: entry[k] for k in CASE_CHOICES if k in entry}
+    overrides.update(checkpointing=entry["checkpointing"], pure_bf16=entry["pure_16bit"])
+    choices = stack.resolve(stack.stack_named(entry["stack"]), job.method, overrides)
+    job = stack.apply(job, choices, entry["stack"])
+    source = entry["source"].split("@")[0].replace("github:", "").strip()
+    return Case(job, choices.pure_bf16, float(entry["peak_gb"]), entry["gpu"], float(entry["gpu_memory_gb"]),
+                f"{source}: {entry['model']}",
+                f"{entry['stack']} | {entry['workload']} | {entry['published_method']} | seq {entry['seq_len']} | "
+                f"batch {entry['batch']}")  # fmt: skip
+
 
 @lru_cache(maxsize=1)
 def load_cases() -> tuple[Case, ...]:
-    text = resources.files("advisor").joinpath("data", PEAKS_FILE).read_text(encoding="utf-8")
     presets = load_presets()
     cases = []
-    for entry in safe_load(text)["cases"]:
-        job = job_from_options(presets[entry["model"]], entry["method"], entry["seq_len"], entry["batch"],
-                               checkpointing=entry["checkpointing"], lora_rank=entry["lora_rank"],
-                               lora_targets=entry["lora_targets"])  # fmt: skip
-        source = entry["source"].split("@")[0].replace("github:", "").strip()
-        cases.append(Case(job, bool(entry["pure_16bit"]), float(entry["peak_gb"]), entry["gpu"],
-                          float(entry["gpu_memory_gb"]), f"{source}: {entry['model']}",
-                          f"{entry['workload']} | {entry['published_method']} | seq {entry['seq_len']} | "
-                          f"batch {entry['batch']}"))  # fmt: skip
+    for name in PEAKS_FILES:
+        text = resources.files("advisor").joinpath("data", name).read_text(encoding="utf-8")
+        cases.extend(case_of(entry, presets) for entry in safe_load(text)["cases"])
     return tuple(cases)
 
 
@@ -83,78 +106,161 @@ def fit(cases: tuple[Case, ...]) -> tuple[float, float]:
     return float(FACTORS[i]), float(OVERHEADS[j])
 
 
+def own_fit(cases: tuple[Case, ...]) -> bool:
+    """Whether these peaks (of one stack) are enough for its own constants."""
+    return len(cases) >= MIN_STACK_CASES
+
+
+def _fit_for(stack_name: str, cases: tuple[Case, ...]) -> tuple[float, float]:
+    """The constants a stack's job gets from these peaks: its own where it has enough, else the pooled ones."""
+    own = tuple(c for c in cases if c.stack == stack_name)
+    return fit(own if own_fit(own) else cases)
+
+
 @dataclass(frozen=True)
 class Report:
     """The cross-validated errors: observed / predicted per case (predicted without the case's group)."""
 
     cases: tuple[Case, ...]
     ratios: tuple[float, ...]  # published / predicted
-    factor: float
-    overhead_gb: float
+    fitted_ratios: tuple[float, ...]  # (published - static part) / the fitted part predicted: what the range spans
+    fitted: dict[str, memory.Constants]  # by stack ("" the pooled fit)
 
-    @property
-    def median_error(self) -> float:
+    def of(self, stack_name: str | None = None) -> tuple[tuple[Case, ...], np.ndarray]:
+        pairs = [(c, r) for c, r in zip(self.cases, self.ratios, strict=True)
+                 if stack_name is None or c.stack == stack_name]  # fmt: skip
+        return tuple(c for c, _ in pairs), np.array([r for _, r in pairs])
+
+    def median_error(self, stack_name: str | None = None) -> float:
         """The median factor off, either way (1.10: 10 % off)."""
-        return float(math.exp(np.median(np.abs(np.log(self.ratios)))))
+        return float(math.exp(np.median(np.abs(np.log(self.of(stack_name)[1])))))
 
-    @property
-    def optimistic_share(self) -> float:
-        """The share of peaks the prediction puts below 0.8x of the published figure... as the range's upper end
-        does: what a buyer would be misled by."""
-        highs = np.array(self.ratios) / memory.RANGE_HIGH
-        return float(np.mean(highs > 1 / 0.8))
+    def median_ratio(self, stack_name: str | None = None) -> float:
+        """The median published / predicted."""
+        return float(np.median(self.of(stack_name)[1]))
 
-    @property
-    def point_below_share(self) -> float:
+    def point_below_share(self, stack_name: str | None = None) -> float:
         """The share of predictions (the range's centre) below 0.8x of the published peak."""
-        return float(np.mean(np.array(self.ratios) > 1 / 0.8))
-
-    def range(self) -> tuple[float, float]:
-        """The 5th and 95th percentiles of published / predicted: the range every prediction gets."""
-        low, high = np.percentile(self.ratios, [5, 95])
-        return float(low), float(high)
+        return float(np.mean(self.of(stack_name)[1] > 1 / 0.8))
 
     def said_not_to_fit(self) -> list[Case]:
         """Published runs the model (cross-validated) would say do not fit the GPU they ran on."""
         found = []
-        for case, ratio in zip(self.cases, self.ratios, strict=True):
+        for case, ratio, fitted_ratio in zip(self.cases, self.ratios, self.fitted_ratios, strict=True):
+            constants = self.fitted.get(case.stack, self.fitted[""])
             predicted = case.peak_gb / ratio
-            footprint_low = predicted * memory.RANGE_LOW
-            if footprint_low > case.gpu_memory_gb:
+            static = case.peak_gb - fitted_ratio * (predicted - _static_gb(case)) if fitted_ratio else _static_gb(case)
+            if static + (predicted - static) * constants.range_low > case.gpu_memory_gb:
                 found.append(case)
         return found
+
+    def optimistic_share(self, stack_name: str | None = None) -> float:
+        """The share of published peaks above the range's upper end (the buyer would be told it fits too easily)."""
+        above = []
+        for case, ratio, fitted_ratio in zip(self.cases, self.ratios, self.fitted_ratios, strict=True):
+            if stack_name is None or case.stack == stack_name:
+                above.append(fitted_ratio > self.fitted.get(case.stack, self.fitted[""]).range_high)
+        return float(np.mean(above)) if above else 0.0
+
+    def stacks(self) -> list[str]:
+        return sorted({c.stack for c in self.cases})
+
+
+def _static_gb(case: Case) -> float:
+    return memory.predict(case.job, case.pure_16bit, factor=1.0, overhead_gb=0.0).static_gb
+
+
+def _range(ratios: np.ndarray) -> tuple[float, float]:
+    low, high = np.percentile(ratios, [5, 95])
+    return round(float(low), 3), round(float(high), 3)
 
 
 def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
     cases = load_cases() if cases is None else cases
     static, acts, peaks = _parts(cases)
-    groups = sorted({c.group for c in cases})
-    ratios = np.empty(len(cases))
-    for group in groups:
-        inside = np.array([c.group == group for c in cases])
-        factor, overhead = fit(tuple(c for c, i in zip(cases, inside, strict=True) if not i))
-        ratios[inside] = peaks[inside] / (static[inside] + factor * acts[inside] + overhead)
-    factor, overhead = fit(cases)
-    return Report(cases, tuple(float(r) for r in ratios), factor, overhead)
+    predicted_fitted = np.empty(len(cases))
+    for index, case in enumerate(cases):
+        factor, overhead = _fit_for(case.stack, _left_out(case, cases))
+        predicted_fitted[index] = factor * acts[index] + overhead
+    ratios = peaks / (static + predicted_fitted)
+    fitted_ratios = (peaks - static) / predicted_fitted
+    pooled_factor, pooled_overhead = fit(cases)
+    fitted = {"": memory.Constants(round(pooled_factor, 3), round(pooled_overhead, 2), *_range(fitted_ratios),
+                                   len(cases))}  # fmt: skip
+    for stack_name in sorted({c.stack for c in cases}):
+        own = tuple(c for c in cases if c.stack == stack_name)
+        if not own_fit(own):
+            continue
+        mine = np.array([c.stack == stack_name for c in cases])
+        low, high = _range(fitted_ratios[mine]) if len(own) >= MIN_RANGE_CASES else _range(fitted_ratios)
+        factor, overhead = fit(own)
+        fitted[stack_name] = memory.Constants(round(factor, 3), round(overhead, 2), low, high, len(own), stack_name)
+    return Report(cases, tuple(float(r) for r in ratios), tuple(float(r) for r in fitted_ratios), fitted)
+
+
+def _left_out(case: Case, cases: tuple[Case, ...]) -> tuple[Case, ...]:
+    """The peaks a case is predicted from: without its source-model group; a stack whose peaks are all one group
+    (torchtune's README: one model) predicts each of its peaks from its others (leave one out)."""
+    own_groups = {c.group for c in cases if c.stack == case.stack}
+    if len(own_groups) == 1:
+        return tuple(c for c in cases if c is not case)
+    return tuple(c for c in cases if c.group != case.group)
+
+
+def fit_document(report: Report) -> dict:
+    """What ``advisor/data/llm_memory_fit.yaml`` holds."""
+    def entry(c: memory.Constants) -> dict:
+        return {"factor": c.factor, "overhead_gb": c.overhead_gb, "range_low": c.range_low,
+                "range_high": c.range_high, "cases": c.cases}  # fmt: skip
+
+    return {"fit_version": memory.FIT_VERSION, "pooled": entry(report.fitted[""]),
+            "stacks": {name: entry(c) for name, c in report.fitted.items() if name}}  # fmt: skip
+
+
+def write_fit(report: Report, path: Path) -> None:
+    import yaml  # only the writer needs the emitter
+
+    head = ("# Written by `python -m advisor.llm.validation --write` (do not edit): the memory model's fitted "
+            "constants, per\n# training stack with enough published peaks, and each one's cross-validated range "
+            "(published / predicted).\n")  # fmt: skip
+    path.write_text(head + yaml.safe_dump(fit_document(report), sort_keys=False, width=120), encoding="utf-8")
 
 
 def report_text(report: Report) -> str:
-    low, high = report.range()
+    pooled = report.fitted[""]
     lines = [
         f"memory model on {len(report.cases)} published peaks ({len({c.group for c in report.cases})} source-model "
         "groups), each predicted without its group:",
-        f"  median error {report.median_error:.3f}x; range (5th-95th percentile of published / predicted) "
-        f"{low:.3f}..{high:.3f}",
-        f"  predictions below 0.8x of the published peak: {report.point_below_share:.1%} (the prediction), "
-        f"{report.optimistic_share:.1%} (the range's upper end)",
+        f"  all: median error {report.median_error():.3f}x, median published / predicted "
+        f"{report.median_ratio():.3f}; pooled range of the fitted part {pooled.range_low:.3f}.."
+        f"{pooled.range_high:.3f}",
+        f"  predictions below 0.8x of the published peak: {report.point_below_share():.1%}; published peaks above "
+        f"the range's upper end: {report.optimistic_share():.1%}",
         f"  published runs said not to fit their own GPU: {len(report.said_not_to_fit())}",
-        f"  fitted on all: ACTIVATION_FACTOR = {report.factor:.3g}, OVERHEAD_GB = {report.overhead_gb:.3g}",
+        f"  pooled fit: factor {pooled.factor:.3g}, overhead {pooled.overhead_gb:.3g} GB",
     ]
+    for name in report.stacks():
+        cases, ratios = report.of(name)
+        own = report.fitted.get(name)
+        how = (f"own fit: factor {own.factor:.3g}, overhead {own.overhead_gb:.3g} GB, range of the fitted part "
+               f"{own.range_low:.3f}..{own.range_high:.3f}" if own else "the pooled fit")  # fmt: skip
+        lines.append(f"  {name}: {len(cases)} peaks, median published / predicted {np.median(ratios):.3f} "
+                     f"(min {ratios.min():.3f}, max {ratios.max():.3f}); {how}")  # fmt: skip
     for case, ratio in sorted(zip(report.cases, report.ratios, strict=True), key=lambda p: p[1]):
         lines.append(f"  {ratio:6.3f}  {case.peak_gb:7.2f} GB  {case.label}")
     return "\n".join(lines)
 
 
+def refit(path: Path) -> Report:
+    """Cross-validate and write the constants; the memory model reads the new file from then on."""
+    report = cross_validate()
+    write_fit(report, path)
+    memory.load_fit.cache_clear()
+    return report
+
+
 if __name__ == "__main__":
-    print(report_text(cross_validate()))
+    target = Path(__file__).resolve().parent.parent / "data" / memory.FIT_FILE
+    result = refit(target) if "--write" in sys.argv else cross_validate()
+    print(report_text(result))
     sys.exit(0)

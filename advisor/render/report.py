@@ -530,7 +530,7 @@ JOB_TABLE: list[Column] = [
 
 def job_advice_text(advice: Any) -> str:
     """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
-    from advisor.llm.advice import MEMORY_BASIS, summary_lines  # the LLM layer, no framework
+    from advisor.llm.advice import memory_basis, summary_lines  # the LLM layer, no framework
 
     job = advice.job
     head = [
@@ -539,7 +539,8 @@ def job_advice_text(advice: Any) -> str:
         f"{job.flops_per_token() / 1e9:.1f} GFLOPs per token).",
         "Estimated, not measured: time from the performance model calibrated on every published result (the "
         "language-model throughputs of llm-foundry, NeMo AutoModel and Qwen among them), its range the "
-        "cross-validated error of its situation; " + MEMORY_BASIS + ".",
+        "cross-validated error of its situation; " + (memory_basis(advice.options[0].footprint) if advice.options
+                                                      else "no GPU estimated") + ".",
         "",
         text_table_of(advice.options, JOB_TABLE, left={"gpu", "fits?", "memory (range) of the card", "precision"}),
         "",

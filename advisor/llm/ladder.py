@@ -1,0 +1,182 @@
+"""The least memory a job needs: where the job as asked does not fit a GPU, the cheapest set of the stack's choices
+that makes it fit and what each costs in time; where none does, the nearest ways out (QLoRA, a shorter sequence,
+several GPUs with sharding).
+
+Each move is a choice a stack can make (:mod:`advisor.llm.stack`), its memory the model's
+(:func:`advisor.llm.memory.predict`, the stack's fitted constants and range: a move "fits" as a job does, by its
+range's upper end) and its time an estimate with its basis:
+
+- a chunked or fused loss, the optimizer step in the backward pass: the same work (the published kernels run about
+  as fast as the plain loss: taken as no slower);
+- activation checkpointing: the forward pass recomputed, the FLOPs' ratio (:meth:`TrainingJob.flops_per_token`);
+- activation offloading: the kept activations copied to the host and back over ``HOST_LINK_GBPS``, overlapped with
+  the compute: slower only where the copies outlast it;
+- paged or offloaded optimizer states: the states paged in and out over the same link once an optimizer step.
+
+Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from advisor.llm import memory
+from advisor.llm.job import Loss, Method, StatePlace, TrainingJob
+
+# The host link a GPU copies over: PCIe 4.0 x16 carries 32 GB/s a direction, about 25 GB/s in practice (an
+# estimate: the catalog does not hold each card's link).
+HOST_LINK_GBPS = 25.0
+MOST_SHARDS = 8
+
+
+class Move(StrEnum):
+    """A choice that saves memory, as the ladder names it."""
+
+    CHUNKED_LOSS = "chunked loss"
+    FUSED_LOSS = "fused loss"
+    CHECKPOINTING = "activation checkpointing"
+    OFFLOADING = "activation offloading"
+    PAGED_STATES = "paged optimizer states"
+    OPTIMIZER_IN_BACKWARD = "optimizer step in the backward pass"
+
+
+class Nearest(StrEnum):
+    """What else could make a job fit where no set of choices does."""
+
+    QLORA = "qlora"
+    SHORTER = "shorter sequence"
+    SHARDED = "sharded over several GPUs"
+
+
+@dataclass(frozen=True)
+class Rung:
+    """A set of moves, the memory it leaves and the time it costs (slowdown: the run's time x this)."""
+
+    moves: tuple[Move, ...]
+    job: TrainingJob
+    footprint: memory.Footprint
+    slowdown: float
+
+
+@dataclass(frozen=True)
+class Way:
+    """A way out where no set of choices fits: QLoRA, the longest sequence that fits, or the GPUs sharding needs;
+    ``value`` the sequence length or the GPU count, ``footprint`` with the cheapest moves that fit it."""
+
+    kind: Nearest
+    value: int
+    footprint: memory.Footprint
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """The cheapest moves that fit (None: none does), else the nearest ways out."""
+
+    fits: Rung | None
+    nearest: tuple[Way, ...] = ()
+
+
+def _applies(move: Move, job: TrainingJob) -> bool:
+    return {
+        Move.CHUNKED_LOSS: job.loss == Loss.FP32_LOGITS,
+        Move.FUSED_LOSS: job.loss != Loss.FUSED,
+        Move.CHECKPOINTING: not job.checkpointing,
+        Move.OFFLOADING: not job.activation_offloading,
+        Move.PAGED_STATES: job.optimizer_states == StatePlace.RESIDENT and job.trainable_parameters > 0,
+        Move.OPTIMIZER_IN_BACKWARD: not job.optimizer_in_backward and job.grad_accum == 1,
+    }[move]
+
+
+def _make(job: TrainingJob, move: Move) -> TrainingJob:
+    return {
+        Move.CHUNKED_LOSS: lambda: replace(job, loss=Loss.CHUNKED),
+        Move.FUSED_LOSS: lambda: replace(job, loss=Loss.FUSED),
+        Move.CHECKPOINTING: lambda: replace(job, checkpointing=True),
+        Move.OFFLOADING: lambda: replace(job, activation_offloading=True),
+        Move.PAGED_STATES: lambda: replace(job, optimizer_states=StatePlace.PAGED),
+        Move.OPTIMIZER_IN_BACKWARD: lambda: replace(job, optimizer_in_backward=True),
+    }[move]()
+
+
+def slowdown(before: TrainingJob, after: TrainingJob, pure_16bit: bool, micro_batch_seconds: float | None) -> float:
+    """The run's time with ``after``'s choices over ``before``'s (1.0: no slower). ``micro_batch_seconds``: the
+    estimated compute of one micro-batch on the GPU (None: the copies taken as not overlapped at all)."""
+    factor = after.flops_per_token() / before.flops_per_token()
+    link = HOST_LINK_GBPS * 1e9
+    compute = micro_batch_seconds if micro_batch_seconds else 0.0
+    extra = 0.0
+    if after.activation_offloading and not before.activation_offloading:
+        copies = 2 * (memory.host_bytes(replace(after, optimizer_states=StatePlace.RESIDENT), pure_16bit)) / link
+        extra += max(0.0, copies - compute * factor)
+    if after.optimizer_states != before.optimizer_states:
+        states = memory.host_bytes(replace(after, activation_offloading=False), pure_16bit)
+        extra += 2 * states / link / after.grad_accum  # once an optimizer step, spread over its micro-batches
+    return factor + (extra / compute if compute else (math.inf if extra else 0.0))
+
+
+def _candidates(job: TrainingJob) -> list[tuple[Move, ...]]:
+    """Every set of the moves that apply (one loss at most), fewest first."""
+    moves = [m for m in Move if _applies(m, job)]
+    found = []
+    for size in range(1, len(moves) + 1):
+        for chosen in itertools.combinations(moves, size):
+            if not (Move.CHUNKED_LOSS in chosen and Move.FUSED_LOSS in chosen):
+                found.append(chosen)
+    return found
+
+
+def cheapest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
+             micro_batch_seconds: float | None = None) -> Rung | None:  # fmt: skip
+    """The set of moves that fits the card (by its range's upper end) at the least slowdown (then the fewest moves,
+    then the least memory); None where none does."""
+    best: Rung | None = None
+    for moves in _candidates(job):
+        changed = job
+        for move in moves:
+            changed = _make(changed, move)
+        footprint = memory.predict(changed, pure_16bit, shards=shards)
+        if footprint.verdict(capacity_gb) != memory.Fit.FITS:
+            continue
+        rung = Rung(moves, changed, footprint, slowdown(job, changed, pure_16bit, micro_batch_seconds))
+        if best is None or (rung.slowdown, len(rung.moves), footprint.total_gb) < \
+                (best.slowdown, len(best.moves), best.footprint.total_gb):  # fmt: skip
+            best = rung
+    return best
+
+
+def _all_moves(job: TrainingJob) -> TrainingJob:
+    for move in Move:
+        if _applies(move, job) and not (move == Move.CHUNKED_LOSS):
+            job = _make(job, move)
+    return job
+
+
+def nearest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False) -> tuple[Way, ...]:
+    """Where no set of moves fits: QLoRA with every move, the longest sequence every move fits, the fewest GPUs
+    sharding (FSDP / ZeRO-3) fits it over."""
+    lightest = _all_moves(job)
+    ways = []
+    if job.method != Method.QLORA:
+        quantized = replace(lightest, method=Method.QLORA)
+        footprint = memory.predict(quantized, pure_16bit)
+        if footprint.verdict(capacity_gb) == memory.Fit.FITS:
+            ways.append(Way(Nearest.QLORA, 0, footprint))
+    longest = memory.largest_seq_len(lightest, capacity_gb, pure_16bit)
+    if longest > 0:
+        ways.append(Way(Nearest.SHORTER, longest, memory.predict(replace(lightest, seq_len=longest), pure_16bit)))
+    for shards in range(2, MOST_SHARDS + 1):
+        footprint = memory.predict(job, pure_16bit, shards=shards)
+        if footprint.verdict(capacity_gb) == memory.Fit.FITS:
+            ways.append(Way(Nearest.SHARDED, shards, footprint))
+            break
+    return tuple(ways)
+
+
+def least_memory(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
+                 micro_batch_seconds: float | None = None) -> Ladder:  # fmt: skip
+    """The ladder of a job that does not fit the card as asked."""
+    rung = cheapest(job, capacity_gb, pure_16bit, shards, micro_batch_seconds)
+    return Ladder(rung) if rung is not None else Ladder(None, nearest(job, capacity_gb, pure_16bit))

@@ -1,0 +1,175 @@
+"""The training stack as part of the job: the choices a fine-tuning library makes by default that decide its memory
+and time (the loss, activation checkpointing and offloading, where the optimizer's states live, the optimizer step in
+the backward pass, bf16 master weights), read from ``advisor/data/stacks.yaml`` with where each default is
+written, and overridden one choice at a time.
+
+``CHOICES`` is the one table of the choices: the stacks file is checked against it, the command line's flags and the
+app's inputs are made from it, and :func:`apply` puts the chosen ones on a :class:`~advisor.llm.job.TrainingJob`.
+Pure, but for :func:`load_stacks` (one packaged file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from enum import StrEnum
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from advisor.errors import AdvisorError
+from advisor.llm.job import OPTIMIZER_STATE_BYTES, Loss, Method, StatePlace, TrainingJob
+from advisor.store.parse import safe_load
+
+STACKS_FILE = "stacks.yaml"
+STACKS_VERSION = 1
+
+
+class Switch(StrEnum):
+    ON = "on"
+    OFF = "off"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One choice a stack makes: its field, its allowed words, the command line's flag and what it means."""
+
+    name: str
+    words: tuple[str, ...]  # empty: any optimizer name OPTIMIZER_STATE_BYTES knows
+    flag: str
+    help: str
+
+    def parse(self, value: Any, where: str) -> Any:
+        """The typed value of a word from the stacks file or a flag; a clear error naming ``where`` for a wrong one."""
+        words = self.words or tuple(OPTIMIZER_STATE_BYTES)
+        text = ("on" if value else "off") if isinstance(value, bool) and self.words == SWITCH else str(value).lower()
+        if text not in words:
+            raise AdvisorError(f"{where}: {self.name} must be one of {', '.join(words)}, got {value!r}")
+        if self.words == SWITCH:
+            return text == Switch.ON
+        return {"loss": Loss, "optimizer_states": StatePlace}.get(self.name, str)(text)
+
+
+SWITCH = tuple(s.value for s in Switch)
+CHOICES = (
+    Choice("loss", tuple(v.value for v in Loss), "--loss",
+           "fp32-logits: the whole logits and their fp32 copy (Transformers' default loss); chunked: the "
+           "cross-entropy a chunk of tokens at a time; fused: a fused linear cross-entropy that never holds them"),
+    Choice("checkpointing", SWITCH, "--checkpointing",
+           "activation checkpointing: keep each block's input, recompute the block in the backward pass"),
+    Choice("activation_offloading", SWITCH, "--activation-offloading",
+           "what the backward pass keeps goes to the host's memory (two blocks in flight on the GPU)"),
+    Choice("optimizer_states", tuple(v.value for v in StatePlace), "--optimizer-states",
+           "resident on the GPU; paged (bitsandbytes' paged optimizers, paged out to the host under pressure); "
+           "offloaded (states and step on the CPU)"),
+    Choice("optimizer_in_backward", SWITCH, "--optimizer-in-backward",
+           "each parameter's step as soon as its gradient is ready, the gradient freed (gradient accumulation 1)"),
+    Choice("pure_bf16", SWITCH, "--pure-bf16", "weights, gradients and optimizer states in bf16, no fp32 master copy"),
+    Choice("optimizer", (), "--optimizer", "the optimizer (the stack's recipe's where not given)"),
+)  # fmt: skip
+BY_NAME = {c.name: c for c in CHOICES}
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What a job's stack does, once every default and override is applied."""
+
+    loss: Loss = Loss.FP32_LOGITS
+    checkpointing: bool = False
+    activation_offloading: bool = False
+    optimizer_states: StatePlace = StatePlace.RESIDENT
+    optimizer_in_backward: bool = False
+    pure_bf16: bool = False
+    optimizer: str = "adamw"
+
+    def words(self) -> dict[str, str]:
+        """Each choice as the stacks file and the flags write it."""
+        return {f.name: (("on" if v else "off") if isinstance(v := getattr(self, f.name), bool) else str(v))
+                for f in fields(self)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A training stack: its name, its choices (and those it makes differently for full fine-tuning), and where each
+    default is written."""
+
+    name: str
+    title: str
+    choices: Choices
+    full: Choices
+    sources: dict[str, str]
+
+    def choices_for(self, method: Method) -> Choices:
+        return self.full if method == Method.FULL else self.choices
+
+
+def _choices(entry: dict[str, Any], base: Choices, where: str) -> Choices:
+    return replace(base, **{name: BY_NAME[name].parse(value, f"{where}.{name}") for name, value in entry.items()})
+
+
+@lru_cache(maxsize=1)
+def load_stacks() -> tuple[str, str, dict[str, Stack]]:
+    """(the default stack's name, why it is the default, the stacks by name) from the packaged file."""
+    where = f"advisor/data/{STACKS_FILE}"
+    data = safe_load(resources.files("advisor").joinpath("data", STACKS_FILE).read_text(encoding="utf-8"))
+    if data.get("stacks_version") != STACKS_VERSION:
+        raise AdvisorError(f"{where}: stacks_version must be {STACKS_VERSION}")
+    stacks = {}
+    for name, entry in data["stacks"].items():
+        known = set(BY_NAME) | {"title", "full", "sources"}
+        unknown = set(entry) - known
+        if unknown:
+            raise AdvisorError(f"{where}: stacks.{name}: unknown field(s) {sorted(unknown)}")
+        missing = set(BY_NAME) - set(entry)
+        if missing:
+            raise AdvisorError(f"{where}: stacks.{name}: every choice is written out; missing {sorted(missing)}")
+        own = _choices({k: v for k, v in entry.items() if k in BY_NAME}, Choices(), f"{where}: stacks.{name}")
+        full = _choices(entry.get("full") or {}, own, f"{where}: stacks.{name}.full")
+        stacks[name] = Stack(name, entry["title"], own, full, dict(entry.get("sources") or {}))
+    if data["default"] not in stacks:
+        raise AdvisorError(f"{where}: default {data['default']!r} is not one of the stacks")
+    return data["default"], " ".join(str(data["default_why"]).split()), stacks
+
+
+def default_stack() -> str:
+    return load_stacks()[0]
+
+
+def stack_named(name: str | None) -> Stack:
+    """The stack of that name (None: the default); an unknown one lists the known."""
+    default, _, stacks = load_stacks()
+    wanted = (name or default).strip().lower()
+    if wanted not in stacks:
+        raise AdvisorError(f"--stack: {name!r} is not a known stack; the known: {', '.join(stacks)}")
+    return stacks[wanted]
+
+
+def resolve(stack: Stack, method: Method, overrides: dict[str, Any]) -> Choices:
+    """The stack's choices for the method with each given override (None: the stack's) in its place."""
+    given = {k: BY_NAME[k].parse(v, BY_NAME[k].flag) for k, v in overrides.items() if v is not None}
+    return replace(stack.choices_for(method), **given)
+
+
+def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
+    """The job run with these choices; a combination no stack can run is refused with one line saying why."""
+    if choices.optimizer_in_backward and job.grad_accum > 1:
+        raise AdvisorError("--optimizer-in-backward frees each gradient as soon as its step is taken, so it cannot "
+                           f"accumulate gradients over --grad-accum {job.grad_accum} micro-batches: use one")  # fmt: skip
+    if choices.optimizer_in_backward and choices.optimizer_states == StatePlace.OFFLOADED:
+        raise AdvisorError("--optimizer-in-backward runs each step on the GPU during the backward pass: it cannot "
+                           "run with --optimizer-states offloaded (the step on the CPU after it)")  # fmt: skip
+    return replace(job, checkpointing=choices.checkpointing, loss=choices.loss,
+                   activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
+                   optimizer_in_backward=choices.optimizer_in_backward, optimizer=choices.optimizer,
+                   stack=stack)  # fmt: skip
+
+
+def reference_rows() -> list[dict[str, str]]:
+    """Each stack and its choices, for the README and ``advisor stacks``."""
+    _, _, stacks = load_stacks()
+    rows = []
+    for stack in stacks.values():
+        words = stack.choices.words()
+        full = {k: v for k, v in stack.full.words().items() if words[k] != v}
+        rows.append({"stack": stack.name, "title": stack.title, **words,
+                     "full fine-tuning": ", ".join(f"{k} {v}" for k, v in full.items()) or "the same"})  # fmt: skip
+    return rows
