@@ -28,7 +28,8 @@ from advisor.format import metrics, typed
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
 from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
-from advisor.llm.job import Checkpointing, JobRequest, Method, job_request
+from advisor.llm import stack as llm_stack
+from advisor.llm.job import Checkpointing, JobRequest, Method
 from advisor.perf import estimates
 from advisor.perf.workload import dollars
 from advisor.render import charts, prose, report, text_width
@@ -553,12 +554,19 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
         batch = middle.number_input("Micro-batch (sequences)", 1, 4096, 1, key="llm_batch")
         examples = right.number_input("Examples", 1, 10**9, 10_000, 1000, key="llm_examples")
         epochs = right.number_input("Epochs", 0.1, 1000.0, 1.0, 0.5, key="llm_epochs")
-        checkpointing = left.selectbox("Activation checkpointing", [c.value for c in Checkpointing], key="llm_ckpt",
-                                       help="auto: on only where the job does not fit without it")
+        default_stack, why, stacks = llm_stack.load_stacks()
+        stack_name = left.selectbox("Training stack", list(stacks), index=list(stacks).index(default_stack),
+                                    key="llm_stack", format_func=lambda k: stacks[k].title,
+                                    help=f"Its defaults decide the memory (the loss, checkpointing, where the "
+                                    f"optimizer's states live). Default: {why}")  # fmt: skip
+        checkpointing = left.selectbox("Activation checkpointing", ["stack", *[c.value for c in Checkpointing]],
+                                       key="llm_ckpt", format_func=lambda c: "the stack's" if c == "stack" else c,
+                                       help="auto: on only where the job does not fit without it")  # fmt: skip
         devices = right.number_input("GPUs (data parallel)", 1, 64, 1, key="llm_devices")
         fsdp = right.checkbox("Shard the model over them (FSDP / ZeRO-3)", key="llm_fsdp")
-        pure_16bit = middle.checkbox("Pure bf16 (no fp32 master copy)", key="llm_pure_bf16",
-                                     help="Weights, gradients and optimizer state in bf16, as LitGPT's bf16-true.")
+        pure_16bit = middle.selectbox("Pure bf16 (no fp32 master copy)", ["stack", "on", "off"], key="llm_pure_bf16",
+                                      format_func=lambda c: "the stack's" if c == "stack" else c,
+                                      help="Weights, gradients and optimizer state in bf16, as LitGPT's bf16-true.")
         model, problem = chosen_model(preset, upload)
         if problem:
             st.error(safe(problem))
@@ -566,8 +574,11 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
             st.caption("Pick a preset (their numbers come from each model's config.json) or upload your own.")
             return None
         try:
-            request = job_request(model, method, int(seq_len), int(batch), int(examples), float(epochs), checkpointing,
-                                  int(devices), fsdp, pure_16bit)  # fmt: skip
+            shape = llm_stack.JobShape(model, method, int(seq_len), int(batch),
+                                       tokens=int(examples) * int(seq_len) * float(epochs))  # fmt: skip
+            request = llm_stack.job_request(
+                shape, stack_name, {"pure_bf16": None if pure_16bit == "stack" else pure_16bit},
+                None if checkpointing == "stack" else checkpointing, int(devices), fsdp)  # fmt: skip
             found = advisor.job_advice(request)  # kept in the cached advisor: a re-run does not work it out again
         except AdvisorError as error:
             st.error(safe(str(error)))
@@ -579,8 +590,9 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
             st.markdown("- " + safe(line))
         table = pd.DataFrame([{name: render(o) for name, render in report.JOB_TABLE} for o in found.options])
         st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
-        st.caption(safe("Estimated, not measured, for the published stacks' mix (" + llm_advice.STACKS + "). "
-                        + llm_advice.MEMORY_BASIS + "; time ranges: the cross-validated error of "
+        basis = llm_advice.memory_basis(found.options[0].footprint) if found.options else ""
+        st.caption(safe("Estimated, not measured: time for the published stacks' mix (" + llm_advice.STACKS + "). "
+                        + basis + "; time ranges: the cross-validated error of "
                         "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)."))
         st.button("Compare the profiles instead", key="llm_back", on_click=forget_job,
                   help="Back to the profiles' workload: the page answers for it again.")

@@ -302,7 +302,8 @@ RECOMMEND_CASES = {
 NOT_DECISIONS = {"--help", "--json", "--profiles", "--collection", "--current", "--catalog"}  # inputs, not choices
 JOB_OPTIONS = {"--model-config", "--method", "--seq-len", "--batch", "--grad-accum", "--tokens", "--checkpointing",
                "--lora-rank", "--lora-targets", "--fsdp", "--pure-bf16", "--optimizer", "--devices",
-               "--gpu"}  # fmt: skip
+               "--gpu", "--stack", "--loss", "--activation-offloading", "--optimizer-states",
+               "--optimizer-in-backward"}  # fmt: skip  (each stack choice is driven in test_stack.py)
 
 
 # The same for `compare` and `estimate`: each option changes the JSON output against the same command without it.

@@ -16,7 +16,7 @@ from advisor.decision.costs import Habits
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError
 from advisor.llm.config import load_presets
-from advisor.llm.job import job_request
+from advisor.llm.stack import JobShape, job_request
 from helpers import SHIPPED, app_test, needs
 
 
@@ -90,17 +90,19 @@ def test_the_comparison_says_what_it_left_out_of_the_collection(shipped_frame, s
 def test_a_language_model_job_is_one_request_from_the_options_and_from_the_app():
     args = build_parser().parse_args(["estimate", "--model-config", "llama-3.1-8b", "--method", "qlora", "--seq-len",
                                       "4096", "--batch", "2", "--tokens", "10000x4096x2", "--devices", "2", "--fsdp",
-                                      "--pure-bf16", "--checkpointing", "on"])  # fmt: skip
+                                      "--pure-bf16", "on", "--checkpointing", "on", "--stack", "unsloth"])  # fmt: skip
     from_options = request_from_args(args)
-    from_app = job_request(load_presets()["llama-3.1-8b"], "qlora", 4096, 2, 10_000, 2.0, "on", 2, True, True)
+    shape = JobShape(load_presets()["llama-3.1-8b"], "qlora", 4096, 2, tokens=10_000 * 4096 * 2.0)
+    from_app = job_request(shape, "unsloth", {"pure_bf16": "on"}, "on", 2, True)
     assert from_options == from_app
+    assert from_app.job.stack == "unsloth" and from_app.pure_16bit
     with pytest.raises(AdvisorError, match="--devices must be 1 to 1024"):
-        job_request(load_presets()["llama-3.1-8b"], "lora", 2048, 1, 1, 1.0, devices=2000)
+        job_request(JobShape(load_presets()["llama-3.1-8b"]), devices=2000)
 
 
 def test_a_jobs_advice_is_worked_out_once(shipped_frame, shipped_catalog):
     advisor = Advisor(shipped_frame, shipped_catalog)
-    request = job_request(load_presets()["llama-3.1-8b"], "lora", 2048, 1, 1000, 1.0)
+    request = job_request(JobShape(load_presets()["llama-3.1-8b"], tokens=1000 * 2048))
     advice = advisor.job_advice(request)
     assert advisor.with_choices(habits=Habits(runs_per_week=1)).job_advice(request) is advice
     choice = advisor.job_choice(request, "value", 3000)

@@ -8,15 +8,7 @@ import argparse
 
 from advisor.llm import stack
 from advisor.llm.config import resolve
-from advisor.llm.job import (
-    DEFAULT_RANK,
-    Checkpointing,
-    JobRequest,
-    Method,
-    TrainingJob,
-    job_from_options,
-    parse_tokens,
-)
+from advisor.llm.job import DEFAULT_RANK, Checkpointing, JobRequest, Method, parse_tokens
 from advisor.perf.workload import positive_int  # the one parser of whole-number options (NumPy only)
 
 
@@ -53,23 +45,11 @@ def add_job_arguments(parser: argparse.ArgumentParser, shared: frozenset[str] = 
                      "(FSDP / DeepSpeed ZeRO-3) instead of a whole copy on each (DDP)")
 
 
-def job_from_args(args: argparse.Namespace) -> TrainingJob:
-    """The job the options describe, run with its stack's choices and the flags that override them (the job checks
-    every value)."""
-    job = job_from_options(resolve(args.model_config), args.method, args.seq_len, args.batch, args.grad_accum,
-                           args.tokens, lora_rank=args.lora_rank, lora_targets=args.lora_targets)  # fmt: skip
-    chosen = stack.stack_named(args.stack)
-    overrides = {c.name: getattr(args, c.name, None) for c in stack.CHOICES}
-    if overrides["checkpointing"] == Checkpointing.AUTO:
-        overrides["checkpointing"] = None  # decided per GPU (JobRequest)
-    return stack.apply(job, stack.resolve(chosen, job.method, overrides), chosen.name)
-
-
 def request_from_args(args: argparse.Namespace, gpu_ids: tuple[str, ...] | None = None) -> JobRequest:
-    """The job and how it runs, as the options say (``gpu_ids``: --gpu, found in the catalog by the command)."""
-    job = job_from_args(args)
-    mode = Checkpointing(args.checkpointing) if args.checkpointing else \
-        (Checkpointing.ON if job.checkpointing else Checkpointing.OFF)  # fmt: skip
-    choices = stack.resolve(stack.stack_named(args.stack), job.method,
-                            {"pure_bf16": getattr(args, "pure_bf16", None)})  # fmt: skip
-    return JobRequest(job, mode, max(1, args.devices), args.fsdp, choices.pure_bf16, gpu_ids)
+    """The job and how it runs, as the options say (``gpu_ids``: --gpu, found in the catalog by the command); the
+    stack's choices each flag overrides (the job checks every value)."""
+    shape = stack.JobShape(resolve(args.model_config), args.method, args.seq_len, args.batch, args.grad_accum,
+                           args.tokens, args.lora_rank, args.lora_targets)  # fmt: skip
+    overrides = {c.name: getattr(args, c.name, None) for c in stack.CHOICES if c.name != "checkpointing"}
+    return stack.job_request(shape, args.stack, overrides, args.checkpointing, max(1, args.devices), args.fsdp,
+                             gpu_ids)  # fmt: skip

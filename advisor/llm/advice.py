@@ -18,7 +18,7 @@ from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from advisor.format.vocabulary import Goal, Precision, Source
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
-from advisor.llm.ladder import Ladder, least_memory
+from advisor.llm.ladder import Ladder, Nearest, Way, least_memory
 from advisor.perf import estimates
 from advisor.perf.crossval import SCALING_SITUATION
 from advisor.store.catalog import Catalog, Gpu
@@ -239,9 +239,17 @@ def ladder_record(option: JobOption) -> dict[str, Any] | None:
         "memory_gb": round(rung.footprint.total_gb, 2) if rung else None,
         "memory_high_gb": round(rung.footprint.high_gb, 2) if rung else None,
         "slowdown": round(rung.slowdown, 3) if rung else None,
-        "nearest": [{"way": str(w.kind), "value": w.value, "memory_gb": round(w.footprint.total_gb, 2),
-                     "memory_high_gb": round(w.footprint.high_gb, 2)} for w in ladder.nearest],  # fmt: skip
+        "nearest": [_way_record(w) for w in ladder.nearest],
     }
+
+
+def _way_record(way: Way) -> dict[str, Any]:
+    record: dict[str, Any] = {"way": str(way.kind)}
+    if way.kind == Nearest.SHORTER:
+        record["seq_len"] = way.value
+    elif way.kind == Nearest.SHARDED:
+        record["devices"] = way.value
+    return {**record, "memory_gb": round(way.footprint.total_gb, 2), "memory_high_gb": round(way.footprint.high_gb, 2)}
 
 
 def memory_basis(footprint: memory.Footprint) -> str:

@@ -241,7 +241,8 @@ class JobRequest:
     what :meth:`advisor.decision.pipeline.Advisor.job_advice` answers. ``checkpointing`` auto: on only on a GPU the
     job does not fit without it; ``devices`` above 1: that many GPUs too, each with a whole copy (DDP) or, with
     ``sharded``, their share (FSDP / ZeRO-3); ``pure_16bit``: no fp32 master copy (LitGPT's bf16-true);
-    ``gpu_ids``: these catalog GPUs only (None: every one)."""
+    ``gpu_ids``: these catalog GPUs only (None: every one). :func:`advisor.llm.stack.job_request` makes one from the
+    command line's options and the app's inputs alike."""
 
     job: TrainingJob
     checkpointing: Checkpointing = Checkpointing.AUTO
@@ -253,15 +254,6 @@ class JobRequest:
     def __post_init__(self) -> None:
         if not 1 <= self.devices <= MOST_DEVICES:
             raise AdvisorError(f"--devices must be 1 to {MOST_DEVICES}, got {self.devices}")
-
-
-def job_request(model: ModelConfig, method: str, seq_len: int, batch: int, examples: int, epochs: float,
-                checkpointing: str = Checkpointing.AUTO, devices: int = 1, sharded: bool = False,
-                pure_16bit: bool = False) -> JobRequest:  # fmt: skip
-    """The request of a job given as its examples and epochs (the app's inputs): the run's tokens are examples x
-    sequence length x epochs."""
-    job = job_from_options(model, method, int(seq_len), int(batch), tokens=examples * seq_len * epochs)
-    return JobRequest(job, Checkpointing(checkpointing), int(devices), bool(sharded), bool(pure_16bit))
 
 
 def parse_tokens(text: str) -> float:

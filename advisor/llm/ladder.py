@@ -149,7 +149,7 @@ def cheapest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, sha
 
 def _all_moves(job: TrainingJob) -> TrainingJob:
     for move in Move:
-        if _applies(move, job) and not (move == Move.CHUNKED_LOSS):
+        if _applies(move, job) and move != Move.CHUNKED_LOSS:
             job = _make(job, move)
     return job
 

@@ -17,7 +17,18 @@ from importlib import resources
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.llm.job import OPTIMIZER_STATE_BYTES, Loss, Method, StatePlace, TrainingJob
+from advisor.llm.config import ModelConfig
+from advisor.llm.job import (
+    DEFAULT_RANK,
+    OPTIMIZER_STATE_BYTES,
+    Checkpointing,
+    JobRequest,
+    Loss,
+    Method,
+    StatePlace,
+    TrainingJob,
+    job_from_options,
+)
 from advisor.store.parse import safe_load
 
 STACKS_FILE = "stacks.yaml"
@@ -152,8 +163,8 @@ def resolve(stack: Stack, method: Method, overrides: dict[str, Any]) -> Choices:
 def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     """The job run with these choices; a combination no stack can run is refused with one line saying why."""
     if choices.optimizer_in_backward and job.grad_accum > 1:
-        raise AdvisorError("--optimizer-in-backward frees each gradient as soon as its step is taken, so it cannot "
-                           f"accumulate gradients over --grad-accum {job.grad_accum} micro-batches: use one")  # fmt: skip
+        raise AdvisorError("--optimizer-in-backward frees each gradient as soon as its step is taken, so it "
+                           f"cannot accumulate gradients over --grad-accum {job.grad_accum} micro-batches: use one")
     if choices.optimizer_in_backward and choices.optimizer_states == StatePlace.OFFLOADED:
         raise AdvisorError("--optimizer-in-backward runs each step on the GPU during the backward pass: it cannot "
                            "run with --optimizer-states offloaded (the step on the CPU after it)")  # fmt: skip
@@ -161,6 +172,39 @@ def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
                    activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
                    optimizer_in_backward=choices.optimizer_in_backward, optimizer=choices.optimizer,
                    stack=stack)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class JobShape:
+    """What is trained and how much, before the stack: the model, the method, a micro-batch of sequences, the
+    run's tokens (0: one step's)."""
+
+    model: ModelConfig
+    method: str = Method.LORA.value
+    seq_len: int = 2048
+    batch: int = 1
+    grad_accum: int = 1
+    tokens: float = 0.0
+    lora_rank: int = DEFAULT_RANK
+    lora_targets: str = "all-linear"
+
+
+def job_request(shape: JobShape, stack_name: str | None = None, overrides: dict[str, Any] | None = None,
+                checkpointing: str | None = None, devices: int = 1, sharded: bool = False,
+                gpu_ids: tuple[str, ...] | None = None) -> JobRequest:  # fmt: skip
+    """The one way a language-model job is asked for (the command line's options and the app's inputs): the job run
+    with its stack's choices and the overrides given (None: the stack's); ``checkpointing`` auto: decided per GPU,
+    None: the stack's."""
+    job = job_from_options(shape.model, shape.method, shape.seq_len, shape.batch, shape.grad_accum, shape.tokens,
+                           lora_rank=shape.lora_rank, lora_targets=shape.lora_targets)  # fmt: skip
+    chosen = stack_named(stack_name)
+    given = dict(overrides or {})
+    given["checkpointing"] = None if checkpointing in (None, Checkpointing.AUTO) else checkpointing
+    choices = resolve(chosen, job.method, given)
+    job = apply(job, choices, chosen.name)
+    mode = Checkpointing(checkpointing) if checkpointing else \
+        (Checkpointing.ON if job.checkpointing else Checkpointing.OFF)  # fmt: skip
+    return JobRequest(job, mode, int(devices), bool(sharded), choices.pure_bf16, gpu_ids)
 
 
 def reference_rows() -> list[dict[str, str]]:

@@ -3,8 +3,9 @@ from the shared published measurements, and ``stack_memory_peaks.yaml``, recorde
 
 Each peak names its training stack (``advisor/data/stacks.yaml``) and the choices its source states; the model's
 parts follow those choices. The two fitted constants (the activations' factor and the framework's own memory) are
-chosen to minimise the squared log error: per stack where the stack has at least ``MIN_STACK_CASES`` peaks from at
-least two source-model groups, else on every stack's peaks together (the pooled fit). The check is
+chosen to minimise the squared log error: per stack where the stack has at least ``MIN_STACK_CASES`` peaks left when
+each of its groups is left out (so that its claimed accuracy is its own constants'), else on every stack's peaks
+together (the pooled fit). The check is
 leave-one-group-out: each source's model (Qwen 7B's rows, LitGPT's Llama 2 7B rows...) is predicted by constants
 fitted without it, so a figure is never checked against itself; a stack's range is the 5th-95th percentile of its
 own cross-validated errors where it has ``MIN_RANGE_CASES`` of them, else the pooled one's.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -111,10 +112,11 @@ def own_fit(cases: tuple[Case, ...]) -> bool:
     return len(cases) >= MIN_STACK_CASES
 
 
-def _fit_for(stack_name: str, cases: tuple[Case, ...]) -> tuple[float, float]:
-    """The constants a stack's job gets from these peaks: its own where it has enough, else the pooled ones."""
+def _fit_for(stack_name: str, cases: tuple[Case, ...]) -> tuple[float, float, bool]:
+    """The constants a stack's job gets from these peaks (its own where it has enough, else the pooled ones), and
+    whether they are its own."""
     own = tuple(c for c in cases if c.stack == stack_name)
-    return fit(own if own_fit(own) else cases)
+    return (*fit(own), True) if own_fit(own) else (*fit(cases), False)
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ class Report:
     def optimistic_share(self, stack_name: str | None = None) -> float:
         """The share of published peaks above the range's upper end (the buyer would be told it fits too easily)."""
         above = []
-        for case, ratio, fitted_ratio in zip(self.cases, self.ratios, self.fitted_ratios, strict=True):
+        for case, fitted_ratio in zip(self.cases, self.fitted_ratios, strict=True):
             if stack_name is None or case.stack == stack_name:
                 above.append(fitted_ratio > self.fitted.get(case.stack, self.fitted[""]).range_high)
         return float(np.mean(above)) if above else 0.0
@@ -179,8 +181,9 @@ def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
     cases = load_cases() if cases is None else cases
     static, acts, peaks = _parts(cases)
     predicted_fitted = np.empty(len(cases))
+    used_own = np.zeros(len(cases), dtype=bool)
     for index, case in enumerate(cases):
-        factor, overhead = _fit_for(case.stack, _left_out(case, cases))
+        factor, overhead, used_own[index] = _fit_for(case.stack, _left_out(case, cases))
         predicted_fitted[index] = factor * acts[index] + overhead
     ratios = peaks / (static + predicted_fitted)
     fitted_ratios = (peaks - static) / predicted_fitted
@@ -189,9 +192,9 @@ def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
                                    len(cases))}  # fmt: skip
     for stack_name in sorted({c.stack for c in cases}):
         own = tuple(c for c in cases if c.stack == stack_name)
-        if not own_fit(own):
-            continue
         mine = np.array([c.stack == stack_name for c in cases])
+        if not used_own[mine].all():  # its accuracy was checked with the pooled constants: it ships those
+            continue
         low, high = _range(fitted_ratios[mine]) if len(own) >= MIN_RANGE_CASES else _range(fitted_ratios)
         factor, overhead = fit(own)
         fitted[stack_name] = memory.Constants(round(factor, 3), round(overhead, 2), low, high, len(own), stack_name)

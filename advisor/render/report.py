@@ -513,6 +513,31 @@ def _job_memory(option: Any) -> str:
     return f"{f.total_gb:.1f} GB ({f.low_gb:.0f}-{f.high_gb:.0f}) of {option.gpu.value('memory_gb'):g}"
 
 
+MOVE_WORDS = {"chunked loss": "chunked loss", "fused loss": "fused loss", "activation checkpointing": "checkpointing",
+              "activation offloading": "offloading", "paged optimizer states": "paged states",
+              "optimizer step in the backward pass": "step in backward"}  # fmt: skip
+
+
+def ladder_text(option: Any) -> str:
+    """The least memory the job needs on this GPU where it does not fit as asked: the cheapest set of the stack's
+    choices that fits, its memory and time; else the nearest ways out. Empty where the job fits."""
+    from advisor.llm.ladder import Nearest  # the LLM layer, no framework
+
+    ladder = option.ladder
+    if ladder is None:
+        return ""
+    rung = ladder.fits
+    if rung is not None:
+        moves = " + ".join(MOVE_WORDS[str(m)] for m in rung.moves)
+        cost = "no slower" if rung.slowdown <= 1.005 else f"{(rung.slowdown - 1) * 100:.0f} % slower"
+        return f"{moves}: {rung.footprint.total_gb:.1f} GB (up to {rung.footprint.high_gb:.0f}), {cost}"
+    words = {Nearest.QLORA: lambda w: f"QLoRA {w.footprint.total_gb:.1f} GB",
+             Nearest.SHORTER: lambda w: f"seq <= {w.value:,}",
+             Nearest.SHARDED: lambda w: f"{w.value} GPUs sharded"}  # fmt: skip
+    ways = [words[w.kind](w) for w in ladder.nearest]
+    return "nothing fits; nearest: " + ", ".join(ways) if ways else "nothing fits"
+
+
 JOB_TABLE: list[Column] = [
     ("gpu", lambda o: o.name),
     ("fits?", lambda o: str(o.verdict)),
@@ -525,6 +550,7 @@ JOB_TABLE: list[Column] = [
     ("rented, the run", lambda o: "-" if o.rental_cost_usd is None else
      f"${o.rental_cost_usd:,.2f} at ${o.rental_usd_per_hour:,.2f}/h"),
     ("largest batch / seq that fits", lambda o: f"{o.largest_micro_batch} / {o.largest_seq_len:,}"),
+    ("least memory that fits (the stack's choices)", ladder_text),
 ]
 
 
