@@ -110,6 +110,7 @@ def test_hugging_face_trainer_on_a_tiny_llama_from_a_local_config(tmp_path: Path
     # a decoder's training FLOPs are about 6 x parameters x tokens (plus attention): the count is in that range
     flops = sum(p["flops_per_sample"] for p in workload["phases"])
     assert 4 * parameters * 24 < flops < 12 * parameters * 24
+    assert workload["output_values_per_sample"] == 24 * 128  # the logits of every position, held at the loss
     estimated_and_recommended(capsys, tmp_path, profile, callback.path)
 
 

@@ -173,6 +173,8 @@ WORKLOAD = (
           positive=True),
     Field("activation_bytes_per_sample", "number", "kind tracked: bytes of the tensors the forward pass kept for "
           "the backward pass, per sample (counted on a real step)", minimum=0, unit="B"),
+    Field("output_values_per_sample", "number", "kind tracked: values the model outputs per sample (its logits or "
+          "softmax over every step: held at the loss with their gradient)", minimum=0),
     Field("counted_precision", "choice", "kind tracked: the precision of the step its FLOPs and activations were "
           "counted on", choices=PRECISIONS),
     Field("model_class", "string", "kind tracked: the model's class"),

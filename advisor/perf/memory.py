@@ -2,6 +2,9 @@
 
     memory = weights + gradients + optimizer state          (4 bytes a parameter each; Adam keeps two states)
              + activations kept for the backward pass       (values per sample x batch x bytes x ACTIVATION_FACTOR)
+             + the outputs and their loss                   (a model's output values per sample x batch x
+                                                             OUTPUT_BYTES: a softmax over every step of a sequence
+                                                             is often the largest tensor of the step)
              + the framework's own                           (OVERHEAD_GB: CUDA context, workspaces; a CPU's runtime)
 
 in float32 or mixed precision (activations in 2 bytes; the float32 weights stay, plus a 16-bit copy). The
@@ -32,6 +35,12 @@ DEFAULT_STATES = 2  # an optimizer not in the table: as Adam
 ACTIVATION_FACTOR = {DeviceKind.GPU: 0.66, DeviceKind.CPU: 1.45}
 OVERHEAD_GB = {DeviceKind.GPU: 0.8, DeviceKind.CPU: 0.135}
 USABLE = 0.95  # the share of a GPU's memory a training run can use (drivers and display keep the rest)
+# Bytes per output value at the loss, in either precision: the output in float32 (Keras keeps an output layer
+# float32 under a mixed policy; a 16-bit output and its float32 copy cost as much), the loss's float32 intermediate
+# it keeps for the backward pass (the log of a softmax), and the output's float32 gradient. Arithmetic: no factor.
+OUTPUT_BYTES = 4 + 4 + 4
+# A tracked run's saved tensors already hold the output's copies the loss keeps; its float32 gradient comes on top.
+OUTPUT_GRADIENT_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,18 @@ def activations_per_sample(spec: dict[str, Any]) -> float | None:
     return None
 
 
+def output_values_per_sample(spec: dict[str, Any]) -> float:
+    """A model's output values per sample, from its outputs' shapes (``float32[512, 8000]``: 4,096,000); 0 where
+    the description has none."""
+    total = 0.0
+    for text in spec.get("outputs") or []:
+        dims = str(text).partition("[")[2].rstrip("]")
+        sizes = [d.strip() for d in dims.split(",") if d.strip()]
+        if all(d.isdigit() for d in sizes):
+            total += float(math.prod(int(d) for d in sizes))
+    return total
+
+
 def predict(
     spec: dict[str, Any],
     precision: str,
@@ -97,7 +118,8 @@ def predict(
     static = weights * (4 * (2 + states) + (2 if mixed else 0))
     batch = batch or int(spec["batch_size"])
     factor = ACTIVATION_FACTOR[device_kind] if activation_factor is None else activation_factor
-    kept = activations * batch * (2 if mixed else 4) * factor
+    outputs = min(output_values_per_sample(spec), activations)  # the output layer's values, counted at the loss
+    kept = (activations - outputs) * batch * (2 if mixed else 4) * factor + outputs * batch * OUTPUT_BYTES
     overhead = OVERHEAD_GB[device_kind] if overhead_gb is None else overhead_gb
     return Footprint(static / GB, kept / GB, overhead)
 
@@ -105,8 +127,9 @@ def predict(
 def _tracked(spec: dict[str, Any], precision: str, device_kind: str, batch: int | None,
              overhead_gb: float | None) -> Footprint | None:  # fmt: skip
     """A tracked run's footprint from its counted parts: every weight (4 bytes), a gradient and the optimizer's
-    states for each trainable one, a 16-bit copy in mixed precision, and the bytes its forward pass kept per sample
-    (counted in the precision it was tracked in) for one micro-batch, times TRANSIENT_FACTOR."""
+    states for each trainable one, a 16-bit copy in mixed precision, the bytes its forward pass kept per sample
+    (counted in the precision it was tracked in) for one micro-batch, times TRANSIENT_FACTOR, and its outputs'
+    float32 gradient at the loss."""
     counted = spec.get("activation_bytes_per_sample")
     if counted is None or spec.get("parameters") is None:
         return None
@@ -119,6 +142,7 @@ def _tracked(spec: dict[str, Any], precision: str, device_kind: str, batch: int 
     # other way round they are kept as counted (float32 bytes: an upper bound).
     widen = 2.0 if not mixed and spec.get("counted_precision", Precision.FLOAT32) != Precision.FLOAT32 else 1.0
     kept = float(counted) * micro * TRANSIENT_FACTOR * widen
+    kept += float(spec.get("output_values_per_sample") or 0.0) * micro * OUTPUT_GRADIENT_BYTES
     overhead = OVERHEAD_GB[device_kind] if overhead_gb is None else overhead_gb
     return Footprint(static / GB, kept / GB, overhead)
 

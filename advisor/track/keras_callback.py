@@ -12,6 +12,7 @@ timed apart. FLOPs come from the project's layer counter (:mod:`advisor.measure.
 from __future__ import annotations
 
 import contextlib
+import math
 import platform
 import threading
 from typing import Any
@@ -207,7 +208,8 @@ def _counted(model, batch_size: int, precision: str) -> Counted:
         else:
             kept += 2 * layer.activations  # a layer keeps its input and output for the backward pass
     value_bytes = 4 if precision == Precision.FLOAT32 else 2
+    outputs = sum(math.prod(int(d or 1) for d in tuple(t.shape)[1:]) for t in model.outputs)
     return Counted(flops_by_kind=by_kind, samples=batch_size, activation_bytes=kept * value_bytes * batch_size,
-                   activation_values=kept * batch_size, precision=precision,
+                   activation_values=kept * batch_size, output_values=float(outputs * batch_size), precision=precision,
                    method="advisor's Keras layer counter (advisor.measure.flops): forward x 3 for layers with weights",
                    not_counted=list(work.not_counted), recurrent_steps=recurrent_steps or None)  # fmt: skip

@@ -99,6 +99,7 @@ class Counted:
     micro_batches: int = 1
     activation_bytes: float | None = None  # kept for the backward pass, per micro-batch
     activation_values: float | None = None
+    output_values: float | None = None  # the model's output values (logits, a softmax), per micro-batch
     precision: str | None = None
     method: str = ""
     not_counted: list[str] = field(default_factory=list)
@@ -367,6 +368,8 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
         if counted.activation_bytes is not None:
             micro_samples = counted.samples / max(counted.micro_batches, 1)
             workload["activation_bytes_per_sample"] = _sig(counted.activation_bytes / micro_samples)
+            if counted.output_values:
+                workload["output_values_per_sample"] = _sig(counted.output_values / micro_samples)
         if counted.precision:
             workload["counted_precision"] = counted.precision
         workload["flops_method"] = counted.method

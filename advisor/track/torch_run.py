@@ -149,7 +149,18 @@ class StepCounter:
         self.saved_bytes = 0.0
         self.saved_values = 0.0
         self.saved = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda tensor: tensor)
+        self.model = model
+        self.output_values = 0.0  # the model's outputs over the step's forwards (a language model's logits)
+        self.output_hook = None
         self.entered = False
+
+    def _output(self, module, args, output) -> None:
+        """The model's output: a Hugging Face model's logits, else its first tensor."""
+        torch = _torch()
+        tensor = getattr(output, "logits", None)
+        tensor = tensor if isinstance(tensor, torch.Tensor) else _first_tensor(torch, output)
+        if tensor is not None and tensor.dim() > 0:
+            self.output_values += float(tensor.numel())
 
     def _pack(self, tensor):
         with contextlib.suppress(Exception):  # a tensor without storage (a subclass, a nested tensor): not counted
@@ -164,12 +175,16 @@ class StepCounter:
     def __enter__(self) -> StepCounter:
         self.flops.__enter__()
         self.saved.__enter__()
+        self.output_hook = self.model.register_forward_hook(self._output)
         self.entered = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.entered:
             self.entered = False
+            if self.output_hook is not None:
+                self.output_hook.remove()
+                self.output_hook = None
             self.saved.__exit__(None, None, None)
             self.flops.__exit__(None, None, None)
 
@@ -299,6 +314,7 @@ class TorchTracker:
             flops_by_kind=dict(counter.by_kind), samples=samples, micro_batches=micro_batches,
             activation_bytes=counter.saved_bytes / max(micro_batches, 1),
             activation_values=counter.saved_values / max(micro_batches, 1), precision=counter.precision(),
+            output_values=counter.output_values / max(micro_batches, 1) or None,
             method="torch.utils.flop_counter.FlopCounterMode on a real training step (forward, backward and the "
                    "optimizer's step); activations: the tensors saved for the backward pass",
             not_counted=self.not_counted + sorted(f"{op} (its FLOP formula failed)" for op in counter.failed),
