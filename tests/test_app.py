@@ -275,6 +275,13 @@ def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     rows = table.set_index("gpu")
     assert rows.loc["H100 SXM5 80GB", "fits?"] == "fits"
     assert rows.loc["GeForce RTX 4060 Ti (8 GB)", "fits?"] == "does not fit"
+    # the training stack is part of the job: Transformers' Trainer defaults hold the whole fp32 logits
+    at.selectbox(key="llm_stack").set_value("hf-trainer").run()
+    rows = job_table(at).set_index("gpu")
+    ladder = "least memory that fits (the stack's choices)"
+    assert rows.loc["GeForce RTX 4090", "fits?"] != "fits" and "GB" in rows.loc["GeForce RTX 4090", ladder]
+    assert rows.loc["H100 SXM5 80GB", ladder] == ""  # it fits as asked
+    at.selectbox(key="llm_stack").set_value("trl-sft").run()
     at.selectbox(key="llm_method").set_value("qlora").run()  # QLoRA fits where LoRA does not
     rows = job_table(at).set_index("gpu")
     assert rows.loc["GeForce RTX 4090", "fits?"] == "fits"

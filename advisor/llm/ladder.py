@@ -156,7 +156,7 @@ def _all_moves(job: TrainingJob) -> TrainingJob:
 
 def nearest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False) -> tuple[Way, ...]:
     """Where no set of moves fits: QLoRA with every move, the longest sequence every move fits, the fewest GPUs
-    sharding (FSDP / ZeRO-3) fits it over."""
+    sharding (FSDP / ZeRO-3) fits it over with every move (up to ``MOST_SHARDS``)."""
     lightest = _all_moves(job)
     ways = []
     if job.method != Method.QLORA:
@@ -168,7 +168,7 @@ def nearest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False) -> t
     if longest > 0:
         ways.append(Way(Nearest.SHORTER, longest, memory.predict(replace(lightest, seq_len=longest), pure_16bit)))
     for shards in range(2, MOST_SHARDS + 1):
-        footprint = memory.predict(job, pure_16bit, shards=shards)
+        footprint = memory.predict(lightest, pure_16bit, shards=shards)
         if footprint.verdict(capacity_gb) == memory.Fit.FITS:
             ways.append(Way(Nearest.SHARDED, shards, footprint))
             break

@@ -163,8 +163,9 @@ def resolve(stack: Stack, method: Method, overrides: dict[str, Any]) -> Choices:
 def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     """The job run with these choices; a combination no stack can run is refused with one line saying why."""
     if choices.optimizer_in_backward and job.grad_accum > 1:
-        raise AdvisorError("--optimizer-in-backward frees each gradient as soon as its step is taken, so it "
-                           f"cannot accumulate gradients over --grad-accum {job.grad_accum} micro-batches: use one")
+        raise AdvisorError(f"--optimizer-in-backward (on in {stack}'s choices for this method) frees each gradient "
+                           "as soon as its step is taken, so it cannot accumulate gradients over --grad-accum "
+                           f"{job.grad_accum} micro-batches: --grad-accum 1, or --optimizer-in-backward off")
     if choices.optimizer_in_backward and choices.optimizer_states == StatePlace.OFFLOADED:
         raise AdvisorError("--optimizer-in-backward runs each step on the GPU during the backward pass: it cannot "
                            "run with --optimizer-states offloaded (the step on the CPU after it)")  # fmt: skip
