@@ -135,9 +135,11 @@ def generated_sections(text: str) -> str:
     """The text with its generated sections (where it has them) rewritten from the code (tests check they match)."""
     sys.path.insert(0, str(ROOT))
     from advisor.format import metrics, schema
+    from advisor.llm import stack
 
     for name, body in (("field-reference", schema.markdown_reference()),
-                       ("metric-definitions", metrics.markdown_definitions())):  # fmt: skip
+                       ("metric-definitions", metrics.markdown_definitions()),
+                       ("training-stacks", stack.markdown_reference())):  # fmt: skip
         start, end = f"<!-- {name}:start -->\n", f"<!-- {name}:end -->"
         if start not in text:
             continue

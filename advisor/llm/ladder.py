@@ -22,6 +22,7 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 
 from advisor.llm import memory
 from advisor.llm.job import Loss, Method, StatePlace, TrainingJob
@@ -128,16 +129,25 @@ def _candidates(job: TrainingJob) -> list[tuple[Move, ...]]:
     return found
 
 
+@lru_cache(maxsize=64)
+def _footprints(job: TrainingJob, pure_16bit: bool, shards: int) -> tuple[tuple[tuple[Move, ...], TrainingJob,
+                                                                               memory.Footprint], ...]:
+    """Every set of moves, its job and its footprint: the same on every GPU (only the verdict is the card's)."""
+    found = []
+    for moves in _candidates(job):
+        changed = job
+        for move in moves:
+            changed = _make(changed, move)
+        found.append((moves, changed, memory.predict(changed, pure_16bit, shards=shards)))
+    return tuple(found)
+
+
 def cheapest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
              micro_batch_seconds: float | None = None) -> Rung | None:  # fmt: skip
     """The set of moves that fits the card (by its range's upper end) at the least slowdown (then the fewest moves,
     then the least memory); None where none does."""
     best: Rung | None = None
-    for moves in _candidates(job):
-        changed = job
-        for move in moves:
-            changed = _make(changed, move)
-        footprint = memory.predict(changed, pure_16bit, shards=shards)
+    for moves, changed, footprint in _footprints(job, pure_16bit, shards):
         if footprint.verdict(capacity_gb) != memory.Fit.FITS:
             continue
         rung = Rung(moves, changed, footprint, slowdown(job, changed, pure_16bit, micro_batch_seconds))

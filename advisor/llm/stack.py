@@ -208,13 +208,20 @@ def job_request(shape: JobShape, stack_name: str | None = None, overrides: dict[
     return JobRequest(job, mode, int(devices), bool(sharded), choices.pure_bf16, gpu_ids)
 
 
-def reference_rows() -> list[dict[str, str]]:
-    """Each stack and its choices, for the README and ``advisor stacks``."""
-    _, _, stacks = load_stacks()
-    rows = []
-    for stack in stacks.values():
-        words = stack.choices.words()
-        full = {k: v for k, v in stack.full.words().items() if words[k] != v}
-        rows.append({"stack": stack.name, "title": stack.title, **words,
-                     "full fine-tuning": ", ".join(f"{k} {v}" for k, v in full.items()) or "the same"})  # fmt: skip
-    return rows
+def markdown_reference() -> str:
+    """The reference's table of the stacks: each one's choices (and those it makes differently for full fine-tuning),
+    the default and why, and where each default is written (``docs/reference.md``, tested against this)."""
+    default, why, stacks = load_stacks()
+    names = [c.name for c in CHOICES]
+    lines = ["| stack | " + " | ".join(c.flag for c in CHOICES) + " | full fine-tuning |",
+             "|---|" + "---|" * (len(names) + 1)]  # fmt: skip
+    for found in stacks.values():
+        words = found.choices.words()
+        full = {k: v for k, v in found.full.words().items() if words[k] != v}
+        mark = " (default)" if found.name == default else ""
+        lines.append(f"| `{found.name}`{mark}: {found.title} | " + " | ".join(words[n] for n in names) + " | "
+                     + (", ".join(f"{k} {v}" for k, v in full.items()) or "the same") + " |")
+    lines += ["", f"The default, `{default}`: {why}", "", "Where each default is written:", ""]
+    for found in stacks.values():
+        lines.append(f"- `{found.name}`: " + "; ".join(f"{k}: {v}" for k, v in found.sources.items()))
+    return "\n".join(lines) + "\n"
