@@ -27,6 +27,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from advisor.llm import memory  # noqa: E402
 from advisor.llm.config import load_presets  # noqa: E402
 from advisor.llm.job import ALL_LINEAR, TrainingJob, job_from_options  # noqa: E402
 from advisor.store import collection  # noqa: E402
@@ -60,10 +61,12 @@ FACTORY = ("LLaMA-Factory's benchmark in Unsloth's README: LoRA rank 8 on q_proj
            "default); the A100's variant is not stated (40 GB taken); the rows without FlashAttention-2 left out")
 MAX_CONTEXT = ("Unsloth's README table of the longest context that fits a VRAM budget: QLoRA rank 32 on every "
                "linear layer, batch 1, sequences padded to the length; the peak is the budget (an upper bound of "
-               "the run's own peak) at that length; Hugging Face + FA2 with gradient checkpointing on")
+               "the run's own peak) at that length, in decimal GB (a card's stated GB are binary: 8 GB = 8.59e9 "
+               "bytes); Hugging Face + FA2 with gradient checkpointing on")
 QWEN = ("Qwen v1 finetune.py as its README's profiling states: LoRA rank 64 on c_attn, c_proj, w1 and w2 (every "
         "linear layer), gradient checkpointing on, bf16 mixed precision (fp32 master weights and AdamW), "
-        "FlashAttention-2; Q-LoRA on the Int4 (GPTQ) model")  # fmt: skip
+        "FlashAttention-2; Q-LoRA on the Int4 (GPTQ) model; the Transformers Trainer over Qwen's own modelling "
+        "code, whose cross-entropy runs on the bf16 logits (no fp32 copy)")  # fmt: skip
 
 
 def _litgpt_table(row: dict) -> dict | None:
@@ -90,7 +93,8 @@ def _qwen(row: dict) -> dict | None:
     if kind is None or row["gpus"] != 1:  # LoRA (emb) also trains the embeddings: not a method modelled here
         return None
     return {"method": kind, "seq_len": row["seq_len"], "lora_rank": 64, "lora_targets": ",".join(ALL_LINEAR),
-            "pure_16bit": False, "checkpointing": True, "stack": "hf-trainer", "settings": QWEN}  # fmt: skip
+            "pure_16bit": False, "checkpointing": True, "stack": "hf-trainer", "loss": "16bit-logits",
+            "settings": QWEN}  # fmt: skip
 
 
 def _llama_factory(row: dict) -> dict | None:
@@ -100,17 +104,18 @@ def _llama_factory(row: dict) -> dict | None:
     unsloth = "Unsloth" in row["method"]
     return {"method": kind, "seq_len": int(row["seq_len"]), "lora_rank": 8, "lora_targets": "q_proj,v_proj",
             "pure_16bit": False, "checkpointing": True, "stack": "unsloth" if unsloth else "hf-trainer",
-            "gpu": "a100-40gb-sxm4", "settings": FACTORY}  # fmt: skip
+            "activation_offloading": False, "gpu": "a100-40gb-sxm4", "settings": FACTORY}  # fmt: skip
 
 
 def _max_context(row: dict) -> dict | None:
     if row["value"] is None:  # out of memory at any length
         return None
-    budget = float(row["peak_vram_gb"])
+    budget = float(row["peak_vram_gb"])  # a card's stated memory: binary GB
     unsloth = row["method"].endswith("Unsloth")
     return {"method": "qlora", "seq_len": int(row["value"]), "lora_rank": 32, "lora_targets": ",".join(ALL_LINEAR),
             "pure_16bit": False, "checkpointing": True, "stack": "unsloth" if unsloth else "hf-trainer",
-            "gpu": f"a {budget:g} GB budget", "gpu_memory_gb": budget, "settings": MAX_CONTEXT}  # fmt: skip
+            "gpu": f"a {budget:g} GB card", "gpu_memory_gb": budget, "peak_gb": round(memory.card_gb(budget), 2),
+            "settings": MAX_CONTEXT}  # fmt: skip
 
 
 RULES = (  # (source contains, workload contains, how its rows read)
@@ -141,10 +146,10 @@ def memory_cases(rows: list[dict]) -> list[dict]:
         gpu = settings and settings.get("gpu", GPUS.get(row["gpu"]))
         if settings is None or gpu is None:
             continue
-        cases.append({"model": preset, **{k: v for k, v in settings.items() if k not in ("settings", "gpu")},
+        cases.append({"model": preset, **{k: v for k, v in settings.items() if k not in ("settings", "gpu", "peak_gb")},
                       "batch": int(row["batch"] or 1), "gpu": gpu,
                       "gpu_memory_gb": settings.get("gpu_memory_gb", GPU_MEMORY_GB.get(gpu)),
-                      "peak_gb": float(row["peak_vram_gb"]),
+                      "peak_gb": settings.get("peak_gb", float(row["peak_vram_gb"])),
                       "workload": row["workload"], "published_method": row["method"], "source": row["source"],
                       "settings": settings["settings"]})  # fmt: skip
     return cases

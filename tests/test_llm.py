@@ -142,9 +142,11 @@ def test_the_shipped_fit_is_the_cross_validation():
 def test_fits_tight_and_does_not_fit_follow_the_range():
     job = job_from_options(load_presets()["llama-3.1-8b"], "qlora", 2048, 1, checkpointing=True)
     footprint = memory.predict(job)
-    assert footprint.verdict(footprint.high_gb / memory.USABLE + 0.01) == memory.Fit.FITS
-    assert footprint.verdict(footprint.total_gb) == memory.Fit.TIGHT
-    assert footprint.verdict(footprint.low_gb * 0.99) == memory.Fit.NO
+    stated = memory.card_gb(1.0)  # a card's stated GB are binary: its memory in the footprint's decimal GB
+    assert stated == pytest.approx(1.073741824)
+    assert footprint.verdict(footprint.high_gb / memory.USABLE / stated + 0.01) == memory.Fit.FITS
+    assert footprint.verdict(footprint.total_gb / stated) == memory.Fit.TIGHT
+    assert footprint.verdict(footprint.low_gb * 0.99 / stated) == memory.Fit.NO
     largest = memory.largest_seq_len(job, 24)
     assert largest % 128 == 0
     longer = job_from_options(load_presets()["llama-3.1-8b"], "qlora", largest + 128, 1, checkpointing=True)

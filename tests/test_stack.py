@@ -34,7 +34,7 @@ def test_every_stack_writes_out_every_choice_with_a_source():
     assert {"trl-sft", "hf-trainer", "torchtune", "unsloth", "litgpt", "axolotl"} <= set(stacks)
     for found in stacks.values():
         assert found.sources, found.name
-        assert all("github:" in text or "Transformers" in text for text in found.sources.values()), found.name
+        assert all(len(text) > 30 for text in found.sources.values()), found.name  # a file, version or document
 
 
 def test_an_unknown_stack_lists_the_known_ones():
@@ -46,7 +46,7 @@ def test_an_unknown_stack_lists_the_known_ones():
 @pytest.mark.parametrize(("flags", "why"), [
     (("--optimizer-in-backward", "on", "--grad-accum", "4"), "cannot accumulate gradients over --grad-accum 4"),
     (("--optimizer-in-backward", "on", "--optimizer-states", "offloaded"), "cannot run with --optimizer-states"),
-    (("--loss", "mse"), "--loss: loss must be one of fp32-logits, chunked, fused"),
+    (("--loss", "mse"), "--loss: loss must be one of fp32-logits, 16bit-logits, chunked, fused, got 'mse'"),
 ])  # fmt: skip
 def test_a_choice_no_stack_can_make_is_one_line_saying_why(flags, why):
     done = _cli("estimate", "--model-config", "llama-3.1-8b", *flags)
@@ -111,7 +111,8 @@ def test_a_job_that_does_not_fit_gets_the_cheapest_choices_that_make_it_fit():
     assert footprint.verdict(24) == memory.Fit.NO
     found = ladder.least_memory(request.job, 24, request.pure_16bit, micro_batch_seconds=1.0)
     assert found.fits is not None and found.fits.moves
-    assert found.fits.footprint.verdict(24) == memory.Fit.FITS and found.fits.footprint.high_gb <= 24 * memory.USABLE
+    usable = memory.card_gb(24) * memory.USABLE
+    assert found.fits.footprint.verdict(24) == memory.Fit.FITS and found.fits.footprint.high_gb <= usable
     assert found.fits.slowdown >= 1.0
     # the cheapest: no set of moves that fits is faster
     for moves in ladder._candidates(request.job):
@@ -140,7 +141,7 @@ def test_the_ladder_is_in_the_rows_and_the_json():
                 "2", "--stack", "hf-trainer", "--gpu", "rtx-4090", "--json")  # fmt: skip
     row = json.loads(done.stdout)[0]
     assert row["fits"] != "fits" and row["least_memory"]["fits_with"]
-    assert row["least_memory"]["memory_high_gb"] <= 24 * memory.USABLE
+    assert row["least_memory"]["memory_high_gb"] <= memory.card_gb(24) * memory.USABLE
     text = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--batch",
                 "2", "--stack", "hf-trainer", "--gpu", "rtx-4090").stdout  # fmt: skip
     assert "least memory that fits" in text and ("% slower" in text or "no slower" in text)

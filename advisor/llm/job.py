@@ -42,7 +42,8 @@ class Checkpointing(StrEnum):
 class Loss(StrEnum):
     """How the loss holds the output layer's logits (``advisor/data/stacks.yaml`` says which stack does which)."""
 
-    FP32_LOGITS = "fp32-logits"  # the 16-bit logits, their fp32 copy and its gradient, for every token
+    FP32_LOGITS = "fp32-logits"  # the 16-bit logits, their fp32 copy, its log-softmax and gradient, every token
+    BF16_LOGITS = "16bit-logits"  # the cross-entropy on the 16-bit logits themselves (no fp32 copy)
     CHUNKED = "chunked"  # the cross-entropy a chunk of tokens at a time: the 16-bit logits and their gradient
     FUSED = "fused"  # a fused linear cross-entropy: the logits never held whole
 
@@ -87,6 +88,8 @@ class TrainingJob:
     activation_offloading: bool = False
     optimizer_states: StatePlace = StatePlace.RESIDENT
     optimizer_in_backward: bool = False
+    loads_16bit: bool = False  # QLoRA: the stack puts the 16-bit weights on the GPU before quantizing them
+    double_quant: bool = False  # QLoRA: the 4-bit blocks' scales quantized too (bitsandbytes' double quantization)
     stack: str = ""  # the stack's name: its fitted memory constants ("": the pooled fit's)
 
     def __post_init__(self) -> None:

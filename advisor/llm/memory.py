@@ -30,6 +30,7 @@ from functools import lru_cache
 from importlib import resources
 
 from advisor.errors import AdvisorError
+from advisor.format.units import CARD_BYTES_PER_STATED_GB
 from advisor.llm.job import OPTIMIZER_STATE_BYTES, Loss, Method, StatePlace, TrainingJob, activation_values_per_token
 from advisor.store.parse import safe_load
 
@@ -37,10 +38,21 @@ GB = 1e9
 FIT_FILE = "llm_memory_fit.yaml"
 FIT_VERSION = 1
 USABLE = 0.95  # the share of a GPU's memory a run can use (the driver, a display, fragmentation keep the rest)
-QUANTIZED_BYTES = 0.5 + 4 / 64  # NF4 / GPTQ int4: half a byte, and an fp32 scale per 64 weights
-# Bytes per vocabulary entry and token the loss holds at its peak: the 16-bit logits, their fp32 copy and its
-# gradient; a chunk at a time, the 16-bit logits and their 16-bit gradient; fused, none held whole.
-LOGIT_BYTES = {Loss.FP32_LOGITS: 2.0 + 4.0 + 4.0, Loss.CHUNKED: 2.0 + 2.0, Loss.FUSED: 0.0}
+
+
+def card_gb(capacity_gb: float) -> float:
+    """A card's memory in decimal GB, from its datasheet's (binary) figure: 24 -> 25.77."""
+    return capacity_gb * CARD_BYTES_PER_STATED_GB
+# NF4: half a byte a weight and an fp32 scale per 64 weights; with double quantization the scales in 8 bits, an
+# fp32 scale per 256 of them (bitsandbytes' bnb_4bit_use_double_quant, torchao's NF4 scaler blocks)
+QUANTIZED_BYTES = {False: 0.5 + 4 / 64, True: 0.5 + 1 / 64 + 4 / (64 * 256)}
+# Bytes per vocabulary entry and token the loss holds at its peak. Transformers' ForCausalLMLoss: the 16-bit
+# logits, their fp32 copy, the fp32 log-softmax the cross-entropy keeps, its fp32 gradient and the 16-bit cast of
+# it; on the 16-bit logits themselves (Qwen v1's own modelling code): the logits, a shifted copy, the log-softmax,
+# its gradient and the logits' gradient, 16-bit each; a chunk at a time: the 16-bit logits and their 16-bit
+# gradient; fused: none held whole.
+LOGIT_BYTES = {Loss.FP32_LOGITS: 2.0 + 4.0 + 4.0 + 4.0 + 2.0, Loss.BF16_LOGITS: 5 * 2.0, Loss.CHUNKED: 2.0 + 2.0,
+               Loss.FUSED: 0.0}  # fmt: skip
 IN_FLIGHT_BLOCKS = 2  # activation offloading: the block computing and the one being copied
 
 
@@ -92,6 +104,12 @@ class Footprint:
     low_factor: float
     high_factor: float
     host_gb: float = 0.0  # what the stack keeps in the host's memory instead (paged or offloaded states, activations)
+    loading_gb: float = 0.0  # a stack that quantizes on the GPU: the 16-bit weights there while loading
+
+    @property
+    def _floor_gb(self) -> float:
+        """The loading's peak (with the framework's own): the footprint is never below it."""
+        return self.loading_gb + self.overhead_gb if self.loading_gb else 0.0
 
     @property
     def static_gb(self) -> float:
@@ -105,29 +123,31 @@ class Footprint:
 
     @property
     def total_gb(self) -> float:
-        return self.static_gb + self.fitted_gb
+        return max(self.static_gb + self.fitted_gb, self._floor_gb)
 
     @property
     def low_gb(self) -> float:
         """The range's lower end: the fitted part times the cross-validated error's 5th percentile."""
-        return max(0.0, self.static_gb + self.fitted_gb * self.low_factor)
+        return max(0.0, self.static_gb + self.fitted_gb * self.low_factor, self._floor_gb)
 
     @property
     def high_gb(self) -> float:
         """The range's upper end: the fitted part times the cross-validated error's 95th percentile."""
-        return self.static_gb + self.fitted_gb * self.high_factor
+        return max(self.static_gb + self.fitted_gb * self.high_factor, self._floor_gb)
 
     def verdict(self, capacity_gb: float) -> Fit:
-        """fits: the range's upper end fits the usable memory; does not fit: not even its lower end fits the card."""
-        if self.high_gb <= capacity_gb * USABLE:
+        """fits: the range's upper end fits the usable memory; does not fit: not even its lower end fits the card
+        (``capacity_gb`` as the card's datasheet states it)."""
+        if self.high_gb <= card_gb(capacity_gb) * USABLE:
             return Fit.FITS
-        if self.low_gb > capacity_gb:
+        if self.low_gb > card_gb(capacity_gb):
             return Fit.NO
         return Fit.TIGHT
 
     def parts(self) -> dict[str, float]:
-        return {"weights": self.weights_gb, "gradients": self.gradients_gb, "optimizer": self.optimizer_gb,
-                "activations": self.activations_gb, "framework": self.overhead_gb}  # fmt: skip
+        parts = {"weights": self.weights_gb, "gradients": self.gradients_gb, "optimizer": self.optimizer_gb,
+                 "activations": self.activations_gb, "framework": self.overhead_gb}  # fmt: skip
+        return {**parts, "loading": self.loading_gb} if self.loading_gb else parts
 
 
 def static_bytes(job: TrainingJob, pure_16bit: bool = False) -> tuple[float, float, float]:
@@ -146,7 +166,7 @@ def static_bytes(job: TrainingJob, pure_16bit: bool = False) -> tuple[float, flo
     else:
         frozen_blocks = m.layers * m.block_linear_parameters
         other = m.parameters - frozen_blocks
-        base = QUANTIZED_BYTES if job.method == Method.QLORA else 2.0
+        base = QUANTIZED_BYTES[job.double_quant] if job.method == Method.QLORA else 2.0
         weights = base * frozen_blocks + 2.0 * other + master * trained
         gradients = master * trained
     if job.optimizer_in_backward and trained:
@@ -204,13 +224,17 @@ def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = N
     if shards > 1:
         gathered = 2 * 2.0 * job.model.block_linear_parameters
         weights, gradients, optimizer = weights / shards + gathered, gradients / shards, optimizer / shards
+    loading = 2.0 * job.model.parameters / shards if job.loads_16bit and job.method == Method.QLORA else 0.0
     return Footprint(weights / GB, gradients / GB, optimizer / GB, factor * activation_bytes(job) / GB, overhead_gb,
-                     fitted.range_low, fitted.range_high, host_bytes(job, pure_16bit) / GB)  # fmt: skip
+                     fitted.range_low, fitted.range_high, host_bytes(job, pure_16bit) / GB, loading / GB)  # fmt: skip
 
 
 def _room_for_activations(one: Footprint, capacity_gb: float) -> float:
-    """The activations' GB the range's upper end leaves room for on the card."""
-    return (capacity_gb * USABLE - one.static_gb) / one.high_factor - one.overhead_gb
+    """The activations' GB the range's upper end leaves room for on the card (none where the loading does not fit)."""
+    usable = card_gb(capacity_gb) * USABLE
+    if one._floor_gb > usable:
+        return 0.0
+    return (usable - one.static_gb) / one.high_factor - one.overhead_gb
 
 
 def largest_micro_batch(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1) -> int:

@@ -108,6 +108,8 @@ class Stack:
     choices: Choices
     full: Choices
     sources: dict[str, str]
+    loads_16bit: bool = False  # QLoRA's 16-bit weights on the GPU while loading, before they are quantized
+    double_quant: bool = False  # QLoRA's 4-bit blocks' scales quantized too
 
     def choices_for(self, method: Method) -> Choices:
         return self.full if method == Method.FULL else self.choices
@@ -126,7 +128,7 @@ def load_stacks() -> tuple[str, str, dict[str, Stack]]:
         raise AdvisorError(f"{where}: stacks_version must be {STACKS_VERSION}")
     stacks = {}
     for name, entry in data["stacks"].items():
-        known = set(BY_NAME) | {"title", "full", "sources"}
+        known = set(BY_NAME) | {"title", "full", "sources", "loads_16bit", "double_quant"}
         unknown = set(entry) - known
         if unknown:
             raise AdvisorError(f"{where}: stacks.{name}: unknown field(s) {sorted(unknown)}")
@@ -135,7 +137,8 @@ def load_stacks() -> tuple[str, str, dict[str, Stack]]:
             raise AdvisorError(f"{where}: stacks.{name}: every choice is written out; missing {sorted(missing)}")
         own = _choices({k: v for k, v in entry.items() if k in BY_NAME}, Choices(), f"{where}: stacks.{name}")
         full = _choices(entry.get("full") or {}, own, f"{where}: stacks.{name}.full")
-        stacks[name] = Stack(name, entry["title"], own, full, dict(entry.get("sources") or {}))
+        stacks[name] = Stack(name, entry["title"], own, full, dict(entry.get("sources") or {}),
+                             bool(entry.get("loads_16bit", False)), bool(entry.get("double_quant", False)))
     if data["default"] not in stacks:
         raise AdvisorError(f"{where}: default {data['default']!r} is not one of the stacks")
     return data["default"], " ".join(str(data["default_why"]).split()), stacks
@@ -172,6 +175,7 @@ def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     return replace(job, checkpointing=choices.checkpointing, loss=choices.loss,
                    activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
                    optimizer_in_backward=choices.optimizer_in_backward, optimizer=choices.optimizer,
+                   loads_16bit=stack_named(stack).loads_16bit, double_quant=stack_named(stack).double_quant,
                    stack=stack)  # fmt: skip
 
 

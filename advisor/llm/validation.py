@@ -86,21 +86,29 @@ def load_cases() -> tuple[Case, ...]:
     return tuple(cases)
 
 
-def _parts(cases: tuple[Case, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per case: the static GB, the activations' GB before the factor, the published peak."""
-    static, acts = [], []
+def _parts(cases: tuple[Case, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per case: the static GB, the activations' GB before the factor, the loading's GB, the published peak."""
+    static, acts, loading = [], [], []
     for case in cases:
         unit = memory.predict(case.job, case.pure_16bit, factor=1.0, overhead_gb=0.0)
-        static.append(unit.total_gb - unit.activations_gb)
+        static.append(unit.static_gb)
         acts.append(unit.activations_gb)
-    return np.array(static), np.array(acts), np.array([c.peak_gb for c in cases])
+        loading.append(unit.loading_gb)
+    return np.array(static), np.array(acts), np.array(loading), np.array([c.peak_gb for c in cases])
+
+
+def _predicted(static: np.ndarray, acts: np.ndarray, loading: np.ndarray, factor, overhead) -> np.ndarray:
+    """The model's total (broadcast over grids of constants): the training's peak, or the loading's where higher."""
+    training = static + factor * acts + overhead
+    return np.maximum(training, np.where(loading > 0, loading + overhead, 0.0))
 
 
 def fit(cases: tuple[Case, ...]) -> tuple[float, float]:
     """(activation factor, overhead GB) of least squared log error (an under-prediction weighing
     ``OPTIMISM_WEIGHT`` times more), on a grid."""
-    static, acts, peaks = _parts(cases)
-    predicted = static[None, None] + FACTORS[:, None, None] * acts[None, None] + OVERHEADS[None, :, None]
+    static, acts, loading, peaks = _parts(cases)
+    predicted = _predicted(static[None, None], acts[None, None], loading[None, None], FACTORS[:, None, None],
+                           OVERHEADS[None, :, None])  # fmt: skip
     error = np.log(peaks[None, None] / predicted)
     loss = (np.where(error > 0, OPTIMISM_WEIGHT, 1.0) * error**2).sum(axis=2)
     i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
@@ -148,11 +156,10 @@ class Report:
     def said_not_to_fit(self) -> list[Case]:
         """Published runs the model (cross-validated) would say do not fit the GPU they ran on."""
         found = []
-        for case, ratio, fitted_ratio in zip(self.cases, self.ratios, self.fitted_ratios, strict=True):
+        for case, ratio in zip(self.cases, self.ratios, strict=True):
             constants = self.fitted.get(case.stack, self.fitted[""])
-            predicted = case.peak_gb / ratio
-            static = case.peak_gb - fitted_ratio * (predicted - _static_gb(case)) if fitted_ratio else _static_gb(case)
-            if static + (predicted - static) * constants.range_low > case.gpu_memory_gb:
+            predicted, static = case.peak_gb / ratio, _static_gb(case)
+            if static + (predicted - static) * constants.range_low > memory.card_gb(case.gpu_memory_gb):
                 found.append(case)
         return found
 
@@ -179,14 +186,14 @@ def _range(ratios: np.ndarray) -> tuple[float, float]:
 
 def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
     cases = load_cases() if cases is None else cases
-    static, acts, peaks = _parts(cases)
-    predicted_fitted = np.empty(len(cases))
+    static, acts, loading, peaks = _parts(cases)
+    predicted = np.empty(len(cases))
     used_own = np.zeros(len(cases), dtype=bool)
     for index, case in enumerate(cases):
         factor, overhead, used_own[index] = _fit_for(case.stack, _left_out(case, cases))
-        predicted_fitted[index] = factor * acts[index] + overhead
-    ratios = peaks / (static + predicted_fitted)
-    fitted_ratios = (peaks - static) / predicted_fitted
+        predicted[index] = _predicted(static[index], acts[index], loading[index], factor, overhead)
+    ratios = peaks / predicted
+    fitted_ratios = (peaks - static) / (predicted - static)
     pooled_factor, pooled_overhead = fit(cases)
     fitted = {"": memory.Constants(round(pooled_factor, 3), round(pooled_overhead, 2), *_range(fitted_ratios),
                                    len(cases))}  # fmt: skip
