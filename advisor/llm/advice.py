@@ -134,34 +134,42 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
             # bfloat16 where the GPU has it; float16 only where it has not
             if key not in by_gpu or row["precision"] == Precision.MIXED_BFLOAT16:
                 by_gpu[key] = row
+        scaling_width = found.widths.half_widths.get(SCALING_SITUATION)
         for (gpu_id, count), row in by_gpu.items():
-            gpu = catalog.by_id()[gpu_id]
-            row = _llm_range(row, gpu_id in measured, widths, found.widths.half_widths.get(SCALING_SITUATION))
-            capacity = float(gpu.value("memory_gb") or 0.0)
-            shards = count if sharded and count > 1 else 1
-            footprint = memory.predict(planned, pure_16bit, shards=shards)
-            if shards > 1:
-                row = {**row, "basis": f"{row['basis']}; weights, gradients and optimizer state sharded over the "
-                                       f"{count} GPUs (FSDP / ZeRO-3), two blocks gathered at a time; the time "
-                                       "takes the all-gathers as overlapped as DDP's all-reduce"}  # fmt: skip
-            rental = gpu.best_rental
-            price = gpu.current_price(catalog.as_of)
-            micro_batches = max(1.0, planned.run_tokens / planned.tokens_per_micro_batch)
-            ladder = None if footprint.verdict(capacity) == memory.Fit.FITS else least_memory(
-                planned, capacity, pure_16bit, shards, float(row["seconds"]) / micro_batches)  # fmt: skip
-            options.append(JobOption(
-                gpu=gpu, devices=count, precision=row["precision"], checkpointing=on, footprint=footprint,
-                verdict=footprint.verdict(capacity), seconds=float(row["seconds"]), low=float(row["low"]),
-                high=float(row["high"]), bound=str(row["bound"]), basis=str(row["basis"]),
-                largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit, shards),
-                largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards),
-                price_usd=count * float(price.usd) if price else None,
-                rental_usd_per_hour=count * rental.usd_per_hour if rental else None,
-                rental_provider=rental.provider if rental else None, tokens=job.run_tokens, ladder=ladder,
-            ))  # fmt: skip
+            ranged = _llm_range(row, gpu_id in measured, widths, scaling_width)
+            options.append(_option(catalog, planned, ranged, count, pure_16bit, sharded, job.run_tokens))
     order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
     options.sort(key=lambda o: (order[o.verdict], o.seconds, o.gpu.name, o.devices))
     return JobAdvice(job, tuple(options), tuple(missing))
+
+
+def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: int, pure_16bit: bool,
+            sharded: bool, tokens: float) -> JobOption:  # fmt: skip
+    """One GPU (or ``count`` of them) for the planned job: its estimate's row, the memory the job needs there, the
+    least memory it could need where it does not fit, and what the GPUs cost."""
+    gpu = catalog.by_id()[row["catalog_id"]]
+    capacity = float(gpu.value("memory_gb") or 0.0)
+    shards = count if sharded and count > 1 else 1
+    footprint = memory.predict(planned, pure_16bit, shards=shards)
+    if shards > 1:
+        row = {**row, "basis": f"{row['basis']}; weights, gradients and optimizer state sharded over the {count} "
+                               "GPUs (FSDP / ZeRO-3), two blocks gathered at a time; the time takes the all-gathers "
+                               "as overlapped as DDP's all-reduce"}  # fmt: skip
+    rental, price = gpu.best_rental, gpu.current_price(catalog.as_of)
+    micro_batches = max(1.0, planned.run_tokens / planned.tokens_per_micro_batch)
+    verdict = footprint.verdict(capacity)
+    ladder = None if verdict == memory.Fit.FITS else least_memory(
+        planned, capacity, pure_16bit, shards, float(row["seconds"]) / micro_batches)  # fmt: skip
+    return JobOption(
+        gpu=gpu, devices=count, precision=row["precision"], checkpointing=planned.checkpointing, footprint=footprint,
+        verdict=verdict, seconds=float(row["seconds"]), low=float(row["low"]), high=float(row["high"]),
+        bound=str(row["bound"]), basis=str(row["basis"]),
+        largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit, shards),
+        largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards),
+        price_usd=count * float(price.usd) if price else None,
+        rental_usd_per_hour=count * rental.usd_per_hour if rental else None,
+        rental_provider=rental.provider if rental else None, tokens=tokens, ladder=ladder,
+    )  # fmt: skip
 
 
 def llm_gpus(frame: pd.DataFrame, catalog: Catalog) -> set[str]:
