@@ -91,6 +91,14 @@ class JobAdvice:
         found = self.fitting()
         return min(found, key=lambda o: o.seconds) if found else None
 
+    def cheapest_with_choices(self) -> JobOption | None:
+        """Among the GPUs the job does not fit as asked, the cheapest to buy that the stack's choices make it fit
+        (the least memory it needs there), where it is cheaper than the cheapest that fits as asked."""
+        found = [o for o in self.options if o.ladder is not None and o.ladder.fits is not None and o.price_usd]
+        best = min(found, key=lambda o: (o.price_usd, o.seconds)) if found else None
+        buy = self.cheapest_purchase()
+        return best if best is not None and (buy is None or best.price_usd < buy.price_usd) else None
+
 
 def _choose_checkpointing(job: TrainingJob, capacity: float, mode: Checkpointing, pure_16bit: bool) -> bool:
     """auto: checkpointing only where the job does not fit without it."""
@@ -287,9 +295,16 @@ def summary_lines(advice: JobAdvice) -> list[str]:
                      f"({hours(buy.low)} to {hours(buy.high)})")  # fmt: skip
     if fast is not None:
         lines.append(f"Fastest that fits: {fast.name}: {hours(fast.seconds)} ({fast.tokens_per_second:,.0f} tokens/s)")
-    if not advice.fitting():
-        lines.append("None of these GPUs fits this job with room to spare: try QLoRA, activation checkpointing, a "
-                     "shorter sequence or a smaller micro-batch")  # fmt: skip
+    cheaper = advice.cheapest_with_choices()
+    if cheaper is not None and cheaper.ladder is not None and cheaper.ladder.fits is not None:
+        rung = cheaper.ladder.fits
+        cost = "no slower" if rung.slowdown <= 1.005 else f"about {(rung.slowdown - 1) * 100:.0f} % slower"
+        lines.append(f"Cheaper with the stack's choices changed: {cheaper.name} (${cheaper.price_usd:,.0f}) fits with "
+                     f"{' and '.join(str(m) for m in rung.moves)}: {rung.footprint.total_gb:.1f} GB (up to "
+                     f"{rung.footprint.high_gb:.1f}), {cost}")  # fmt: skip
+    if not advice.fitting() and cheaper is None:
+        lines.append("None of these GPUs fits this job with room to spare, even with the stack's memory-saving "
+                     "choices: the rows say the nearest ways (QLoRA, a shorter sequence, several GPUs sharded)")
     return lines
 
 
