@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from advisor import store
+from advisor.commands.arguments import dollars
 from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
@@ -31,7 +32,6 @@ from advisor.llm import config as llm_config
 from advisor.llm import stack as llm_stack
 from advisor.llm.job import Checkpointing, JobRequest, Method
 from advisor.perf import estimates
-from advisor.perf.workload import dollars
 from advisor.render import charts, prose, report, text_width
 from advisor.service import client
 from advisor.store import results

@@ -96,3 +96,19 @@ def test_the_measuring_and_tracking_code_is_imported_by_the_commands_alone():
             continue
         measuring = {t for t in imports_of(path) if t != "advisor" and layer_of(t) == MEASURE}
         assert not measuring, f"advisor/{module} imports {sorted(measuring)}"
+
+
+def test_the_command_lines_words_are_read_in_commands_alone():
+    """argparse (an option's parser, a Namespace read) is the command line's: no module below ``commands/`` imports
+    it, so the library takes typed values and the app and the service call it the same way."""
+    readers = []
+    for path in sorted((ROOT / "advisor").rglob("*.py")):
+        relative = path.relative_to(ROOT / "advisor").as_posix()
+        if relative.startswith("commands/") or relative == "cli.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []  # fmt: skip
+            if any(name == "argparse" or name.startswith("argparse.") for name in names):
+                readers.append(relative)
+    assert readers == []

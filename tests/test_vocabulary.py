@@ -22,10 +22,10 @@ NOT_THE_WORD = {
     ("advisor/render/report.py", 'left={"id", "model", "config.json"}'): "that table's column heads",
     ("advisor/llm/config.py", 'Path(file).parent.name or "model"'): "a config's name when it has none",
     ("advisor/measure/model_file.py", '"model": model.get_config(),'): "the Keras config's key, hashed",
-    ("advisor/measure/plan.py", 'for key in ("model", "units"'): "the measure option's name",
+    ("advisor/commands/measure_options.py", 'for key in ("model", "units"'): "the measure option's name",
     ("advisor/perf/perfmodel.py", 'workload.get("name", "model")'): "a model workload's name when it has none",
     ("advisor/commands/crossval.py", '"tracked": crossval.tracked_errors'): "crossval --json's key",
-    ("advisor/perf/workload.py", 'name = f"lstm{w.units}'): "a sized LSTM workload's name",
+    ("advisor/commands/arguments.py", 'name = f"lstm{w.units}'): "a sized LSTM workload's name",
 }
 
 

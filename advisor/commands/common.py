@@ -25,7 +25,7 @@ class Parents:
 
 def budget(text: str) -> float:
     """A number of dollars (--budget, a --price's value)."""
-    from advisor.perf.workload import dollars
+    from advisor.commands.arguments import dollars
 
     return dollars(text)
 

@@ -24,8 +24,8 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
 
 
 def add_parser(commands, parents: Parents) -> None:
+    from advisor.commands.arguments import add_model_arguments, add_workload_size_arguments  # no TensorFlow
     from advisor.commands.job_options import add_job_arguments  # no framework
-    from advisor.perf.workload import add_model_arguments, add_workload_size_arguments  # no TensorFlow
 
     parser = commands.add_parser(
         NAME,
@@ -58,10 +58,10 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Estimates of a workload (the post's LSTM, a model, a language-model job) on the catalog's GPUs."""
+    from advisor.commands.arguments import workload_from_args
     from advisor.decision.analysis import filter_precision
     from advisor.format.schema import workload_key
     from advisor.perf import estimates
-    from advisor.perf.workload import workload_from_args
     from advisor.render.report import estimates_text
 
     catalog = common.catalog(args)

@@ -18,7 +18,7 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
 
 
 def add_parser(commands, parents: Parents) -> None:
-    from advisor.perf.workload import add_workload_arguments  # no TensorFlow
+    from advisor.commands.arguments import add_workload_arguments  # no TensorFlow
 
     parser = commands.add_parser(
         NAME,
@@ -32,7 +32,7 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Plan, check the output folder, measure, validate, write, report."""
-    from advisor.measure import plan_from_args
+    from advisor.commands.measure_options import plan_from_args
 
     plan = plan_from_args(args)
     if plan.cluster is None:

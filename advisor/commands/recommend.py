@@ -23,9 +23,9 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
 
 
 def add_parser(commands, parents: Parents) -> None:
+    from advisor.commands.arguments import nonnegative_number
     from advisor.commands.job_options import add_job_arguments  # no framework
     from advisor.decision.costs import GOAL_HELP, GOALS, HABIT_OPTIONS, Habits
-    from advisor.perf.workload import nonnegative_number
 
     parser = commands.add_parser(NAME, parents=[parents.common, parents.estimates],
                                  help="the best upgrade from your hardware")  # fmt: skip

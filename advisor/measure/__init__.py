@@ -18,12 +18,12 @@ from advisor.errors import AdvisorError
 from advisor.format.formatting import device_label
 from advisor.format.vocabulary import MIXED_WORD, Precision
 from advisor.measure import backends, hardware
-from advisor.measure.plan import MeasurePlan, plan_from_args
+from advisor.measure.plan import MeasurePlan
 from advisor.measure.profile import build_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Job, lstm_job, train_once
 
-__all__ = ["InterruptGuard", "MeasurePlan", "measure", "plan_from_args"]
+__all__ = ["InterruptGuard", "MeasurePlan", "measure"]
 
 Progress = Callable[[str], None]
 

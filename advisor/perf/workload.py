@@ -1,8 +1,8 @@
-"""The timed training job: its parameters, its command-line options and its data set (NumPy only)."""
+"""The timed training job: its parameters and its data set (NumPy only; its command-line words are in
+``advisor.commands.arguments``)."""
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from advisor.format.schema import DEFAULT_WORKLOAD
-from advisor.format.vocabulary import DeviceKind, Precision, WorkloadKind, words
+from advisor.format.vocabulary import WorkloadKind
 
 
 @dataclass(frozen=True)
@@ -70,153 +70,9 @@ def make_dataset(workload: Workload, seed: int = 0) -> tuple[np.ndarray, np.ndar
     return x, y
 
 
-def positive_int(text: str) -> int:
-    """An option's whole number, 1 or more: one line of error otherwise."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
-def nonnegative_number(text: str, what: str = "a number") -> float:
-    """An option's number, 0 or more ('$1,599' is 1599): one line of error otherwise. The one parser of numbers
-    and dollars the options take."""
-    try:
-        value = float(text.replace("$", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be {what}, 0 or more; got {text!r}")
-    return value
-
-
-def dollars(text: str) -> float:
-    """A sum of dollars ('$2,500'), 0 or more."""
-    return nonnegative_number(text, "a number of dollars")
-
-
 def lstm_step_flops(units: int, features: int) -> float:
     """Forward FLOPs of one LSTM timestep for one sample: four gate matmuls of (features + units) x units,
     8 x units x (features + units). Training costs about 3x (backward is twice the forward)."""
     return 8.0 * units * (features + units)
 
 
-def add_workload_size_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
-    """--units, --timesteps, --features, --samples, --batch-size, --epochs (default: the post's job)."""
-    default = Workload()
-    job = parser.add_argument_group("the training job (default: the post's)")
-    job.add_argument("--units", type=positive_int, default=default.units, help="LSTM units (1000)")
-    job.add_argument("--timesteps", type=positive_int, default=default.timesteps, help="steps per series (100)")
-    job.add_argument("--features", type=positive_int, default=default.features, help="features per step (1)")
-    job.add_argument("--samples", type=positive_int, default=default.train_samples, help="training samples (937)")
-    job.add_argument("--batch-size", type=positive_int, default=default.batch_size, help="batch size (100)")
-    job.add_argument("--epochs", type=positive_int, default=default.epochs, help="epochs (100)")
-    return job
-
-
-def workload_from_args(args: argparse.Namespace) -> Workload:
-    """The workload the size options describe; a size other than the post's gets a name that says it."""
-    workload = Workload(
-        units=args.units,
-        timesteps=args.timesteps,
-        features=args.features,
-        train_samples=args.samples,
-        batch_size=args.batch_size,
-        epochs=args.epochs,
-    )
-    if workload.is_default():
-        return workload
-    w = workload
-    name = f"lstm{w.units}-t{w.timesteps}-f{w.features}-n{w.train_samples}-b{w.batch_size}-e{w.epochs}"
-    return Workload(**{**workload.as_dict(), "name": name})
-
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """--model FILE.keras (with --loss and --optimizer for a model saved without a compile configuration)."""
-    own = parser.add_argument_group("your own model instead of the LSTM")
-    own.add_argument("--model", metavar="FILE.keras", help="a Keras 3 model file (loaded with safe_mode on)")
-    own.add_argument("--loss", metavar="NAME", help="its loss, when the file has no compile configuration (with "
-                     "--model-config: how the loss holds the logits, fp32-logits, chunked or fused; the stack's)")
-    own.add_argument("--optimizer", metavar="NAME", help="its optimizer, when the file has no compile configuration")
-
-
-def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``advisor measure``."""
-    job = add_workload_size_arguments(parser)
-    job.add_argument("--seed", type=int, default=0, help="seed of the generated data and weights (0)")
-    add_model_arguments(parser)
-
-    run = parser.add_argument_group("the run")
-    run.add_argument(
-        "--precision",
-        default="float32,mixed",
-        help="comma-separated: float32, mixed, mixed_float16, mixed_bfloat16 (default: float32,mixed)",
-    )
-    run.add_argument(
-        "--mixed-policy",
-        choices=(Precision.MIXED_FLOAT16.value, Precision.MIXED_BFLOAT16.value),
-        help="the policy 'mixed' means (default: mixed_float16 on a GPU, mixed_bfloat16 on a CPU)",
-    )
-    run.add_argument("--device", choices=("auto", *words(DeviceKind)), default="auto", help="cpu hides the GPUs")
-    run.add_argument(
-        "--backend",
-        default="tensorflow",
-        metavar="NAME",
-        help="the Keras backend: tensorflow (default), jax or torch (extras advisor[jax], advisor[torch])",
-    )
-    run.add_argument(
-        "--devices",
-        type=positive_int,
-        default=1,
-        metavar="N",
-        help="train on N devices with tf.distribute.MirroredStrategy (GPUs, or the CPU split in N); "
-        "one device is measured in the same run for the scaling efficiency (with --workers: the GPUs of each worker)",
-    )
-    run.add_argument(
-        "--scale-batch",
-        action="store_true",
-        help="with --devices or --workers: keep the batch per device (global batch x the devices in all)",
-    )
-    cluster = parser.add_argument_group(
-        "several machines (tf.distribute.MultiWorkerMirroredStrategy; every worker runs the same command)"
-    )
-    cluster.add_argument(
-        "--workers",
-        metavar="HOST:PORT,...",
-        help="every worker's address, the chief (worker 0) first; or set TF_CONFIG instead. The chief times one "
-        "device, then all train together; the chief writes the profile",
-    )
-    cluster.add_argument("--worker-index", type=int, metavar="I", help="which of --workers this machine is (0: chief)")
-    cluster.add_argument(
-        "--join-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="how long a worker waits for the others to start (120); then it says who is missing and stops",
-    )
-    run.add_argument(
-        "--quick",
-        action="store_true",
-        help="stop once the steady epoch median is known within 2%% (95%% confidence) and estimate the total",
-    )
-    run.add_argument(
-        "--matmul-size", type=positive_int, default=2048, help="matrix size of the matmul peak test (2048)"
-    )
-
-    price = parser.add_argument_group("the price (what the hardware cost)")
-    price.add_argument("--price-usd", type=nonnegative_number, metavar="USD", help="price in US dollars")
-    price.add_argument(
-        "--price-usd-per-hour", type=nonnegative_number, metavar="USD", help="a rented machine's price per hour"
-    )
-    price.add_argument("--price-note", metavar="TEXT", help='what the price includes, e.g. "GPU plus a 650 W PSU"')
-    price.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was true (default: today)")
-    price.add_argument("--price-source", metavar="TEXT", help="where the price comes from (a shop, a receipt)")
-    price.add_argument("--power-watts", type=nonnegative_number, metavar="W", help="power draw under load")
-
-    out = parser.add_argument_group("the profile")
-    out.add_argument("--name", help="profile name (default: the device's name); the file slug comes from it")
-    out.add_argument("--out", metavar="DIR", help="output folder (default: the --profiles folder)")
-    out.add_argument("--force", action="store_true", help="overwrite an existing profile of the same slug")
-    out.add_argument("--dry-run", action="store_true", help="measure and print, but write no file")
