@@ -150,3 +150,13 @@ def test_the_ladder_is_in_the_rows_and_the_json():
 def test_a_refused_combination_in_the_app_builder_is_the_same_error():
     with pytest.raises(AdvisorError, match="cannot accumulate gradients"):
         job_request(JobShape(LLAMA, "full", 2048, 1, grad_accum=2), "torchtune")
+
+
+def test_a_config_field_the_model_does_not_describe_is_named(tmp_path):
+    config = {"model_type": "jamba", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+              "vocab_size": 65536, "attn_layer_period": 8}  # fmt: skip
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    done = _cli("estimate", "--model-config", str(path))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "config.json: attn_layer_period: a hybrid of attention and state-space layers" in done.stderr

@@ -106,6 +106,14 @@ GATED_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2"
 PLAIN_TYPES = frozenset({"gpt2", "gpt_neox", "phi", "mpt", "falcon", "gptj", "opt", "bloom", "starcoder2",
                          "gpt_bigcode", "stablelm"})  # fmt: skip
 MOE_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+# Fields of a config.json that change the blocks into something the model does not describe (its work and memory
+# are a dense decoder-only transformer's): the field, and what it makes the model.
+NOT_MODELLED_FIELDS = {
+    "ssm_cfg": "state-space (Mamba) blocks", "state_size": "state-space (Mamba) blocks",
+    "mamba_d_state": "state-space (Mamba) layers beside attention", "attn_layer_period": "a hybrid of attention "
+    "and state-space layers (Jamba)", "layers_block_type": "a hybrid of block types", "linear_attn_config":
+    "linear-attention layers", "attention_layer_indices": "attention in some layers only",
+}  # fmt: skip
 
 
 def _number(data: dict[str, Any], keys: tuple[str, ...], file: str, field: str) -> int | None:
@@ -128,6 +136,10 @@ def config_from_mapping(data: Any, file: str, name: str | None = None) -> ModelC
         data = {**data["text_config"], "_name_or_path": data.get("_name_or_path")}
     if data.get("is_encoder_decoder"):
         raise AdvisorError(f"{file}: an encoder-decoder model (T5, BART): only decoder-only transformers are modelled")
+    for key, what in NOT_MODELLED_FIELDS.items():
+        if data.get(key) not in (None, False, 0, [], {}):
+            raise AdvisorError(f"{file}: {key}: {what}, which the memory and work model does not describe (only "
+                               "dense decoder-only transformers)")  # fmt: skip
     for key in MOE_KEYS:
         if (data.get(key) or 0) > 1:
             raise AdvisorError(f"{file}: {key} = {data[key]}: a mixture-of-experts model; its per-token work and "
