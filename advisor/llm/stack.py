@@ -63,8 +63,9 @@ class Choice:
 SWITCH = tuple(s.value for s in Switch)
 CHOICES = (
     Choice("loss", tuple(v.value for v in Loss), "--loss",
-           "fp32-logits: the whole logits and their fp32 copy (Transformers' default loss); chunked: the "
-           "cross-entropy a chunk of tokens at a time; fused: a fused linear cross-entropy that never holds them"),
+           "fp32-logits: the whole logits and their fp32 copy (Transformers' default loss); 16bit-logits: the "
+           "cross-entropy on the 16-bit logits; chunked: a chunk of tokens at a time; fused: a fused linear "
+           "cross-entropy that never holds them"),
     Choice("checkpointing", SWITCH, "--checkpointing",
            "activation checkpointing: keep each block's input, recompute the block in the backward pass"),
     Choice("activation_offloading", SWITCH, "--activation-offloading",
