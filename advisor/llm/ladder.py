@@ -110,10 +110,10 @@ def slowdown(before: TrainingJob, after: TrainingJob, pure_16bit: bool, micro_ba
     compute = micro_batch_seconds if micro_batch_seconds else 0.0
     extra = 0.0
     if after.activation_offloading and not before.activation_offloading:
-        copies = 2 * (memory.host_bytes(replace(after, optimizer_states=StatePlace.RESIDENT), pure_16bit)) / link
+        copies = 2 * memory.host_activation_bytes(after) / link
         extra += max(0.0, copies - compute * factor)
     if after.optimizer_states != before.optimizer_states:
-        states = memory.host_bytes(replace(after, activation_offloading=False), pure_16bit)
+        states = memory.host_state_bytes(after, pure_16bit)
         extra += 2 * states / link / after.grad_accum  # once an optimizer step, spread over its micro-batches
     return factor + (extra / compute if compute else (math.inf if extra else 0.0))
 

@@ -181,13 +181,22 @@ def _state_bytes(job: TrainingJob, pure_16bit: bool) -> float:
     return OPTIMIZER_STATE_BYTES[job.optimizer] / (2.0 if halved else 1.0)
 
 
+def host_state_bytes(job: TrainingJob, pure_16bit: bool = False) -> float:
+    """The optimizer states the stack pages or offloads to the host (0 where they stay on the GPU)."""
+    paged = job.optimizer_states != StatePlace.RESIDENT
+    return _state_bytes(job, pure_16bit) * job.trainable_parameters if paged else 0.0
+
+
+def host_activation_bytes(job: TrainingJob) -> float:
+    """The activations of a micro-batch the stack offloads to the host (0 without offloading)."""
+    kept, _ = _kept_and_working(job, offloaded=False)
+    return kept * job.tokens_per_micro_batch if job.activation_offloading else 0.0
+
+
 def host_bytes(job: TrainingJob, pure_16bit: bool = False) -> float:
     """What the stack keeps in the host's memory instead of the GPU's: paged or offloaded optimizer states, and
     offloaded activations."""
-    paged = job.optimizer_states != StatePlace.RESIDENT
-    states = _state_bytes(job, pure_16bit) * job.trainable_parameters if paged else 0.0
-    kept, _ = _kept_and_working(job, offloaded=False)
-    return states + (kept * job.tokens_per_micro_batch if job.activation_offloading else 0.0)
+    return host_state_bytes(job, pure_16bit) + host_activation_bytes(job)
 
 
 def _kept_and_working(job: TrainingJob, offloaded: bool) -> tuple[float, float]:

@@ -173,11 +173,11 @@ def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     if choices.optimizer_in_backward and choices.optimizer_states == StatePlace.OFFLOADED:
         raise AdvisorError("--optimizer-in-backward runs each step on the GPU during the backward pass: it cannot "
                            "run with --optimizer-states offloaded (the step on the CPU after it)")  # fmt: skip
+    found = stack_named(stack)
     return replace(job, checkpointing=choices.checkpointing, loss=choices.loss,
                    activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
                    optimizer_in_backward=choices.optimizer_in_backward, optimizer=choices.optimizer,
-                   loads_16bit=stack_named(stack).loads_16bit, double_quant=stack_named(stack).double_quant,
-                   stack=stack)  # fmt: skip
+                   loads_16bit=found.loads_16bit, double_quant=found.double_quant, stack=stack)  # fmt: skip
 
 
 @dataclass(frozen=True)

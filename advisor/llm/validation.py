@@ -40,7 +40,8 @@ OVERHEADS = np.linspace(0.0, 3.0, 31)
 OPTIMISM_WEIGHT = 4.0
 MIN_STACK_CASES = 3  # a stack's own constants need this many peaks (and two source-model groups)
 MIN_RANGE_CASES = 8  # a stack's own range needs this many cross-validated errors; fewer take the pooled range
-CASE_CHOICES = ("loss", "activation_offloading", "optimizer_states", "optimizer_in_backward", "optimizer")
+# The stack's choices a peak's entry may state beside its own fields (its ``checkpointing`` and ``pure_16bit``)
+CASE_CHOICES = tuple(c.name for c in stack.CHOICES if c.name not in ("checkpointing", "pure_bf16"))
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class Report:
     cases: tuple[Case, ...]
     ratios: tuple[float, ...]  # published / predicted
     fitted_ratios: tuple[float, ...]  # (published - static part) / the fitted part predicted: what the range spans
+    statics: tuple[float, ...]  # each case's static part (weights, gradients, optimizer state), GB
     fitted: dict[str, memory.Constants]  # by stack ("" the pooled fit)
 
     def of(self, stack_name: str | None = None) -> tuple[tuple[Case, ...], np.ndarray]:
@@ -156,9 +158,9 @@ class Report:
     def said_not_to_fit(self) -> list[Case]:
         """Published runs the model (cross-validated) would say do not fit the GPU they ran on."""
         found = []
-        for case, ratio in zip(self.cases, self.ratios, strict=True):
+        for case, ratio, static in zip(self.cases, self.ratios, self.statics, strict=True):
             constants = self.fitted.get(case.stack, self.fitted[""])
-            predicted, static = case.peak_gb / ratio, _static_gb(case)
+            predicted = case.peak_gb / ratio
             if static + (predicted - static) * constants.range_low > memory.card_gb(case.gpu_memory_gb):
                 found.append(case)
         return found
@@ -173,10 +175,6 @@ class Report:
 
     def stacks(self) -> list[str]:
         return sorted({c.stack for c in self.cases})
-
-
-def _static_gb(case: Case) -> float:
-    return memory.predict(case.job, case.pure_16bit, factor=1.0, overhead_gb=0.0).static_gb
 
 
 def _range(ratios: np.ndarray) -> tuple[float, float]:
@@ -205,7 +203,8 @@ def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
         low, high = _range(fitted_ratios[mine]) if len(own) >= MIN_RANGE_CASES else _range(fitted_ratios)
         factor, overhead = fit(own)
         fitted[stack_name] = memory.Constants(round(factor, 3), round(overhead, 2), low, high, len(own), stack_name)
-    return Report(cases, tuple(float(r) for r in ratios), tuple(float(r) for r in fitted_ratios), fitted)
+    return Report(cases, tuple(float(r) for r in ratios), tuple(float(r) for r in fitted_ratios),
+                  tuple(float(v) for v in static), fitted)
 
 
 def _left_out(case: Case, cases: tuple[Case, ...]) -> tuple[Case, ...]:
