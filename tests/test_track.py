@@ -120,6 +120,25 @@ def test_counted_flops_of_a_linear_stack_are_the_matmuls(tmp_path: Path):
     assert data["results"][0]["step"]["flops_per_step"] == pytest.approx(expected * batch, rel=0.01)
 
 
+def test_the_operations_a_step_launches_are_counted(tmp_path: Path):
+    """One more Linear + ReLU adds 8 operations that launch a kernel: forward addmm and relu; backward the ReLU's
+    gradient, two mm (input and weight gradients) and a sum (the bias's); SGD's add_ on each of its 2 parameters.
+    Views (the weight's transpose) and allocations launch nothing and are not counted."""
+    from advisor.track import torch_run
+
+    counts = []
+    for widths in ((16, 64, 4), (16, 64, 64, 4), (16, 64, 64, 64, 4)):
+        model = mlp(widths)
+        optimizer = torch.optim.SGD(model.parameters(), 0.01)
+        with advisor.track.torch(model, optimizer, out=tmp_path, name=f"ops {len(widths)}") as run:
+            train(run, model, optimizer, batches(12, classes=4))
+        counts.append(load(run.path)["workload"]["operations_per_step"])
+    assert counts[1] - counts[0] == counts[2] - counts[1] == 8
+    aten = torch.ops.aten
+    assert [torch_run._launches_kernel(op) for op in (aten.t, aten.view, aten.expand, aten.empty, aten.mm)] == [
+        False, False, False, False, True]  # fmt: skip
+
+
 def test_counted_flops_of_a_convolution_match_its_formula(tmp_path: Path):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),

@@ -8,12 +8,13 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
-from advisor.perf import crossval, estimates, memory
+from advisor.perf import crossval, estimates, launch, memory
 from advisor.store import results
 from helpers import ROOT, app_test, copy_small_shipped
 
@@ -57,6 +58,35 @@ def test_every_estimate_keeps_the_wait_and_says_where_it_was_tracked(folder: Pat
     # the memory of each GPU: the counted parts, with the GPU's own overhead
     footprint = memory.predict(data["workload"], "float32")
     assert footprint is not None and rows["memory_gb"].min() == pytest.approx(footprint.total_gb, rel=0.5)
+
+
+def test_a_small_step_is_never_faster_than_its_host_launches_its_kernels(shipped_frame, shipped_catalog):
+    """The fixture's step is a small MLP: on any GPU its FLOPs take microseconds, the launches of its 78 counted
+    operations do not. The GPU's part is at least their time, and its range is their quoted range, not the
+    calibration's (which the FLOPs' part of a microsecond would make a few milliseconds wide). Calibrated on every
+    shipped result, as the app does (on the post's LSTM alone, its per-timestep cost stands for every step's)."""
+    profile, _ = store.load_profile(FIXTURE)
+    frame = pd.concat([shipped_frame, results.results_frame([profile])], ignore_index=True)
+    data = tracked()
+    key = analysis.find_workload(frame, data["workload"]["name"])
+    rows = estimates.estimate_catalog(frame, shipped_catalog, estimates.EstimateRequest(key)).rows
+    floor = launch.floor_of(data["workload"])
+    assert floor is not None and floor.operations == data["workload"]["operations_per_step"]
+    wait = data["results"][0]["data_wait"]["seconds_per_step"] * data["workload"]["steps"]
+    assert (rows["bound"] == "per-step").all()
+    assert rows["seconds"].to_numpy() == pytest.approx(wait + floor.seconds, rel=0.02)
+    assert (rows["low"] >= wait + floor.low - 1e-6).all() and (rows["high"] >= wait + floor.high - 1e-6).all()
+    assert rows["basis"].str.contains("at least the host's launches: 78 operations a step").all()
+
+
+def test_the_launch_floor_decides_only_where_it_is_longer():
+    floor = launch.LaunchFloor(operations=100, steps=1000)
+    assert floor.low < floor.seconds < floor.high
+    assert launch.apply(10.0, 5.0, 20.0, floor) == launch.Floored(10.0, 5.0, 20.0, False)  # the FLOPs decide
+    small = launch.apply(0.01, 0.005, 0.02, floor)
+    assert small == launch.Floored(floor.seconds, floor.low, floor.high, True)
+    assert launch.apply(0.01, 0.005, 0.02, None) == launch.Floored(0.01, 0.005, 0.02, False)
+    assert launch.floor_of({"kind": "tracked", "steps": 10}) is None  # not counted (Keras, older profiles)
 
 
 def test_the_recommendation_puts_the_free_fixes_first(folder: Path, capsys):

@@ -18,8 +18,17 @@ import pandas as pd
 
 from advisor.format.formatting import device_label, short_device
 from advisor.format.schema import WORKLOAD_KEY_FIELDS
-from advisor.format.vocabulary import DeviceKind, Precision, PrecisionGroup, PriceBasis, Source, WorkloadKind, words
-from advisor.perf import calibration, crossval, memory, perfmodel, scaling
+from advisor.format.vocabulary import (
+    Bound,
+    DeviceKind,
+    Precision,
+    PrecisionGroup,
+    PriceBasis,
+    Source,
+    WorkloadKind,
+    words,
+)
+from advisor.perf import calibration, crossval, launch, memory, perfmodel, scaling
 from advisor.store.catalog import Catalog
 from advisor.store.results import FRAME_COLUMNS
 from advisor.store.widths import Widths
@@ -210,6 +219,7 @@ class _Setting:
     observed: dict[str, float]  # measured peak memory per precision
     workload_name: str
     as_of: str
+    floor: launch.LaunchFloor | None = None  # the host's launches of a tracked job's counted operations
 
 
 def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateRequest | tuple,
@@ -235,7 +245,7 @@ def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateReq
     setting = _Setting(fit, widths, spec, work_of(spec), calibration_workload(spec, key),
                        calibration_basis(fit, widths), scaling_fit(frame, catalog) if several else scaling.DEFAULT,
                        data_wait(frame, key), observed_peaks(frame, key), _workload_name(frame, key),
-                       catalog.as_of)  # fmt: skip
+                       catalog.as_of, launch.floor_of(spec))  # fmt: skip
     covered: set[tuple[str, str]] = set()
     if not request.keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)]
@@ -255,7 +265,8 @@ def _gpu_rows(gpu: Any, precision: str, request: EstimateRequest, setting: _Sett
     """One GPU's rows in one precision (one GPU, several in data parallel, several machines), or why none."""
     s, key = setting, request.workload
     device = perfmodel.device_from_gpu(gpu)
-    computing = _estimate(s.fit, s.widths, s.work, device, precision, s.calibrated_as, s.common, s.spec.get("kind"))
+    computing = _estimate(s.fit, s.widths, s.work, device, precision, s.calibrated_as, s.common, s.spec.get("kind"),
+                          s.floor)  # fmt: skip
     estimate = _with_wait(computing, s.wait)
     if estimate.seconds is None:
         peak = gpu.specs[PEAK_FIELDS[precision]]
@@ -388,8 +399,10 @@ def _with_wait(estimate: perfmodel.Estimate | None, wait: DataWait | None) -> pe
 
 
 def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
-              workload: str, common: str, kind: str | None = None) -> perfmodel.Estimate:  # fmt: skip
-    """One GPU's estimate with its range: the cross-validated error of its situation."""
+              workload: str, common: str, kind: str | None = None,
+              floor: launch.LaunchFloor | None = None) -> perfmodel.Estimate:  # fmt: skip
+    """One GPU's estimate with its range: the cross-validated error of its situation; with a launch floor (a
+    tracked job's counted operations), never below the host's launches, and their quoted range where they decide."""
     predicted = fit.estimate(work, device, precision, workload)
     if predicted is None:
         reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
@@ -400,8 +413,10 @@ def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device
     words = situation_text(fit, device, situation, workload, precision, kind)
     basis = (f"{common}; {words}: range = the 90th-percentile error of that situation, {math.exp(width):.2f}x "
              f"({how})")  # fmt: skip
-    return perfmodel.Estimate(device, precision, seconds, seconds / math.exp(width), seconds * math.exp(width), bound,
-                              basis)  # fmt: skip
+    floored = launch.apply(seconds, seconds / math.exp(width), seconds * math.exp(width), floor)
+    if floored.launch_bound:
+        bound, basis = Bound.STEP.value, f"{basis}; {floor.basis()}"  # type: ignore[union-attr]
+    return perfmodel.Estimate(device, precision, floored.seconds, floored.low, floored.high, bound, basis)
 
 
 def estimate_machines(frame: pd.DataFrame, key: tuple, spec: dict[str, Any], leave_out: tuple = ()) -> list:

@@ -104,6 +104,7 @@ class Counted:
     method: str = ""
     not_counted: list[str] = field(default_factory=list)
     recurrent_steps: int | None = None  # dependent steps of a recurrent phase (Keras RNN layers)
+    operations: int | None = None  # operations of the whole step that launch a kernel (PyTorch's dispatcher)
 
 
 class Session:
@@ -370,6 +371,8 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
             workload["activation_bytes_per_sample"] = _sig(counted.activation_bytes / micro_samples)
             if counted.output_values:
                 workload["output_values_per_sample"] = _sig(counted.output_values / micro_samples)
+        if counted.operations:
+            workload["operations_per_step"] = counted.operations
         if counted.precision:
             workload["counted_precision"] = counted.precision
         workload["flops_method"] = counted.method

@@ -124,11 +124,14 @@ class StepCounter:
 
         self.by_kind: dict[str, float] = {"matmul": 0.0, "attention": 0.0}
         self.by_dtype: dict[str, float] = {}
+        self.operations = 0  # dispatched operations that launch a kernel (views and allocations left out)
         self.failed: set[str] = set()
         counter = self
 
         class _Counting(FlopCounterMode):
             def _count_flops(self, func_packet, out, args, kwargs):
+                if _launches_kernel(func_packet):
+                    counter.operations += 1
                 if func_packet not in self.flop_registry:
                     return out
                 try:
@@ -193,6 +196,24 @@ class StepCounter:
             return None
         dtype = max(self.by_dtype, key=self.by_dtype.__getitem__)
         return PRECISION_OF_DTYPE.get(dtype)
+
+
+# Operations that launch no kernel although they are dispatched: allocations (the caching allocator's) and the
+# metadata of a tensor. Views are told by their schema (every overload of a view op aliases its input).
+NO_KERNEL_OPERATIONS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
+                                  "lift_fresh", "_local_scalar_dense", "set_", "_unsafe_view"})  # fmt: skip
+_LAUNCHES: dict[Any, bool] = {}
+
+
+def _launches_kernel(packet) -> bool:
+    """Whether an operation (an OpOverloadPacket) launches a kernel on a GPU: not a view, not an allocation."""
+    found = _LAUNCHES.get(packet)
+    if found is None:
+        name = str(getattr(packet, "__name__", packet)).split(".")[-1]
+        overloads = [getattr(packet, overload, None) for overload in packet.overloads()]
+        view = any(getattr(overload, "is_view", False) for overload in overloads)
+        found = _LAUNCHES[packet] = not view and name not in NO_KERNEL_OPERATIONS
+    return found
 
 
 def _cpu_attention(torch) -> dict:
@@ -315,6 +336,7 @@ class TorchTracker:
             activation_bytes=counter.saved_bytes / max(micro_batches, 1),
             activation_values=counter.saved_values / max(micro_batches, 1), precision=counter.precision(),
             output_values=counter.output_values / max(micro_batches, 1) or None,
+            operations=counter.operations or None,
             method="torch.utils.flop_counter.FlopCounterMode on a real training step (forward, backward and the "
                    "optimizer's step); activations: the tensors saved for the backward pass",
             not_counted=self.not_counted + sorted(f"{op} (its FLOP formula failed)" for op in counter.failed),
