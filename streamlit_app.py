@@ -583,20 +583,25 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
         except AdvisorError as error:
             st.error(safe(str(error)))
             return None
-        st.markdown(f"**{safe(found.job.describe())}**: " + safe(f"{found.job.run_tokens:,.0f} tokens, "
-                    f"{found.job.trainable_parameters / 1e6:,.1f} M of {model.parameters / 1e9:.2f} B weights "
-                    "trained."))  # fmt: skip
-        for line in llm_advice.summary_lines(found):
-            st.markdown("- " + safe(line))
-        table = pd.DataFrame([{name: render(o) for name, render in report.JOB_TABLE} for o in found.options])
-        st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
-        basis = llm_advice.memory_basis(found.options[0].footprint) if found.options else ""
-        st.caption(safe("Estimated, not measured: time for the published stacks' mix (" + llm_advice.STACKS + "). "
-                        + basis + "; time ranges: the cross-validated error of "
-                        "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)."))
+        language_model_answer(found, model)
         st.button("Compare the profiles instead", key="llm_back", on_click=forget_job,
                   help="Back to the profiles' workload: the page answers for it again.")
     return request
+
+
+def language_model_answer(found, model) -> None:
+    """The job's answer: what it trains, the library's summary lines, its table per GPU and what it rests on."""
+    st.markdown(f"**{safe(found.job.describe())}**: " + safe(f"{found.job.run_tokens:,.0f} tokens, "
+                f"{found.job.trainable_parameters / 1e6:,.1f} M of {model.parameters / 1e9:.2f} B weights "
+                "trained."))  # fmt: skip
+    for line in llm_advice.summary_lines(found):
+        st.markdown("- " + safe(line))
+    table = pd.DataFrame([{name: render(o) for name, render in report.JOB_TABLE} for o in found.options])
+    st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
+    basis = llm_advice.memory_basis(found.options[0].footprint) if found.options else ""
+    st.caption(safe("Estimated, not measured: time for the published stacks' mix (" + llm_advice.STACKS + "). "
+                    + basis + "; time ranges: the cross-validated error of "
+                    "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)."))
 
 
 def forget_job() -> None:

@@ -112,3 +112,15 @@ def test_the_command_lines_words_are_read_in_commands_alone():
             if any(name == "argparse" or name.startswith("argparse.") for name in names):
                 readers.append(relative)
     assert readers == []
+
+
+MAX_FUNCTION_LINES = 60  # a function a newcomer reads in one screen (issue 37)
+
+
+def test_no_function_is_longer_than_a_screen():
+    sources = [*sorted((ROOT / "advisor").rglob("*.py")), ROOT / "streamlit_app.py"]
+    long = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in sources for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]  # fmt: skip
+    assert not long, long

@@ -84,7 +84,26 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     job = add_workload_size_arguments(parser)
     job.add_argument("--seed", type=int, default=0, help="seed of the generated data and weights (0)")
     add_model_arguments(parser)
+    run = _add_run_arguments(parser)
+    _add_cluster_arguments(parser)
+    run.add_argument(
+        "--quick",
+        action="store_true",
+        help="stop once the steady epoch median is known within 2%% (95%% confidence) and estimate the total",
+    )
+    run.add_argument(
+        "--matmul-size", type=positive_int, default=2048, help="matrix size of the matmul peak test (2048)"
+    )
+    _add_price_arguments(parser)
+    out = parser.add_argument_group("the profile")
+    out.add_argument("--name", help="profile name (default: the device's name); the file slug comes from it")
+    out.add_argument("--out", metavar="DIR", help="output folder (default: the --profiles folder)")
+    out.add_argument("--force", action="store_true", help="overwrite an existing profile of the same slug")
+    out.add_argument("--dry-run", action="store_true", help="measure and print, but write no file")
 
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """How ``measure`` runs: precisions, device, backend, data parallel (the group, for the options after it)."""
     run = parser.add_argument_group("the run")
     run.add_argument(
         "--precision",
@@ -116,6 +135,11 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --devices or --workers: keep the batch per device (global batch x the devices in all)",
     )
+    return run
+
+
+def _add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """``measure`` on several machines."""
     cluster = parser.add_argument_group(
         "several machines (tf.distribute.MultiWorkerMirroredStrategy; every worker runs the same command)"
     )
@@ -132,15 +156,10 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long a worker waits for the others to start (120); then it says who is missing and stops",
     )
-    run.add_argument(
-        "--quick",
-        action="store_true",
-        help="stop once the steady epoch median is known within 2%% (95%% confidence) and estimate the total",
-    )
-    run.add_argument(
-        "--matmul-size", type=positive_int, default=2048, help="matrix size of the matmul peak test (2048)"
-    )
 
+
+def _add_price_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the hardware cost, for ``measure``."""
     price = parser.add_argument_group("the price (what the hardware cost)")
     price.add_argument("--price-usd", type=nonnegative_number, metavar="USD", help="price in US dollars")
     price.add_argument(
@@ -150,9 +169,3 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     price.add_argument("--price-date", metavar="YYYY-MM-DD", help="when the price was true (default: today)")
     price.add_argument("--price-source", metavar="TEXT", help="where the price comes from (a shop, a receipt)")
     price.add_argument("--power-watts", type=nonnegative_number, metavar="W", help="power draw under load")
-
-    out = parser.add_argument_group("the profile")
-    out.add_argument("--name", help="profile name (default: the device's name); the file slug comes from it")
-    out.add_argument("--out", metavar="DIR", help="output folder (default: the --profiles folder)")
-    out.add_argument("--force", action="store_true", help="overwrite an existing profile of the same slug")
-    out.add_argument("--dry-run", action="store_true", help="measure and print, but write no file")

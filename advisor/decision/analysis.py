@@ -484,16 +484,9 @@ class _Masks:
         return cls(faster, unpriced, stale, too_small, over, eligible)
 
 
-def recommend(
-    frame: pd.DataFrame,
-    current: str,
-    budget: float | None = None,
-    precision: str = "any",
-    current_precision: str | None = None,
-    habits: Habits | None = None,
-    goal: str = Goal.VALUE,
-    catalog: Catalog | None = None,
-) -> Recommendation:
+def recommend(frame: pd.DataFrame, current: str, budget: float | None = None, precision: str = "any",
+              current_precision: str | None = None, habits: Habits | None = None, goal: str = Goal.VALUE,
+              catalog: Catalog | None = None) -> Recommendation:  # fmt: skip
     """Recommend the upgrade from the current profile's result, within the budget, for a goal.
 
     Among the options faster than the current result: free upgrades first, then, by goal, the lowest
@@ -509,20 +502,9 @@ def recommend(
     narrow = workload_frame[[c for c in workload_frame.columns if c in DECIDES]]
     options = costs.add_cost_figures(upgrade_options(narrow, chosen, precision), chosen, habits)
     masks = _Masks.of(options, budget, goal)
-    faster, too_small, stale, eligible = masks.faster, masks.too_small, masks.stale, masks.eligible
-    findings = Findings(
-        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=int(masks.unpriced.sum()),
-        unpriced_rentable=int((masks.unpriced & options["cloud_usd_per_run"].notna().to_numpy()).sum()),
-        stale=int(stale.sum()), too_small=int(too_small.sum()), over_budget=int(masks.over.sum()),
-        data_wait_share=_input_bound(chosen),
-    )  # fmt: skip
-    ranked = costs.rank(options.loc[eligible, list(costs.RANK_COLUMNS)], goal).index
-    # The options in the goal's order: the eligible ones best first, then the rest by time.
-    keys = options[["seconds", "profile", "precision"]].assign(
-        rank=pd.Series(np.arange(1.0, len(ranked) + 1), index=ranked).reindex(options.index)
-    )  # fmt: skip
-    order = keys.index[costs.sort_order(keys, ["rank", "seconds", "profile", "precision"])]
-    options = options.assign(rank=keys["rank"].to_numpy())  # shown: the place in the goal's order (none: ineligible)
+    faster, too_small, stale = masks.faster, masks.too_small, masks.stale
+    findings = _findings(choice, masks, options, chosen)
+    ranked, order, options = _goal_order(options, masks.eligible, goal)
     rentable = faster & options["cloud_usd_per_run"].notna().to_numpy()
     rentals = options.loc[rentable, ["cloud_usd_per_run", "seconds"]]
     rentals = rentals.iloc[costs.sort_order(rentals, ["cloud_usd_per_run", "seconds"])]
@@ -555,6 +537,27 @@ def recommend(
         purchase=purchase,
         horizon_runs=max(int(habits.lifetime_runs), 10),
     )
+
+
+def _findings(choice, masks: _Masks, options: pd.DataFrame, chosen: pd.Series) -> Findings:
+    """What the options left out and why (counts), and how much the current run waits for data."""
+    return Findings(
+        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=int(masks.unpriced.sum()),
+        unpriced_rentable=int((masks.unpriced & options["cloud_usd_per_run"].notna().to_numpy()).sum()),
+        stale=int(masks.stale.sum()), too_small=int(masks.too_small.sum()), over_budget=int(masks.over.sum()),
+        data_wait_share=_input_bound(chosen),
+    )  # fmt: skip
+
+
+def _goal_order(options: pd.DataFrame, eligible: np.ndarray, goal: str) -> tuple[pd.Index, pd.Index, pd.DataFrame]:
+    """(the eligible options best first for the goal, every option in the goal's order: the eligible ones best
+    first, then the rest by time; the options with their place in that order, ``rank``, none where ineligible)."""
+    ranked = costs.rank(options.loc[eligible, list(costs.RANK_COLUMNS)], goal).index
+    keys = options[["seconds", "profile", "precision"]].assign(
+        rank=pd.Series(np.arange(1.0, len(ranked) + 1), index=ranked).reindex(options.index)
+    )  # fmt: skip
+    order = keys.index[costs.sort_order(keys, ["rank", "seconds", "profile", "precision"])]
+    return ranked, order, options.assign(rank=keys["rank"].to_numpy())
 
 
 def added_devices(frame: pd.DataFrame) -> pd.DataFrame:

@@ -37,14 +37,7 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
     progress(f"{me}: starting tensorflow...")
     backend.start(plan.device, 1)
     tf = backend.tf
-    if backend.gpus:
-        if plan.devices > len(backend.gpus):
-            raise AdvisorError(f"--devices {plan.devices}: only {len(backend.gpus)} GPU(s) are visible")
-        tf.config.set_visible_devices(backend.gpus[: plan.devices], "GPU")  # the devices this worker trains on
-        backend.gpus = backend.gpus[: plan.devices]
-    elif plan.devices > 1:
-        raise AdvisorError("--devices with --workers counts the GPUs of each worker; a CPU worker trains on one")
-    kind = DeviceKind.GPU if backend.gpus else DeviceKind.CPU
+    kind = _train_on(plan, backend)
     progress(f"{me}: waiting for the other {len(cluster.workers) - 1} worker(s) (at most {cluster.join_timeout:g} s)")
     strategy = mw.join(tf, cluster, kind)
     progress(f"{me}: joined ({strategy.num_replicas_in_sync} replicas in all)")
@@ -57,36 +50,7 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
     mw.exchange(tf, cluster, "workload", fingerprint(workload, policies, agreed), guard,
                 verdict=lambda prints: mismatch(cluster, prints))  # raises the mismatch line on every worker
 
-    one = dataclasses.replace(device, count=1)
-    references: dict[str, TrainingRun] = {}
-    peaks: dict[str, float] = {}
-    if cluster.is_chief:
-        try:
-            for dtype in sorted({_dtype(p) for p in policies}):
-                peaks[dtype] = backend.matmul_peak_gflops(dtype, plan.matmul_size, one)
-                progress(f"matmul peak ({dtype}): {peaks[dtype]:,.1f} GFLOP/s")
-            for policy in policies:
-                references[policy] = mw.train_steps(tf, single_job, policy, one, plan.seed, progress, guard,
-                                                    label=f"{policy}, 1 device (the chief alone)")  # fmt: skip
-        except AdvisorError as error:
-            mw.publish(cluster, READY_KEY, f"error: {error}")
-            mw.barrier(tf, cluster, f"{READY_KEY}/read", "telling the workers")  # they read it before the chief ends
-            raise
-        mw.publish(cluster, READY_KEY, "ok")
-        mw.barrier(tf, cluster, f"{READY_KEY}/read", "starting to train together")
-    else:
-        progress(f"{me}: waiting while the chief times one device...")
-        answer = mw.wait_for(tf, cluster, READY_KEY, guard)
-        stopped = (f"the chief stopped: {answer.removeprefix('error: ')}; no profile written"
-                   if answer.startswith("error: ") else None)  # fmt: skip
-        try:
-            mw.barrier(tf, cluster, f"{READY_KEY}/read", "starting to train together")
-        except AdvisorError:
-            if stopped:  # the chief said why before it left: that is the line, whenever the barrier's answer came
-                raise AdvisorError(stopped) from None
-            raise
-        if stopped:
-            raise AdvisorError(stopped)
+    references, peaks = _the_chief_alone(plan, backend, policies, single_job, device, progress, guard)
 
     workers = len(cluster.workers)
     total = workers * device.count
@@ -113,3 +77,57 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
              **link}  # fmt: skip
     whole = dataclasses.replace(device, count=total)
     return build_profile(plan, whole, host, software, results, workload, cluster=facts)
+
+
+def _train_on(plan: MeasurePlan, backend) -> DeviceKind:
+    """Keep the GPUs this worker trains on visible (``--devices`` of them); its device kind."""
+    if backend.gpus:
+        if plan.devices > len(backend.gpus):
+            raise AdvisorError(f"--devices {plan.devices}: only {len(backend.gpus)} GPU(s) are visible")
+        backend.tf.config.set_visible_devices(backend.gpus[: plan.devices], "GPU")  # the devices it trains on
+        backend.gpus = backend.gpus[: plan.devices]
+    elif plan.devices > 1:
+        raise AdvisorError("--devices with --workers counts the GPUs of each worker; a CPU worker trains on one")
+    return DeviceKind.GPU if backend.gpus else DeviceKind.CPU
+
+
+def _the_chief_alone(plan: MeasurePlan, backend, policies, single_job, device, progress: Progress,
+                     guard: InterruptGuard) -> tuple[dict[str, TrainingRun], dict[str, float]]:  # fmt: skip
+    """The chief times one device alone (the speedup's reference) and its matmul peaks while the others wait; an
+    error on the chief is told to every worker, which stops with the chief's line."""
+    from advisor.measure import _dtype
+    from advisor.measure.backends import tf_multiworker as mw
+
+    tf, cluster = backend.tf, plan.cluster
+    one = dataclasses.replace(device, count=1)
+    references: dict[str, TrainingRun] = {}
+    peaks: dict[str, float] = {}
+    if cluster.is_chief:
+        try:
+            for dtype in sorted({_dtype(p) for p in policies}):
+                peaks[dtype] = backend.matmul_peak_gflops(dtype, plan.matmul_size, one)
+                progress(f"matmul peak ({dtype}): {peaks[dtype]:,.1f} GFLOP/s")
+            for policy in policies:
+                references[policy] = mw.train_steps(tf, single_job, policy, one, plan.seed, progress, guard,
+                                                    label=f"{policy}, 1 device (the chief alone)")  # fmt: skip
+        except AdvisorError as error:
+            mw.publish(cluster, READY_KEY, f"error: {error}")
+            mw.barrier(tf, cluster, f"{READY_KEY}/read", "telling the workers")  # they read it before the chief ends
+            raise
+        mw.publish(cluster, READY_KEY, "ok")
+        mw.barrier(tf, cluster, f"{READY_KEY}/read", "starting to train together")
+    else:
+        progress(f"{cluster.name(cluster.index)}: waiting while the chief times one device...")
+        answer = mw.wait_for(tf, cluster, READY_KEY, guard)
+        stopped = (f"the chief stopped: {answer.removeprefix('error: ')}; no profile written"
+                   if answer.startswith("error: ") else None)  # fmt: skip
+        try:
+            mw.barrier(tf, cluster, f"{READY_KEY}/read", "starting to train together")
+        except AdvisorError:
+            if stopped:  # the chief said why before it left: that is the line, whenever the barrier's answer came
+                raise AdvisorError(stopped) from None
+            raise
+        if stopped:
+            raise AdvisorError(stopped)
+
+    return references, peaks

@@ -16,16 +16,9 @@ from advisor.measure.plan import MeasurePlan
 from advisor.measure.train import TrainingRun
 
 
-def result_record(
-    run: TrainingRun,
-    flops: float,
-    peak_gflops: float | None,
-    peak_dtype: str,
-    single_device: TrainingRun | None = None,
-    devices: int = 1,
-    batch_size: int = 0,
-    workers: int = 1,
-) -> dict[str, Any]:
+def result_record(run: TrainingRun, flops: float, peak_gflops: float | None, peak_dtype: str,
+                  single_device: TrainingRun | None = None, devices: int = 1, batch_size: int = 0,
+                  workers: int = 1) -> dict[str, Any]:  # fmt: skip
     """One result of a profile; ``flops`` is the training FLOPs of one epoch (``devices``: in all, across the
     ``workers``)."""
     stats = timing.steady_stats(run.epoch_seconds)
@@ -51,16 +44,7 @@ def result_record(
     if run.final_accuracy is not None and math.isfinite(run.final_accuracy):
         record["final_accuracy"] = round(run.final_accuracy, 4)
     if stats is not None:
-        achieved = flops / stats.median / 1e9
-        throughput: dict[str, Any] = {"flops_per_epoch": flops, "achieved_gflops": _significant(achieved)}
-        if peak_gflops:
-            peak = peak_gflops * devices  # the matmul test runs on one device
-            throughput.update(
-                matmul_peak_gflops=_significant(peak),
-                matmul_dtype=peak_dtype,
-                efficiency=_significant(achieved / peak),
-            )
-        record["throughput"] = throughput
+        record["throughput"] = _throughput(flops, stats.median, peak_gflops, peak_dtype, devices)
     if run.power:
         record["power"] = run.power
     if run.memory:
@@ -79,6 +63,18 @@ def result_record(
     if run.warnings:
         record["warnings"] = run.warnings
     return record
+
+
+def _throughput(flops: float, epoch_seconds: float, peak_gflops: float | None, peak_dtype: str,
+                devices: int) -> dict[str, Any]:  # fmt: skip
+    """An epoch's FLOPs, the rate achieved at the steady epoch's median and its share of the devices' matmul peak."""
+    achieved = flops / epoch_seconds / 1e9
+    throughput: dict[str, Any] = {"flops_per_epoch": flops, "achieved_gflops": _significant(achieved)}
+    if peak_gflops:
+        peak = peak_gflops * devices  # the matmul test runs on one device
+        throughput.update(matmul_peak_gflops=_significant(peak), matmul_dtype=peak_dtype,
+                          efficiency=_significant(achieved / peak))  # fmt: skip
+    return throughput
 
 
 def _significant(value: float, digits: int = 5) -> float:

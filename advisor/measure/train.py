@@ -151,17 +151,8 @@ def lstm_job(workload: Workload) -> Job:
     )
 
 
-def train_once(
-    backend: Backend,
-    job: Job,
-    policy: str,
-    device: DeviceInfo,
-    seed: int,
-    quick: bool,
-    progress: Progress,
-    guard: InterruptGuard,
-    label: str | None = None,
-) -> TrainingRun:
+def train_once(backend: Backend, job: Job, policy: str, device: DeviceInfo, seed: int, quick: bool,
+               progress: Progress, guard: InterruptGuard, label: str | None = None) -> TrainingRun:  # fmt: skip
     """Train the job's model once under ``policy`` and time every epoch."""
     import keras
 

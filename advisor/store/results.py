@@ -210,16 +210,9 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
     device_label = formatting.device_label(device.name, count, workers)
     for result in tree.results:
         estimated = bool(result.estimated)
-        source = Source.ESTIMATED.value if estimated else provenance.method
-        if estimated:
-            detail = result.estimate.method if result.estimate is not None else Source.ESTIMATED.value
-        elif provenance.method == Source.QUOTED:
-            detail = provenance.source or ""
-        else:
-            detail = f"measured by advisor {provenance.advisor_version or '?'} on {provenance.date or '?'}"
+        source, detail = _source(result, provenance)
         seconds = float(result.total_seconds)
         error = _float_or_nan(result.estimate.error_seconds if result.estimate is not None else None)
-        scaling = result.scaling
         peak = result.throughput.matmul_peak_gflops if result.throughput is not None else None
         rows.append(
             {
@@ -253,10 +246,7 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
                 "basis": None,
                 "catalog_id": None,
                 "measured_power_watts": _float_or_nan(result.power.average_watts if result.power else None),
-                "scaling_devices": _float_or_nan(scaling.devices if scaling else None),
-                "scaling_workers": _float_or_nan(scaling.workers if scaling else None),
-                "scaling_speedup": _float_or_nan(scaling.speedup if scaling else None),
-                "single_device_seconds": _float_or_nan(scaling.single_device_seconds if scaling else None),
+                **_scaling_columns(result.scaling),
                 "workload_spec": dict(tree.workload.raw),
                 "matmul_peak_gflops": _float_or_nan(peak) / count,
                 "batch_size": _float_or_nan(result.batch_size),
@@ -267,6 +257,25 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _source(result: Any, provenance: Any) -> tuple[str, str]:
+    """A result's source (estimated, or the profile's method) and where it comes from, in words."""
+    if result.estimated:
+        return Source.ESTIMATED.value, result.estimate.method if result.estimate is not None else Source.ESTIMATED.value
+    if provenance.method == Source.QUOTED:
+        return provenance.method, provenance.source or ""
+    return provenance.method, f"measured by advisor {provenance.advisor_version or '?'} on {provenance.date or '?'}"
+
+
+def _scaling_columns(scaling: Any) -> dict[str, float]:
+    """A several-device result's scaling facts as frame columns (NaN for one device)."""
+    return {
+        "scaling_devices": _float_or_nan(scaling.devices if scaling else None),
+        "scaling_workers": _float_or_nan(scaling.workers if scaling else None),
+        "scaling_speedup": _float_or_nan(scaling.speedup if scaling else None),
+        "single_device_seconds": _float_or_nan(scaling.single_device_seconds if scaling else None),
+    }
 
 
 def _data_wait(result: Any, workload: Any) -> dict[str, float]:

@@ -31,13 +31,9 @@ STATES_PER_UNIT = {"LSTM": 6, "GRU": 4, "SimpleRNN": 1}  # values a timestep kee
 
 def make(batch_size: int, options: Options) -> Any:
     """The callback (a ``keras.callbacks.Callback``)."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise TrackError(f"advisor.track.keras: batch_size must be the whole number given to fit, got {batch_size!r}")
+    _check_batch_size(batch_size)
     options.check()
-    try:
-        import keras  # imported only when the callback is made
-    except ImportError:
-        raise TrackError("advisor.track.keras: Keras is not installed (pip install keras)") from None
+    keras = _keras()
 
     class AdvisorTrack(keras.callbacks.Callback):
         """advisor.track for Keras: add it to ``model.fit(callbacks=[...])``."""
@@ -49,12 +45,9 @@ def make(batch_size: int, options: Options) -> Any:
             self.session: Session | None = None
             self.memory: PeakMemory | None = None
             self.ends: list[tuple[int, float]] = []
-            self.lock = threading.Lock()
-            self.epoch_start = 0.0
-            self.path = None
-            self.problem: str | None = None
+            self.lock, self.epoch_start, self.fit_started = threading.Lock(), 0.0, False
+            self.path, self.problem = None, None
             self.device: dict[str, Any] = {}
-            self.fit_started = False
 
         def on_train_begin(self, logs=None) -> None:
             if not options.enabled:
@@ -82,12 +75,8 @@ def make(batch_size: int, options: Options) -> Any:
                 return
             with self.lock:
                 ends = sorted(self.ends)
-            previous_index, previous_time = -1, self.epoch_start
-            for number, (index, at) in enumerate(ends):
-                steps = max(index - previous_index, 1)
-                session.add(StepRecord(seconds=at - previous_time, wait=None, samples=batch_size * steps,
-                                                  steps=steps, clean=number > 0))  # fmt: skip
-                previous_index, previous_time = index, at
+            for record in epoch_records(ends, self.epoch_start, batch_size):
+                session.add(record)
 
         def on_test_begin(self, logs=None) -> None:
             if not self.fit_started and self.problem is None:
@@ -96,19 +85,52 @@ def make(batch_size: int, options: Options) -> Any:
 
         def on_train_end(self, logs=None) -> None:
             session, self.session = self.session, None
-            if session is None:
-                return
-            if self.memory is not None:
-                self.memory.__exit__(None, None, None)
-            try:
-                facts = _facts(keras, self.model, self.device, self.params or {}, batch_size,
-                               self.memory.reading() if self.memory else None)  # fmt: skip
-                session.counted = _counted(self.model, batch_size, facts.precision) if options.count_flops else None
-                self.path = finish(session, facts)
-            except Exception as failure:  # collecting must never break the user's training: said, not raised
-                say(f"no profile written: {type(failure).__name__}: {failure}")
+            if session is not None:
+                self.path = _write_profile(keras, self, session, options, batch_size)
 
     return AdvisorTrack()
+
+
+def _write_profile(keras, callback, session: Session, options: Options, batch_size: int) -> Any:
+    """The fit's profile written (its path), or None and one line saying why: collecting never breaks the user's
+    training."""
+    if callback.memory is not None:
+        callback.memory.__exit__(None, None, None)
+    try:
+        facts = _facts(keras, callback.model, callback.device, callback.params or {}, batch_size,
+                       callback.memory.reading() if callback.memory else None)  # fmt: skip
+        session.counted = _counted(callback.model, batch_size, facts.precision) if options.count_flops else None
+        return finish(session, facts)
+    except Exception as failure:  # said, not raised
+        say(f"no profile written: {type(failure).__name__}: {failure}")
+        return None
+
+
+def _check_batch_size(batch_size: Any) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise TrackError(f"advisor.track.keras: batch_size must be the whole number given to fit, got {batch_size!r}")
+
+
+def _keras() -> Any:
+    """Keras, imported only when a callback is made (the core never imports it)."""
+    try:
+        import keras
+    except ImportError:
+        raise TrackError("advisor.track.keras: Keras is not installed (pip install keras)") from None
+    return keras
+
+
+def epoch_records(ends: list[tuple[int, float]], epoch_start: float, batch_size: int) -> list[StepRecord]:
+    """An epoch's steps from the (batch index, time) at which each logged batch ended: a batch Keras ran several
+    steps of at once (``steps_per_execution``) counts them all; the epoch's first step is never clean (it holds the
+    epoch's start-up)."""
+    records, previous_index, previous_time = [], -1, epoch_start
+    for number, (index, at) in enumerate(ends):
+        steps = max(index - previous_index, 1)
+        records.append(StepRecord(seconds=at - previous_time, wait=None, samples=batch_size * steps, steps=steps,
+                                  clean=number > 0))  # fmt: skip
+        previous_index, previous_time = index, at
+    return records
 
 
 def _device(keras) -> tuple[dict[str, Any], str]:

@@ -31,6 +31,42 @@ def _callback_base() -> type:
     return lightning.pytorch.Callback
 
 
+def _tracker(options: Options) -> TorchTracker:
+    """The tracker of a Lightning run: the wait for data is the gap between batches, the batch hook counts them."""
+    tracker = TorchTracker(options, libraries=[v for v in (library_version("lightning"),
+                                                           library_version("pytorch_lightning")) if v])  # fmt: skip
+    tracker.wait_method = ("the gap between one batch's end and the next batch's start (Lightning fetches the batch "
+                           "and moves it to the device there)")  # fmt: skip
+    tracker.batches_from_forward = False  # training_step may not call forward: the batch hook counts
+    return tracker
+
+
+def _start(tracker: TorchTracker, trainer: Any, pl_module: Any) -> None:
+    """Track the trainer's module with its first optimizer; the run's length is the trainer's planned steps."""
+    optimizers = getattr(trainer, "optimizers", None) or [None]
+    tracker.start(pl_module, optimizers[0])
+    planned = getattr(trainer, "estimated_stepping_batches", None)
+    if isinstance(planned, int) and planned > 0:
+        tracker.planned_steps = planned
+
+
+def _batch_starts(tracker: TorchTracker, last_end: float | None, batch: Any) -> None:
+    """A training batch starts: its step begins (timed from the last batch's end: the fetch is the wait), the
+    wait is added, the batch counted."""
+    session = tracker.session
+    if session is None:
+        return
+    now = Session.now()
+    start = last_end if last_end is not None else now
+    if not session.in_step:
+        tracker.begin_step(start)
+        if session.counting:
+            start = now
+    session.add_wait(now - start)
+    tracker.training_forwards += 1
+    tracker.add_batch(batch_shape((batch,), {}))
+
+
 def make(options: Options) -> Any:
     """The callback (a subclass of the user's Lightning ``Callback``)."""
     base = _callback_base()
@@ -40,11 +76,7 @@ def make(options: Options) -> Any:
 
         def __init__(self) -> None:
             super().__init__()
-            self.tracker = TorchTracker(options, libraries=[v for v in (library_version("lightning"),
-                                                                        library_version("pytorch_lightning")) if v])
-            self.tracker.wait_method = ("the gap between one batch's end and the next batch's start (Lightning "
-                                        "fetches the batch and moves it to the device there)")  # fmt: skip
-            self.tracker.batches_from_forward = False  # training_step may not call forward: the batch hook counts
+            self.tracker = _tracker(options)
             self.last_end: float | None = None
             self.stepped = False
 
@@ -53,16 +85,11 @@ def make(options: Options) -> Any:
             return self.tracker.path
 
         def on_train_start(self, trainer, pl_module) -> None:
-            optimizers = getattr(trainer, "optimizers", None) or [None]
-            self.tracker.start(pl_module, optimizers[0])
-            planned = getattr(trainer, "estimated_stepping_batches", None)
-            if isinstance(planned, int) and planned > 0:
-                self.tracker.planned_steps = planned
+            _start(self.tracker, trainer, pl_module)
 
         def _gap(self) -> None:
-            session = self.tracker.session
-            if session is not None:
-                session.mark_unclean()
+            if self.tracker.session is not None:
+                self.tracker.session.mark_unclean()
 
         def on_train_epoch_start(self, trainer, pl_module) -> None:
             self.last_end = None  # the first batch of an epoch starts its own clock
@@ -75,18 +102,7 @@ def make(options: Options) -> Any:
             self._gap()
 
         def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
-            session = self.tracker.session
-            if session is None:
-                return
-            now = Session.now()
-            start = self.last_end if self.last_end is not None else now
-            if not session.in_step:
-                self.tracker.begin_step(start)
-                if session.counting:
-                    start = now
-            session.add_wait(now - start)
-            self.tracker.training_forwards += 1
-            self.tracker.add_batch(batch_shape((batch,), {}))
+            _batch_starts(self.tracker, self.last_end, batch)
 
         def on_before_optimizer_step(self, trainer, pl_module, optimizer) -> None:
             self.stepped = True

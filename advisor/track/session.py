@@ -344,6 +344,42 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
                   other_load: float | None, interrupted: bool) -> dict[str, Any]:  # fmt: skip
     """The profile of a tracked run (schema :data:`~advisor.format.schema.SCHEMA_VERSION`, workload kind tracked)."""
     steps, epochs, per_epoch, length_note = planned_length(options, facts, summary.steps_done)
+    workload, flops_per_step = _workload_section(options, facts, summary, counted, (steps, epochs, per_epoch))
+    result = _result_section(facts, summary, other_load, steps, flops_per_step)
+    name = options.name or f"{facts.device['name']} ({facts.model_class})"
+    profile_id = store.slugify(name) if options.overwrite else store.unique_slug(Path(options.out), name)
+    notes = list(facts.notes)
+    if length_note:
+        notes.append(length_note)
+    if interrupted:
+        notes.append(f"Interrupted (Ctrl-C) after {summary.steps_done} steps: the profile holds the steps done; the "
+                     "total is the planned run at their steady time.")  # fmt: skip
+    if options.price_usd is None:
+        notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")
+    profile: dict[str, Any] = {
+        "schema_version": schema.SCHEMA_VERSION,
+        "id": profile_id,
+        "name": name,
+        "device": facts.device,
+        "host": hardware.host_facts(),
+        "software": facts.software,
+        "price": price_section(options.price_usd, _dt.date.today().isoformat(), options.price_note, None,
+                               options.power_watts, options.price_usd_per_hour, "given by the person who trained"),
+        "workload": workload,
+        "results": [result],
+        "provenance": {"method": Source.MEASURED.value, "advisor_version": __version__,
+                       "date": _dt.date.today().isoformat(), "command": facts.command or _command(),
+                       **({"interrupted": True} if interrupted else {})},
+    }
+    if notes:
+        profile["notes"] = notes
+    return profile
+
+
+def _workload_section(options: Options, facts: RunFacts, summary: Summary, counted: Counted | None,
+                      length: tuple[int, int, int]) -> tuple[dict[str, Any], float]:  # fmt: skip
+    """The tracked workload (``length``: steps of the run, epochs, steps an epoch) and one step's training FLOPs."""
+    steps, epochs, per_epoch = length
     samples = summary.samples_per_step
     batch = max(1, round(samples))
     phases, flops_per_step = _phases(counted, samples)
@@ -378,6 +414,12 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
         workload["flops_method"] = counted.method
         if counted.not_counted:
             workload["not_counted"] = counted.not_counted
+    return workload, flops_per_step
+
+
+def _result_section(facts: RunFacts, summary: Summary, other_load: float | None, steps: int,
+                    flops_per_step: float) -> dict[str, Any]:  # fmt: skip
+    """The run's one result: its total, its steady step, the wait for data, memory, checks and warnings."""
     step: dict[str, Any] = {"count": summary.steady_steps, "warmup": summary.warmup,
                             "median": _sig(summary.median), "mean": _sig(summary.mean), "min": _sig(summary.low),
                             "max": _sig(summary.high), "stdev": _sig(summary.stdev),
@@ -401,34 +443,7 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
     warnings = facts.warnings + noise_warnings(summary, other_load)
     if warnings:
         result["warnings"] = warnings
-    name = options.name or f"{facts.device['name']} ({facts.model_class})"
-    profile_id = store.slugify(name) if options.overwrite else store.unique_slug(Path(options.out), name)
-    notes = list(facts.notes)
-    if length_note:
-        notes.append(length_note)
-    if interrupted:
-        notes.append(f"Interrupted (Ctrl-C) after {summary.steps_done} steps: the profile holds the steps done; the "
-                     "total is the planned run at their steady time.")  # fmt: skip
-    if options.price_usd is None:
-        notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")
-    profile: dict[str, Any] = {
-        "schema_version": schema.SCHEMA_VERSION,
-        "id": profile_id,
-        "name": name,
-        "device": facts.device,
-        "host": hardware.host_facts(),
-        "software": facts.software,
-        "price": price_section(options.price_usd, _dt.date.today().isoformat(), options.price_note, None,
-                               options.power_watts, options.price_usd_per_hour, "given by the person who trained"),
-        "workload": workload,
-        "results": [result],
-        "provenance": {"method": Source.MEASURED.value, "advisor_version": __version__,
-                       "date": _dt.date.today().isoformat(), "command": facts.command or _command(),
-                       **({"interrupted": True} if interrupted else {})},
-    }
-    if notes:
-        profile["notes"] = notes
-    return profile
+    return result
 
 
 def _command() -> str:

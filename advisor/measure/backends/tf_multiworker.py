@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 import re
 import signal
@@ -140,19 +141,9 @@ def failure_line(cluster: Cluster, error: BaseException, doing: str) -> str:
     return f"{who} stopped answering while {doing} ({reason[:160]}); no profile written"
 
 
-def train_steps(
-    tf,
-    job: Job,
-    policy: str,
-    device: DeviceInfo,
-    seed: int,
-    progress: Progress,
-    guard: InterruptGuard,
-    label: str,
-    strategy: Any = None,
-    cluster: Cluster | None = None,
-    others_expected: bool = False,
-) -> TrainingRun:
+def train_steps(tf, job: Job, policy: str, device: DeviceInfo, seed: int, progress: Progress, guard: InterruptGuard,
+                label: str, strategy: Any = None, cluster: Cluster | None = None,
+                others_expected: bool = False) -> TrainingRun:  # fmt: skip
     """Train the job's model with the custom step (under ``strategy`` across the cluster, else on ``device``)
     and time every epoch; the same step either way."""
     import keras
@@ -170,19 +161,9 @@ def train_steps(
         with placement:
             iterator = _batches(tf, x, y, job.batch_size, seed, strategy)
             step = _step(tf, model, optimizer, per_example, strategy)
-            times, loss = [], None
             peak = PeakMemory("tensorflow", device.kind, device.framework_device)
             with hardware.CpuUsageMonitor() as monitor, hardware.PowerMonitor(device.kind, 1) as power, peak:
-                started = time.perf_counter()
-                for _ in range(job.epochs):
-                    begin = time.perf_counter()
-                    for _ in range(job.steps_per_epoch):
-                        loss = step(iterator)
-                        guard.check()  # Ctrl-C: stop at this step; the other workers see the chief leave
-                    last = float(loss)  # fetched to the host: the epoch's work is done on every replica
-                    times.append(time.perf_counter() - begin)
-                    progress(epoch_line(label, times, job.epochs, time.perf_counter() - started, len(times),
-                                        job.epochs, last))  # fmt: skip
+                times, last = _timed_epochs(job, lambda: step(iterator), guard, progress, label)
     except AdvisorError:
         raise
     except tf.errors.ResourceExhaustedError:
@@ -200,9 +181,8 @@ def train_steps(
         "variables_device": Backend().variable_device(model),
         "backend": "tensorflow",
         "training_step": "custom (strategy.run)" if strategy is not None else "custom",
+        **({"replicas": int(strategy.num_replicas_in_sync)} if strategy is not None else {}),
     }
-    if strategy is not None:
-        checks["replicas"] = int(strategy.num_replicas_in_sync)
     one_device = dataclasses.replace(device, count=1)  # the placement check applies to the reference run
     warnings = run_warnings(checks, policy, one_device, Backend.accelerator_words, times, monitor, others_expected)
     return TrainingRun(
@@ -216,6 +196,23 @@ def train_steps(
         power=power.reading(),
         memory=peak.reading(),
     )
+
+
+def _timed_epochs(job: Job, step: Any, guard: InterruptGuard, progress: Progress,
+                  label: str) -> tuple[list[float], float]:  # fmt: skip
+    """Run the job's epochs of ``step()`` calls; each epoch's seconds and the last loss."""
+    times: list[float] = []
+    loss, last = None, math.nan
+    started = time.perf_counter()
+    for _ in range(job.epochs):
+        begin = time.perf_counter()
+        for _ in range(job.steps_per_epoch):
+            loss = step()
+            guard.check()  # Ctrl-C: stop at this step; the other workers see the chief leave
+        last = float(loss)  # fetched to the host: the epoch's work is done on every replica
+        times.append(time.perf_counter() - begin)
+        progress(epoch_line(label, times, job.epochs, time.perf_counter() - started, len(times), job.epochs, last))
+    return times, last
 
 
 def _per_example_loss(keras, loss):
