@@ -224,6 +224,7 @@ def build_collection(rows: list[dict]) -> dict:
             "phases": spec["phases"],
             "source": f"{load_presets()[preset].source} (config.json); work per token by advisor.llm.job",
             "family": spec["family"],
+            "model": preset,
         }
         gpu = GPUS[row["gpu"]]
         source_key = row["source"].split("@")[0].replace("github:", "").strip().split("/")[-1].lower()

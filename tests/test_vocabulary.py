@@ -24,6 +24,7 @@ NOT_THE_WORD = {
     ("advisor/measure/model_file.py", '"model": model.get_config(),'): "the Keras config's key, hashed",
     ("advisor/commands/measure_options.py", 'for key in ("model", "units"'): "the measure option's name",
     ("advisor/perf/perfmodel.py", 'workload.get("name", "model")'): "a model workload's name when it has none",
+    ("advisor/store/collection.py", '**({"model": described["model"]}'): "a published workload's model field",
     ("advisor/commands/crossval.py", '"tracked": crossval.tracked_errors'): "crossval --json's key",
     ("advisor/commands/arguments.py", 'name = f"lstm{w.units}'): "a sized LSTM workload's name",
 }

@@ -185,6 +185,8 @@ WORKLOAD = (
     Field("source", "string", "kind published: where the description comes from"),
     Field("family", "string", "kind published: the family whose fitted terms it shares (transformer: a "
           "language-model training job, whose every size and method the calibration learns as one)"),
+    Field("model", "string", "kind published: the language model a job of the transformer family trains (a "
+          "preset's id: the model a cross-validation holds out with its rows)"),
     Field("note", "string", "anything a reader should know about the workload"),
 )  # fmt: skip
 # The fields that define a workload: two results share a workload when these are equal.

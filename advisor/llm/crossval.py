@@ -32,7 +32,6 @@ from advisor.store.parse import safe_load
 
 FILE = "llm_crossval.yaml"
 QUANTILE = 0.9
-LLM_MARK = " (published)"  # how the collection's language-model workloads end (scripts/import_published_llm.py)
 SITUATIONS = ("llm-new-gpu", "llm-new-model", "llm-new-model-new-gpu")
 
 
@@ -50,9 +49,8 @@ class Errors:
 
 
 def model_of(sample: Sample) -> str | None:
-    """The model of a language-model sample (the workload name's first part), None for any other workload."""
-    name = sample.work.name
-    return name.split(",")[0] if name.endswith(LLM_MARK) else None
+    """The model of a language-model sample (its workload's ``model`` field), None for any other workload."""
+    return sample.model
 
 
 def run(samples: tuple[Sample, ...]) -> Errors:

@@ -67,6 +67,7 @@ class Sample:
     work: Work
     device: Device
     approximate: bool = False
+    model: str | None = None  # the language model of a transformer-family job (its workload's ``model``)
 
     @property
     def architecture(self) -> str:

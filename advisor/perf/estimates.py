@@ -644,7 +644,7 @@ def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibrat
                 label=str(row["name"]), gpu=row["catalog_id"],
                 workload=calibration_workload(row["workload_spec"], row["workload"]),
                 precision=row["precision"], seconds=computing, work=work_of_row(row), device=device,
-                approximate=bool(row["approximate"]),
+                approximate=bool(row["approximate"]), model=row["workload_spec"].get("model"),
             )
         )  # fmt: skip
     return tuple(sorted(samples, key=lambda s: (s.workload, s.gpu, s.precision, s.label, s.seconds)))

@@ -44,6 +44,7 @@ DESCRIPTION = (
     Field("phases", "sections", "its work by kind, per sample", required=True, fields=PHASE),
     Field("source", "string", "where the description comes from", required=True),
     Field("family", "string", "the family whose fitted terms it shares (transformer)"),
+    Field("model", "string", "the language model a job of the transformer family trains (a preset's id)"),
 )  # fmt: skip
 SYSTEM = (
     Field("name", "string", "the system's name as published", required=True),
@@ -123,6 +124,7 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
         "phases": described["phases"],
         "source": described["source"],
         **({"family": described["family"]} if described.get("family") else {}),
+        **({"model": described["model"]} if described.get("model") else {}),
         "note": f"the time for {described['work']}: {described['samples']:,} {described['unit']} / the throughput",
     }
     price = {"usd": system.get("price_usd"), "date": system["date"], "includes": "the whole system",
