@@ -29,6 +29,9 @@ QUICK_MIN_STEADY = 3
 # DRIFT_SCALE / sqrt(k) + DRIFT_FLOOR bounds both (8.9 % and 6.0 %). Checked in benchmarks/bench_quick.py.
 DRIFT_SCALE = 0.12
 DRIFT_FLOOR = 0.02
+# Steady times whose stdev is above this share of their median are noisy: measure's epochs and a tracked run's
+# steps both warn (another process on the device, throttling, steps of different sizes).
+NOISY_SPREAD = 0.10
 
 
 def t_quantile_975(df: int) -> float:
@@ -39,6 +42,9 @@ def t_quantile_975(df: int) -> float:
 
 @dataclass(frozen=True)
 class SteadyStats:
+    """The steady times of a run (measure's epochs, a tracked run's optimizer steps): the one statistics type both
+    write (``as_dict``) and warn from (``noisy``)."""
+
     count: int
     median: float
     mean: float
@@ -50,6 +56,16 @@ class SteadyStats:
     def spread(self) -> float:
         """(max - min) / median: how far the steady epochs range."""
         return (self.max - self.min) / self.median if self.median > 0 else math.inf
+
+    @property
+    def relative_stdev(self) -> float:
+        """stdev / median (0 for a single time)."""
+        return self.stdev / self.median if self.median > 0 else 0.0
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the times vary by more than NOISY_SPREAD (stdev / median)."""
+        return self.count > 1 and self.relative_stdev > NOISY_SPREAD
 
     def as_dict(self) -> dict[str, float | int]:
         return {
@@ -68,7 +84,12 @@ def _round(value: float) -> float:
 
 def steady_stats(epoch_seconds: Sequence[float]) -> SteadyStats | None:
     """Statistics of the steady epochs: all but the first (warm-up). None when there are none."""
-    steady = list(epoch_seconds[1:])
+    return stats_of(epoch_seconds[1:])
+
+
+def stats_of(times: Sequence[float]) -> SteadyStats | None:
+    """Statistics of steady times (seconds); None when there are none."""
+    steady = list(times)
     if not steady:
         return None
     return SteadyStats(

@@ -19,7 +19,6 @@ from advisor.measure.memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
 from advisor.perf.workload import Workload, make_dataset
 
-EPOCH_SPREAD_WARNING = 0.10  # stdev / median of the steady epochs
 OTHER_LOAD_WARNING = 0.05  # other processes' share of the machine's CPU time
 EXPECTED_DTYPE = {precision.value: precision.dtype.value for precision in Precision}
 
@@ -234,9 +233,9 @@ def run_warnings(
             "during the run: the times may be slower than this hardware can do"
         )
     stats = timing.steady_stats(times)
-    if stats is not None and stats.count > 1 and stats.stdev / stats.median > EPOCH_SPREAD_WARNING:
+    if stats is not None and stats.noisy:
         warnings.append(
-            f"steady epoch times vary by {100 * stats.stdev / stats.median:.0f}% (stdev / median, over 10%): "
-            "the machine was busy or throttling"
+            f"steady epoch times vary by {100 * stats.relative_stdev:.0f}% (stdev / median, over "
+            f"{timing.NOISY_SPREAD:.0%}): the machine was busy or throttling"
         )
     return warnings

@@ -27,9 +27,9 @@ from advisor.format import schema
 from advisor.format.vocabulary import DeviceKind, Source, WorkloadKind
 from advisor.measure import hardware
 from advisor.measure.profile import price_section
+from advisor.measure.timing import SteadyStats, stats_of
 
 MIN_STEADY_STEPS = 5  # fewer steady steps than this and no profile is written: nothing would be known
-NOISY_SPREAD = 0.10  # steady steps whose stdev is above this share of the median: a warning
 FEW_STEADY_STEPS = 20  # fewer steady steps than this: a warning (the spread itself is uncertain)
 BUSY_OTHER_CORES = 0.5  # other processes using this many cores on average during the run: a warning
 
@@ -196,11 +196,7 @@ class Summary:
     steady: list[StepRecord]
     warmup: int
     steps_done: int
-    median: float
-    mean: float
-    low: float
-    high: float
-    stdev: float
+    step: SteadyStats  # seconds per optimizer step over the steady steps (measure's type for its epochs)
     samples_per_step: float
     tokens_per_step: float | None
     wait_share: float | None
@@ -212,11 +208,11 @@ class Summary:
 
     @property
     def samples_per_second(self) -> float:
-        return self.samples_per_step / self.mean
+        return self.samples_per_step / self.step.mean
 
     @property
     def tokens_per_second(self) -> float | None:
-        return self.tokens_per_step / self.mean if self.tokens_per_step else None
+        return self.tokens_per_step / self.step.mean if self.tokens_per_step else None
 
 
 def summarise(records: list[StepRecord], warmup: int) -> Summary | str:
@@ -241,9 +237,8 @@ def summarise(records: list[StepRecord], warmup: int) -> Summary | str:
     wait_share = sum(r.wait for r in waits) / total if waits and total > 0 else None  # type: ignore[misc]
     wait_per_step = sum(r.wait for r in waits) / sum(r.steps for r in waits) if waits else None  # type: ignore[misc]
     return Summary(
-        steady=steady, warmup=warmup, steps_done=done, median=statistics.median(per_step),
-        mean=statistics.fmean(per_step), low=min(per_step), high=max(per_step),
-        stdev=statistics.stdev(per_step) if len(per_step) > 1 else 0.0,
+        steady=steady, warmup=warmup, steps_done=done,
+        step=stats_of(per_step),  # type: ignore[arg-type]  # never None: MIN_STEADY_STEPS were timed
         samples_per_step=statistics.median(samples), tokens_per_step=statistics.median(tokens) if tokens else None,
         wait_share=wait_share, wait_per_step=wait_per_step,
     )  # fmt: skip
@@ -252,8 +247,8 @@ def summarise(records: list[StepRecord], warmup: int) -> Summary | str:
 def noise_warnings(summary: Summary, other_load: float | None) -> list[str]:
     """What makes the steady time less certain, in sentences."""
     found = []
-    if summary.median > 0 and summary.stdev / summary.median > NOISY_SPREAD:
-        found.append(f"the steady steps vary by {summary.stdev / summary.median:.0%} (stdev / median): another "
+    if summary.step.noisy:
+        found.append(f"the steady steps vary by {summary.step.relative_stdev:.0%} (stdev / median): another "
                      "process may be using the device, or the steps differ in size")  # fmt: skip
     count = summary.steady_steps
     if count < FEW_STEADY_STEPS:
@@ -420,18 +415,16 @@ def _workload_section(options: Options, facts: RunFacts, summary: Summary, count
 def _result_section(facts: RunFacts, summary: Summary, other_load: float | None, steps: int,
                     flops_per_step: float) -> dict[str, Any]:  # fmt: skip
     """The run's one result: its total, its steady step, the wait for data, memory, checks and warnings."""
-    step: dict[str, Any] = {"count": summary.steady_steps, "warmup": summary.warmup,
-                            "median": _sig(summary.median), "mean": _sig(summary.mean), "min": _sig(summary.low),
-                            "max": _sig(summary.high), "stdev": _sig(summary.stdev),
+    step: dict[str, Any] = {"count": summary.steady_steps, "warmup": summary.warmup, **summary.step.as_dict(),
                             "samples_per_second": _sig(summary.samples_per_second)}  # fmt: skip
     if summary.tokens_per_second:
         step["tokens_per_second"] = _sig(summary.tokens_per_second)
     if flops_per_step > 0:
         step["flops_per_step"] = _sig(flops_per_step)
-        step["achieved_tflops"] = _sig(flops_per_step / summary.mean / 1e12)
+        step["achieved_tflops"] = _sig(flops_per_step / summary.step.mean / 1e12)
     result: dict[str, Any] = {
         "precision": facts.precision,
-        "total_seconds": _sig(steps * _sig(summary.mean), 8),
+        "total_seconds": _sig(steps * _sig(summary.step.mean), 8),
         "step": step,
     }
     if summary.wait_share is not None and summary.wait_per_step is not None:
@@ -474,7 +467,7 @@ def finish(session: Session, facts: RunFacts) -> Path | None:
     if not session.options.quiet:
         wait = summary.wait_share
         waiting = f", {wait:.0%} of it waiting for data" if wait is not None else ""
-        say(f"wrote {path}: {summary.median * 1000:.4g} ms a step (median of {summary.steady_steps} steady "
+        say(f"wrote {path}: {summary.step.median * 1000:.4g} ms a step (median of {summary.steady_steps} steady "
             f"steps{waiting}), {summary.samples_per_second:,.4g} samples/s")  # fmt: skip
         say(store.submit_hint(path))
     return path
