@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import math
 import os
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +90,28 @@ class Backend:
 
     def version(self) -> str:
         return str(getattr(sys.modules.get(self.name), "__version__", "unknown"))
+
+
+MATMUL_WARMUPS, MATMUL_REPEATS, MATMUL_INNER = 2, 5, 4  # the matmul peak test: calls before timing, timed rounds of
+# MATMUL_INNER calls each (the best round counts: the peak, not the average)
+
+
+def matmul_gflops(multiply: Callable[[], Any], wait: Callable[[Any], None], size: int) -> float:
+    """The best rate of ``multiply()`` (a ``size`` x ``size`` matmul) over MATMUL_REPEATS rounds, in GFLOP/s: each
+    round launches MATMUL_INNER products and ``wait``s for the last (a device runs ahead of Python). The one timing
+    loop of every backend's :meth:`Backend.matmul_peak_gflops`."""
+    product = None
+    for _ in range(MATMUL_WARMUPS):  # compile, autotune, allocate
+        product = multiply()
+    wait(product)
+    best = math.inf
+    for _ in range(MATMUL_REPEATS):
+        start = time.perf_counter()
+        for _ in range(MATMUL_INNER):
+            product = multiply()
+        wait(product)
+        best = min(best, time.perf_counter() - start)
+    return 2.0 * size**3 * MATMUL_INNER / best / 1e9
 
 
 def load(name: str) -> Backend:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import os
-import time
 from typing import Any
 
 from advisor.errors import AdvisorError
 from advisor.format.vocabulary import DeviceKind, DType
 from advisor.measure import hardware
-from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
+from advisor.measure.backends import Backend, DeviceInfo, matmul_gflops, quiet_stderr, select_keras_backend
 
 GPU_PLATFORMS = ("gpu", "cuda", "rocm")
 
@@ -57,21 +55,12 @@ class KerasBackend(Backend):
             "keras_backend": keras.backend.backend(),
         }
 
-    def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo, repeats: int = 5, inner: int = 4) -> float:
+    def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo) -> float:
         jax = self.jax
-        jnp = jax.numpy
         a = jax.random.normal(jax.random.key(1), (size, size), dtype=DType.FLOAT32.value).astype(dtype)
         b = jax.random.normal(jax.random.key(2), (size, size), dtype=DType.FLOAT32.value).astype(dtype)
-        matmul = jax.jit(jnp.matmul)
-        matmul(a, b).block_until_ready()  # compile and warm up
-        best = math.inf
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(inner):
-                product = matmul(a, b)
-            product.block_until_ready()
-            best = min(best, time.perf_counter() - start)
-        return 2.0 * size**3 * inner / best / 1e9
+        matmul = jax.jit(jax.numpy.matmul)
+        return matmul_gflops(lambda: matmul(a, b), lambda product: product.block_until_ready(), size)
 
     def version(self) -> str:
         return self.jax.__version__

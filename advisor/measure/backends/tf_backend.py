@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-import time
 from typing import Any
 
 from advisor.errors import AdvisorError
 from advisor.format.vocabulary import DeviceKind, DType
 from advisor.measure import hardware
-from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
+from advisor.measure.backends import Backend, DeviceInfo, matmul_gflops, quiet_stderr, select_keras_backend
 
 
 def batches(tf, x, y, batch_size: int, seed: int):
@@ -100,7 +98,7 @@ class KerasBackend(Backend):
                     facts["cudnn"] = str(build["cudnn_version"])
         return facts
 
-    def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo, repeats: int = 5, inner: int = 4) -> float:
+    def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo) -> float:
         """Best dense matmul throughput of ``size`` x ``size`` matrices in ``dtype`` (GFLOP/s) on one device."""
         import keras
 
@@ -108,18 +106,7 @@ class KerasBackend(Backend):
             a = keras.random.normal((size, size), dtype=DType.FLOAT32.value, seed=1)
             b = keras.random.normal((size, size), dtype=DType.FLOAT32.value, seed=2)
             a, b = keras.ops.cast(a, dtype), keras.ops.cast(b, dtype)
-            product = None
-            for _ in range(2):  # warm-up
-                product = keras.ops.matmul(a, b)
-            self.synchronize(product)
-            best = math.inf
-            for _ in range(repeats):
-                start = time.perf_counter()
-                for _ in range(inner):
-                    product = keras.ops.matmul(a, b)
-                self.synchronize(product)
-                best = min(best, time.perf_counter() - start)
-        return 2.0 * size**3 * inner / best / 1e9
+            return matmul_gflops(lambda: keras.ops.matmul(a, b), self.synchronize, size)
 
     def placement(self, device: DeviceInfo):
         if device.count > 1:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-import time
 from typing import Any
 
 from advisor.errors import AdvisorError
 from advisor.format.vocabulary import DeviceKind
 from advisor.measure import hardware
-from advisor.measure.backends import Backend, DeviceInfo, quiet_stderr, select_keras_backend
+from advisor.measure.backends import Backend, DeviceInfo, matmul_gflops, quiet_stderr, select_keras_backend
 
 
 class KerasBackend(Backend):
@@ -64,7 +62,7 @@ class KerasBackend(Backend):
                     facts["cudnn"] = str(torch.backends.cudnn.version())
         return facts
 
-    def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo, repeats: int = 5, inner: int = 4) -> float:
+    def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo) -> float:
         torch = self.torch
         where = torch.device(device.framework_device)
         kind = getattr(torch, dtype)
@@ -72,22 +70,12 @@ class KerasBackend(Backend):
         a = torch.randn(size, size, generator=generator, device=where).to(kind)
         b = torch.randn(size, size, generator=generator, device=where).to(kind)
 
-        def wait() -> None:
+        def wait(_product) -> None:
             if where.type == "cuda":
                 torch.cuda.synchronize()
 
         with torch.no_grad():
-            for _ in range(2):
-                torch.matmul(a, b)
-            wait()
-            best = math.inf
-            for _ in range(repeats):
-                start = time.perf_counter()
-                for _ in range(inner):
-                    torch.matmul(a, b)
-                wait()
-                best = min(best, time.perf_counter() - start)
-        return 2.0 * size**3 * inner / best / 1e9
+            return matmul_gflops(lambda: torch.matmul(a, b), wait, size)
 
     def is_out_of_memory(self, error: BaseException) -> bool:
         oom = getattr(self.torch.cuda, "OutOfMemoryError", ())
