@@ -26,6 +26,7 @@ from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
 from advisor.format import metrics, typed
+from advisor.format.formatting import fmt_duration
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
 from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
@@ -619,7 +620,7 @@ def job_headline(advisor: Advisor, request: JobRequest, choices: Choices, curren
         st.metric("Best GPU for this job", "None within your choices", border=True)
     else:
         st.metric("Best GPU for this job", best.name, border=True,
-                  delta=f"{best.tokens_per_second:,.0f} tokens/s, {llm_advice.hours(best.seconds)} a run")
+                  delta=f"{best.tokens_per_second:,.0f} tokens/s, {fmt_duration(best.seconds)} a run")
     st.info(safe(" ".join(llm_advice.choice_lines(choice))))
     gpu = advisor.catalog.match(current_device) if current_device and advisor.catalog is not None else None
     mine = next((o for o in advisor.job_advice(request).options if gpu is not None and o.gpu.id == gpu.id

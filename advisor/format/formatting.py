@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
+
 
 def missing(value: Any) -> bool:
     """None or NaN: a value nobody knows."""
@@ -17,6 +19,20 @@ def fmt_seconds(value: float) -> str:
     if value >= 100:
         return f"{value:,.0f} s"
     return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+
+
+def fmt_duration(seconds: float) -> str:
+    """A length of time in a sentence: seconds under a minute and a half, minutes under an hour and a half, else
+    hours ("45 s", "12 min", "6.4 hours"). The one duration formatter of every sentence and progress line (a table's
+    hour column writes its number alone: metrics.FORMATS)."""
+    if missing(seconds):
+        return "-"
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * SECONDS_PER_MINUTE:
+        return f"{seconds / SECONDS_PER_MINUTE:.0f} min"
+    return f"{seconds / SECONDS_PER_HOUR:,.1f} hours"
 
 
 def fmt_usd(value: float) -> str:

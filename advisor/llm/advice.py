@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.format.formatting import device_label
+from advisor.format.formatting import device_label, fmt_duration
 from advisor.format.schema import workload_key
-from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
+from advisor.format.units import SECONDS_PER_HOUR
 from advisor.format.vocabulary import Goal, Precision, Source
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
@@ -277,24 +277,20 @@ def memory_basis(footprint: memory.Footprint) -> str:
             "fit); fits = the range's upper end fits 95 % of the card")  # fmt: skip
 
 
-def hours(seconds: float) -> str:
-    return (f"{seconds / SECONDS_PER_HOUR:,.1f} h" if seconds >= SECONDS_PER_HOUR else
-            f"{seconds / SECONDS_PER_MINUTE:,.0f} min")  # fmt: skip
-
-
 def summary_lines(advice: JobAdvice) -> list[str]:
     """The decision in words: the cheapest rental and purchase that fit, and the fastest."""
     lines = []
     rent, buy, fast = advice.cheapest_rental(), advice.cheapest_purchase(), advice.fastest()
     if rent is not None:
         lines.append(f"Cheapest rented: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}): "
-                     f"{hours(rent.seconds)} (up to {hours(rent.high)}), ${rent.rental_cost_usd:,.2f} for the run at "
-                     "the range's upper end")  # fmt: skip
+                     f"{fmt_duration(rent.seconds)} (up to {fmt_duration(rent.high)}), ${rent.rental_cost_usd:,.2f} "
+                     "for the run at the range's upper end")  # fmt: skip
     if buy is not None:
-        lines.append(f"Cheapest to buy that fits: {buy.name} (${buy.price_usd:,.0f}): {hours(buy.seconds)} "
-                     f"({hours(buy.low)} to {hours(buy.high)})")  # fmt: skip
+        lines.append(f"Cheapest to buy that fits: {buy.name} (${buy.price_usd:,.0f}): {fmt_duration(buy.seconds)} "
+                     f"({fmt_duration(buy.low)} to {fmt_duration(buy.high)})")  # fmt: skip
     if fast is not None:
-        lines.append(f"Fastest that fits: {fast.name}: {hours(fast.seconds)} ({fast.tokens_per_second:,.0f} tokens/s)")
+        lines.append(f"Fastest that fits: {fast.name}: {fmt_duration(fast.seconds)} "
+                     f"({fast.tokens_per_second:,.0f} tokens/s)")  # fmt: skip
     cheaper = advice.cheapest_with_choices()
     if cheaper is not None and cheaper.ladder is not None and cheaper.ladder.fits is not None:
         rung = cheaper.ladder.fits
@@ -352,8 +348,8 @@ def choice_lines(choice: JobChoice) -> list[str]:
     cost = (f"${best.rental_cost_usd:,.2f} for the run at ${best.rental_usd_per_hour:,.2f}/h"
             f" ({best.rental_provider})" if choice.goal == Goal.COST and best.rental_cost_usd else
             f"${best.price_usd:,.0f} to buy")  # fmt: skip
-    lines = [f"Best ({choice.goal}): {best.name}, {choice.reason}: {cost}; {hours(best.seconds)} a run "
-             f"({hours(best.low)} to {hours(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
+    lines = [f"Best ({choice.goal}): {best.name}, {choice.reason}: {cost}; {fmt_duration(best.seconds)} a run "
+             f"({fmt_duration(best.low)} to {fmt_duration(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
              f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
              f"{best.gpu.value('memory_gb'):g}" + (", activation checkpointing on" if best.checkpointing else "")]
     if choice.break_even_runs is not None and rent is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
+from advisor.format.formatting import fmt_duration
 from advisor.format.vocabulary import DeviceKind, DType, Precision
 from advisor.measure import hardware, timing
 from advisor.measure.backends import Backend, DeviceInfo
@@ -104,18 +104,10 @@ def epoch_line(label: str, times: list[float], epochs: int, elapsed: float, done
     steady = statistics.median(times[1:]) if done > 1 else times[-1]
     left = steady * (cap - done)
     return (
-        f"{label}: epoch {done}/{epochs}  {times[-1]:.2f} s  elapsed {_duration(elapsed)}  left ~{_duration(left)}"
+        f"{label}: epoch {done}/{epochs}  {times[-1]:.2f} s  elapsed {fmt_duration(elapsed)}  "
+        f"left ~{fmt_duration(left)}"
         + (f"  loss {loss:.4f}" if loss is not None else "")
     )
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / SECONDS_PER_MINUTE:.1f} min"
-    return f"{seconds / SECONDS_PER_HOUR:.1f} h"
 
 
 @dataclass(frozen=True)

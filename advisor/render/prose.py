@@ -12,7 +12,8 @@ import pandas as pd
 
 from advisor.decision import costs
 from advisor.decision.costs import Habits
-from advisor.format.formatting import fmt_seconds, fmt_usd, fmt_usd_small, missing, short_device
+from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, missing, short_device
+from advisor.format.units import SECONDS_PER_HOUR
 from advisor.format.vocabulary import Goal, PaybackCounts, Source
 from advisor.store.catalog import STALE_YEARS
 
@@ -96,10 +97,6 @@ def fmt_speedup(value: float) -> str:
     return f"{value:.2f}x" if value < 10 else f"{value:,.1f}x"
 
 
-def fmt_hours(value: float) -> str:
-    return f"{value:,.2f} hours" if abs(value) < 1 else f"{value:,.1f} hours"
-
-
 def fmt_weeks(value: float) -> str:
     if value == 0:
         return "at once"
@@ -113,7 +110,8 @@ def _best_reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str)
     caveat = f" (estimated at {fmt_seconds(best['seconds'])} a run, likely between " if estimated else ""
     if estimated:
         caveat += f"{fmt_seconds(best['low'])} and {fmt_seconds(best['high'])})"
-    saving = f"saving {fmt_hours(best['hours_saved_per_week'])} a week at {habits.runs_per_week:g} runs a week"
+    saving = (f"saving {fmt_duration(best['hours_saved_per_week'] * SECONDS_PER_HOUR)} a week at "
+              f"{habits.runs_per_week:g} runs a week")  # fmt: skip
     if best["free_upgrade"]:
         return (
             f"Switch to {_switch_words(best, current)} on the hardware you already have ({current['device']}): "
