@@ -145,24 +145,32 @@ def build_profile(
     workers = cluster["workers"] if cluster else 1
     name = plan.name or _default_name(device, plan.backend, workers)
     profile_id = _profile_id(plan, name)
+    device_facts = {"kind": device.kind, "name": device.name, "count": device.count, **device.facts}
+    return profile_document(profile_id, name, device_facts, host, software, price, workload, results, plan.command,
+                            notes, cluster=cluster)  # fmt: skip
+
+
+def profile_document(profile_id: str, name: str, device: dict[str, Any], host: dict[str, Any],
+                     software: dict[str, Any], price: dict[str, Any], workload: dict[str, Any],
+                     results: list[dict[str, Any]], command: str, notes: list[str],
+                     cluster: dict[str, Any] | None = None, interrupted: bool = False) -> dict[str, Any]:  # fmt: skip
+    """A measured profile from its sections, in the schema's order, with its provenance (measured by this advisor
+    today, by ``command``): the one builder behind ``measure`` and ``advisor.track``."""
     profile: dict[str, Any] = {
         "schema_version": schema.SCHEMA_VERSION,
         "id": profile_id,
         "name": name,
-        "device": {"kind": device.kind, "name": device.name, "count": device.count, **device.facts},
+        "device": device,
         "host": host,
         "software": software,
         "price": price,
         "workload": workload,
         "results": results,
         **({"cluster": cluster} if cluster else {}),
-        "provenance": {
-            "method": Source.MEASURED.value,
-            "advisor_version": __version__,
-            "date": _dt.date.today().isoformat(),
-            "command": plan.command,
-        },
-    }
+        "provenance": {"method": Source.MEASURED.value, "advisor_version": __version__,
+                       "date": _dt.date.today().isoformat(), "command": command,
+                       **({"interrupted": True} if interrupted else {})},
+    }  # fmt: skip
     if notes:
         profile["notes"] = notes
     return profile

@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor import __version__, store
+from advisor import store
 from advisor.errors import AdvisorError
-from advisor.format import schema
-from advisor.format.vocabulary import DeviceKind, Source, WorkloadKind
+from advisor.format.vocabulary import DeviceKind, WorkloadKind
 from advisor.measure import hardware
-from advisor.measure.profile import price_section
+from advisor.measure.profile import price_section, profile_document
 from advisor.measure.timing import SteadyStats, stats_of
 
 MIN_STEADY_STEPS = 5  # fewer steady steps than this and no profile is written: nothing would be known
@@ -351,24 +350,10 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
                      "total is the planned run at their steady time.")  # fmt: skip
     if options.price_usd is None:
         notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")
-    profile: dict[str, Any] = {
-        "schema_version": schema.SCHEMA_VERSION,
-        "id": profile_id,
-        "name": name,
-        "device": facts.device,
-        "host": hardware.host_facts(),
-        "software": facts.software,
-        "price": price_section(options.price_usd, _dt.date.today().isoformat(), options.price_note, None,
-                               options.power_watts, options.price_usd_per_hour, "given by the person who trained"),
-        "workload": workload,
-        "results": [result],
-        "provenance": {"method": Source.MEASURED.value, "advisor_version": __version__,
-                       "date": _dt.date.today().isoformat(), "command": facts.command or _command(),
-                       **({"interrupted": True} if interrupted else {})},
-    }
-    if notes:
-        profile["notes"] = notes
-    return profile
+    price = price_section(options.price_usd, _dt.date.today().isoformat(), options.price_note, None,
+                          options.power_watts, options.price_usd_per_hour, "given by the person who trained")
+    return profile_document(profile_id, name, facts.device, hardware.host_facts(), facts.software, price, workload,
+                            [result], facts.command or _command(), notes, interrupted=interrupted)  # fmt: skip
 
 
 def _workload_section(options: Options, facts: RunFacts, summary: Summary, counted: Counted | None,
