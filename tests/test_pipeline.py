@@ -17,7 +17,7 @@ from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError
 from advisor.llm.config import load_presets
 from advisor.llm.stack import JobShape, job_request
-from helpers import SHIPPED, app_test, needs
+from helpers import ROOT, SHIPPED, app_test, needs
 
 
 def plain(markdown: str) -> str:
@@ -120,3 +120,35 @@ def test_the_catalogs_dates_are_said_from_the_catalog(shipped_catalog):
     years = sorted({r.date[:4] for gpu in shipped_catalog.gpus for r in gpu.rentals})
     assert f"prices collected {shipped_catalog.as_of} (0 days ago)" in text
     assert f"rentals date from {years[0]}-{years[-1]}" in text
+
+
+def test_an_estimates_basis_is_a_record_its_sentence_is_rendered_from(shipped_frame, shipped_catalog, capsys):
+    """The sentence and the parts agree for every catalog row (one GPU and two), and readers of a part (the
+    estimate table's "why this range", the language-model range) read the parts: no module splits a basis."""
+    import re
+
+    from advisor.perf import estimates, perfmodel
+    from advisor.render import report
+
+    key = next(k for k in shipped_frame["workload"] if k[0] == "lstm")
+    rows = estimates.estimate_catalog(shipped_frame, shipped_catalog,
+                                      estimates.EstimateRequest(key, devices=(1, 2))).rows  # fmt: skip
+    assert len(rows) > 40
+    for _, row in rows.iterrows():
+        parts = row["basis_parts"]
+        assert isinstance(parts, perfmodel.Basis) and parts.text() == row["basis"]
+        assert (row["device_count"] > 1) == bool(parts.of_kind(perfmodel.Clause.SEVERAL))
+        why = dict(report.ESTIMATE_TABLE)["why this range"](row)
+        assert why == parts.situation and why and ": range" not in why
+    assert main(["estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "1024", "--devices",
+                 "2", "--fsdp", "--gpu", "rtx-4090", "--json"]) == 0  # fmt: skip
+    records = json.loads(capsys.readouterr().out)
+    for record in records:
+        parts = record["basis_parts"]
+        kinds = [clause["kind"] for clause in parts["clauses"]]
+        assert parts["situation"].startswith("a language-model job") and record["basis"].startswith(
+            parts["calibration"])  # fmt: skip
+        assert ("sharded" in kinds) == (record["devices"] > 1)
+    split_back = re.compile(r"""basis["'\]]*\)?\.(split|partition|startswith|endswith)\(""")
+    sources = [*(ROOT / "advisor").rglob("*.py")]
+    assert not [str(p) for p in sources if split_back.search(p.read_text(encoding="utf-8"))]

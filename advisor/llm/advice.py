@@ -19,7 +19,7 @@ from advisor.format.vocabulary import Goal, Precision, Source
 from advisor.llm import crossval, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
 from advisor.llm.ladder import Ladder, Nearest, Way, least_memory
-from advisor.perf import estimates
+from advisor.perf import estimates, perfmodel
 from advisor.perf.crossval import SCALING_SITUATION
 from advisor.store.catalog import Catalog, Gpu
 
@@ -53,6 +53,7 @@ class JobOption:
     rental_provider: str | None
     tokens: float
     ladder: Ladder | None = None  # where the job as asked does not fit: the least memory it needs
+    basis_parts: perfmodel.Basis | None = None  # the basis by part
 
     @property
     def tokens_per_second(self) -> float:
@@ -160,9 +161,10 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
     shards = count if sharded and count > 1 else 1
     footprint = memory.predict(planned, pure_16bit, shards=shards)
     if shards > 1:
-        row = {**row, "basis": f"{row['basis']}; weights, gradients and optimizer state sharded over the {count} "
-                               "GPUs (FSDP / ZeRO-3), two blocks gathered at a time; the time takes the all-gathers "
-                               "as overlapped as DDP's all-reduce"}  # fmt: skip
+        parts = row["basis_parts"].with_clause(
+            perfmodel.Clause.SHARDED, f"weights, gradients and optimizer state sharded over the {count} GPUs (FSDP / "
+            "ZeRO-3), two blocks gathered at a time; the time takes the all-gathers as overlapped as DDP's all-reduce")
+        row = {**row, "basis": parts.text(), "basis_parts": parts}
     rental, price = gpu.best_rental, gpu.current_price(catalog.as_of)
     micro_batches = max(1.0, planned.run_tokens / planned.tokens_per_micro_batch)
     verdict = footprint.verdict(capacity)
@@ -171,7 +173,7 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
     return JobOption(
         gpu=gpu, devices=count, precision=row["precision"], checkpointing=planned.checkpointing, footprint=footprint,
         verdict=verdict, seconds=float(row["seconds"]), low=float(row["low"]), high=float(row["high"]),
-        bound=str(row["bound"]), basis=str(row["basis"]),
+        bound=str(row["bound"]), basis=str(row["basis"]), basis_parts=row.get("basis_parts"),
         largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit, shards),
         largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards),
         price_usd=count * float(price.usd) if price else None,
@@ -197,17 +199,20 @@ def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float]
     width = widths.get(situation)
     if width is None:
         return row
-    parts = row["basis"].split("; ")
-    several = [p for p in parts if "data parallel" in p] if int(row["device_count"]) > 1 else []
+    found: perfmodel.Basis = row["basis_parts"]
+    several = found.of_kind(perfmodel.Clause.SEVERAL) if int(row["device_count"]) > 1 else ()
     if several and scaling_width:
         width = math.hypot(width, scaling_width)
-    basis = "; ".join([parts[0], f"a language-model job ({situation}: {'this GPU has' if measured_gpu else 'no'} "
-                       f"published language-model results), on the published stacks' mix ({STACKS}): range = the "
-                       "90th-percentile error of that situation on their throughputs" +
-                       (", and the data-parallel scaling's in quadrature" if several else "") +
-                       f", {math.exp(width):.2f}x", *several])  # fmt: skip
+    parts = perfmodel.Basis(
+        found.calibration,
+        f"a language-model job ({situation}: {'this GPU has' if measured_gpu else 'no'} published language-model "
+        f"results), on the published stacks' mix ({STACKS})",
+        "range = the 90th-percentile error of that situation on their throughputs"
+        + (", and the data-parallel scaling's in quadrature" if several else "") + f", {math.exp(width):.2f}x",
+        tuple((perfmodel.Clause.SEVERAL.value, words) for words in several))  # fmt: skip
     one = row["seconds"]
-    return {**row, "low": one / math.exp(width), "high": one * math.exp(width), "basis": basis}
+    return {**row, "low": one / math.exp(width), "high": one * math.exp(width), "basis": parts.text(),
+            "basis_parts": parts}  # fmt: skip
 
 
 def option_record(option: JobOption) -> dict[str, Any]:
@@ -239,6 +244,7 @@ def option_record(option: JobOption) -> dict[str, Any]:
         "memory_host_gb": round(f.host_gb, 2),
         "least_memory": ladder_record(option),
         "basis": option.basis,
+        "basis_parts": option.basis_parts.as_dict() if option.basis_parts is not None else None,
         "memory_basis": memory_basis(option.footprint),
         "source": Source.ESTIMATED.value,
     }

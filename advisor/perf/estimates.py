@@ -343,14 +343,14 @@ def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sc
     one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
     scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
     width = math.hypot(one_width, scale_width)
-    basis = (f"{one.basis}; {count} GPUs over {link[0]} in data parallel under tf.distribute.MirroredStrategy, "
+    basis = (f"{count} GPUs over {link[0]} in data parallel under tf.distribute.MirroredStrategy, "
              f"the global batch of "
              f"{spec['batch_size']:g} split ({spec['batch_size'] / count:g} a GPU): each GPU's share timed by the "
              f"model ({per_gpu / one.seconds:.0%} of one GPU's time: {share[1]}-bound), the all-reduce after the "
              f"backward pass not overlapped: efficiency {efficiency:.0%} ({one.seconds / seconds:.2f}x one "
              "GPU)")  # fmt: skip
-    return dataclasses.replace(one, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width),
-                               basis=basis)  # fmt: skip
+    return one.with_clause(perfmodel.Clause.SEVERAL, basis, seconds=seconds, low=seconds / math.exp(width),
+                           high=seconds * math.exp(width))  # fmt: skip
 
 
 def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
@@ -379,11 +379,11 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
         where = (f"{machines} machines of {where}, linked at {link_gbps:g} Gb/s (the network costs "
                  f"{1 - network:.0%}: an estimate from the link's speed, no published multi-machine results to "
                  "check it against, not in the range)")  # fmt: skip
-    basis = (f"{one.basis}; {where} in data parallel (the batch per GPU kept): efficiency "
+    basis = (f"{where} in data parallel (the batch per GPU kept): efficiency "
              f"{efficiency:.0%} predicted by the scaling fitted on published multi-GPU results, whose error "
              f"({math.exp(scale_width):.2f}x) widens the range")  # fmt: skip
-    return dataclasses.replace(one, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width),
-                               basis=basis)  # fmt: skip
+    return one.with_clause(perfmodel.Clause.SEVERAL, basis, seconds=seconds, low=seconds / math.exp(width),
+                           high=seconds * math.exp(width))  # fmt: skip
 
 
 
@@ -393,9 +393,8 @@ def _with_wait(estimate: perfmodel.Estimate | None, wait: DataWait | None) -> pe
     shrinks, the wait stays)."""
     if wait is None or estimate is None or estimate.seconds is None:
         return estimate
-    return dataclasses.replace(estimate, seconds=estimate.seconds + wait.seconds, low=estimate.low + wait.seconds,
-                               high=estimate.high + wait.seconds,
-                               basis=f"{estimate.basis}; {wait.basis()}")  # fmt: skip
+    return estimate.with_clause(perfmodel.Clause.WAIT, wait.basis(), seconds=estimate.seconds + wait.seconds,
+                                low=estimate.low + wait.seconds, high=estimate.high + wait.seconds)  # fmt: skip
 
 
 def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
@@ -411,12 +410,13 @@ def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device
     situation = fit.situation(device, workload, precision)
     width, how = crossval.width_for(widths.half_widths, situation, widths.fallback)
     words = situation_text(fit, device, situation, workload, precision, kind)
-    basis = (f"{common}; {words}: range = the 90th-percentile error of that situation, {math.exp(width):.2f}x "
-             f"({how})")  # fmt: skip
+    parts = perfmodel.Basis(common, words, f"range = the 90th-percentile error of that situation, "
+                                          f"{math.exp(width):.2f}x ({how})")  # fmt: skip
     floored = launch.apply(seconds, seconds / math.exp(width), seconds * math.exp(width), floor)
     if floored.launch_bound:
-        bound, basis = Bound.STEP.value, f"{basis}; {floor.basis()}"  # type: ignore[union-attr]
-    return perfmodel.Estimate(device, precision, floored.seconds, floored.low, floored.high, bound, basis)
+        bound, parts = Bound.STEP.value, parts.with_clause(perfmodel.Clause.LAUNCH, floor.basis())  # type: ignore[union-attr]
+    return perfmodel.Estimate(device, precision, floored.seconds, floored.low, floored.high, bound, parts.text(),
+                              parts=parts)  # fmt: skip
 
 
 def estimate_machines(frame: pd.DataFrame, key: tuple, spec: dict[str, Any], leave_out: tuple = ()) -> list:
@@ -491,6 +491,7 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_o
         "high": float(estimate.high),
         "bound": estimate.bound,
         "basis": estimate.basis,
+        "basis_parts": estimate.parts,
         "catalog_id": gpu.id,
         "backend": "tensorflow",  # the calibration's results: the post's and measure's default backend
         "hardware": f"catalog:{gpu.id}",
@@ -550,7 +551,8 @@ OFFERED_DEVICES = (1, 2)  # what compare, recommend and the app offer of each ca
 # ``estimate --json``'s keys for a catalog GPU, in order (the README's command table says them from here); a measured
 # machine's rows (:func:`machine_records`) name it under ``machine``.
 ESTIMATE_RECORD_KEYS = ("gpu", "catalog_id", "devices", "machines", "precision", "seconds_estimate", "low", "high",
-                        "price_usd", "bound", "basis", "memory_gb", "fits", "largest_batch", "source")  # fmt: skip
+                        "price_usd", "bound", "basis", "basis_parts", "memory_gb", "fits", "largest_batch",
+                        "source")  # fmt: skip
 
 
 def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
@@ -568,6 +570,7 @@ def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
             "price_usd": None if math.isnan(row["price_usd"]) else row["price_usd"],
             "bound": row["bound"],
             "basis": row["basis"],
+            "basis_parts": _parts_record(row.get("basis_parts")),
             "memory_gb": None if math.isnan(row["memory_gb"]) else round(float(row["memory_gb"]), 3),
             "fits": bool(row["fits"]),
             "largest_batch": None if math.isnan(row["largest_batch"]) else int(row["largest_batch"]),
@@ -575,6 +578,10 @@ def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
         }
         for _, row in rows.sort_values(["seconds", "device", "precision"]).iterrows()
     ]
+
+
+def _parts_record(parts: Any) -> dict[str, Any] | None:
+    return parts.as_dict() if isinstance(parts, perfmodel.Basis) else None
 
 
 def machine_records(found: list) -> list[dict[str, Any]]:

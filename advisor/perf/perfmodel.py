@@ -23,9 +23,12 @@ Pure NumPy; no I/O, no TensorFlow. docs/reference.md writes the model and its fi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -373,9 +376,47 @@ def fit(points: tuple[Point, ...]) -> Params:
     return _fit_arrays(_arrays(points))
 
 
+class Clause(StrEnum):
+    """What a clause of a basis says (:class:`Basis`)."""
+
+    SEVERAL = "several"  # several GPUs in data parallel
+    LAUNCH = "launch"  # the host's launches decide
+    WAIT = "wait"  # the measured wait for data, kept
+    SHARDED = "sharded"  # the model sharded over the GPUs
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a catalog estimate rests on, by part: the calibration, the estimate's situation and how its range was
+    found, then clauses added on the way (``several`` GPUs, the ``launch`` floor, the ``wait`` for data, a
+    ``sharded`` model), each (kind, words). :meth:`text` is the one sentence every output shows; a reader of a part
+    (the report's "why this range", the language-model range) reads it here, never out of the sentence."""
+
+    calibration: str
+    situation: str = ""
+    range: str = ""
+    clauses: tuple[tuple[str, str], ...] = ()
+
+    def text(self) -> str:
+        head = f"{self.situation}: {self.range}" if self.range else self.situation
+        return "; ".join(part for part in (self.calibration, head, *(words for _, words in self.clauses)) if part)
+
+    def with_clause(self, kind: str, words: str) -> Basis:
+        return dataclasses.replace(self, clauses=(*self.clauses, (kind, words)))
+
+    def of_kind(self, kind: str) -> tuple[str, ...]:
+        return tuple(words for clause, words in self.clauses if clause == kind)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parts as JSON (``estimate --json``'s ``basis_parts``, beside the sentence)."""
+        return {"calibration": self.calibration, "situation": self.situation, "range": self.range,
+                "clauses": [{"kind": str(kind), "words": words} for kind, words in self.clauses]}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Estimate:
-    """An estimate of a device's total for the work, or why there is none (``seconds`` None)."""
+    """An estimate of a device's total for the work, or why there is none (``seconds`` None). ``basis`` is the
+    sentence; ``parts``, where the estimate is a catalog GPU's, the same by part."""
 
     device: Device
     precision: str
@@ -385,6 +426,14 @@ class Estimate:
     bound: str | None
     basis: str
     reason: str = ""
+    parts: Basis | None = None
+
+    def with_clause(self, kind: str, words: str, **changes) -> Estimate:
+        """The estimate with a clause added to its basis (both the parts and the sentence) and ``changes``."""
+        if self.parts is None:
+            return dataclasses.replace(self, basis=f"{self.basis}; {words}", **changes)
+        parts = self.parts.with_clause(kind, words)
+        return dataclasses.replace(self, parts=parts, basis=parts.text(), **changes)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from advisor.format.metrics import column, markdown_definitions
 from advisor.format.vocabulary import PaybackCounts, Precision, PriceBasis, Source
 from advisor.perf import crossval
 from advisor.perf.estimates import CatalogEstimates
+from advisor.perf.perfmodel import Basis
 from advisor.render import prose, text_width
 from advisor.store.catalog import Catalog, Gpu
 
@@ -289,8 +290,13 @@ ESTIMATE_TABLE: list[Column] = [
     ("price", lambda r: fmt_usd(r["price_usd"])),
     ("memory", lambda r: "-" if missing(r.get("memory_gb")) else f"{r['memory_gb']:.1f} GB"
      + ("" if r.get("fits") else f" (too big: batch {r['largest_batch']:.0f} fits)")),
-    ("why this range", lambda r: r["basis"].split("; ", 1)[1].split(": range")[0] if "; " in r["basis"] else ""),
+    ("why this range", lambda r: _situation(r.get("basis_parts"))),
 ]
+
+
+def _situation(parts: Any) -> str:
+    """An estimate's situation, the words its range is cross-validated for (empty where the row has no parts)."""
+    return parts.situation if isinstance(parts, Basis) else ""
 
 
 def constants_text(constants: dict[str, float]) -> str:

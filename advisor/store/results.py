@@ -48,6 +48,7 @@ FRAME_COLUMNS = (
     "high",
     "bound",  # catalog estimates: arithmetic, memory or per-step
     "basis",  # catalog estimates: the calibration it rests on
+    "basis_parts",  # catalog estimates: the same by part (perfmodel.Basis)
     "catalog_id",  # catalog estimates: the GPU's catalog id
     "measured_power_watts",  # the average power measure read during the run (results[].power.average_watts)
     "backend",  # the Keras backend (or framework) that trained
@@ -244,6 +245,7 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
                 "high": seconds + error if estimated else math.nan,
                 "bound": None,
                 "basis": None,
+                "basis_parts": None,
                 "catalog_id": None,
                 "measured_power_watts": _float_or_nan(result.power.average_watts if result.power else None),
                 **_scaling_columns(result.scaling),
