@@ -18,7 +18,7 @@ from advisor.format.metrics import column, markdown_definitions
 from advisor.format.vocabulary import PaybackCounts, Precision, PriceBasis, Source
 from advisor.perf import crossval
 from advisor.perf.estimates import CatalogEstimates
-from advisor.perf.perfmodel import Basis
+from advisor.perf.perfmodel import Basis, Clause
 from advisor.render import prose, text_width
 from advisor.store.catalog import Catalog, Gpu
 
@@ -308,11 +308,6 @@ def constants_text(constants: dict[str, float]) -> str:
             f"{c['startup_seconds']:.2f} s.")  # fmt: skip
 
 
-def _several_part(basis: str) -> str:
-    """The several-GPU clause of an estimate's basis (what follows its single-GPU basis)."""
-    return basis[basis.rindex("; ", 0, basis.index(" in data parallel")) + 2 :]
-
-
 def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list | None = None) -> str:
     """Catalog estimates as a table, with the model's constants and what could not be estimated; then the measured
     machines' estimates (``estimate --model``)."""
@@ -323,9 +318,10 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list |
         table = rows.sort_values(["seconds", "device", "precision"])
         lines.append(text_table_of(table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound",
                                                                                    "why this range"}))  # fmt: skip
-    several = rows[rows["basis"].astype(str).str.contains(" in data parallel")] if not rows.empty else rows
-    for basis in dict.fromkeys(several["basis"].astype(str).map(_several_part)):
-        lines.append(f"Several GPUs: {basis}.")
+    clauses = [] if rows.empty else [words for parts in rows["basis_parts"] if isinstance(parts, Basis)
+                                     for words in parts.of_kind(Clause.SEVERAL)]  # fmt: skip
+    for words in dict.fromkeys(clauses):
+        lines.append(f"Several GPUs: {words}.")
     for missing_estimate in found.not_estimated:
         lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
                      f"{missing_estimate.reason}")  # fmt: skip
