@@ -26,14 +26,18 @@ from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
 from advisor.format import metrics, typed
-from advisor.format.formatting import fmt_duration
+from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
 from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
 from advisor.llm import stack as llm_stack
 from advisor.llm.job import Checkpointing, JobRequest, Method
 from advisor.perf import estimates
-from advisor.render import charts, prose, report, text_width
+from advisor.render import charts, prose, text_width
+from advisor.render import compare as render_compare
+from advisor.render import estimate as render_estimate
+from advisor.render import jobs as render_jobs
+from advisor.render import tables as render_tables
 from advisor.service import client
 from advisor.store import results
 from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
@@ -49,7 +53,7 @@ YOUR_PRICE = "your price"
 DOLLARS_PATTERN = r"^\s*\$?\s*[0-9][0-9,]*(\.[0-9]*)?\s*$"  # what the "your price" column takes: 1500, $1,500
 # The options table's columns are as wide as their widest text, head or cell, in the table's font (render.text_width),
 # and the editable column's pencil. The columns a buyer decides on fit a 1,400-pixel window beside the sidebar;
-# report.MORE_COLUMNS wait behind a toggle.
+# render_compare.MORE_COLUMNS wait behind a toggle.
 EDIT_ICON_PX = 18
 TABLE_HELP = {
     YOUR_PRICE: "type the price you were offered: the recommendation, the charts and the downloads use it (and say so)",
@@ -68,7 +72,7 @@ HABIT_INPUTS = {
     "runs_per_session": ("Runs in one rented session", 1.0, 1.0),
 }
 GOAL_LABELS = {goal.value: goal.label for goal in Goal}
-safe = report.markdown_safe
+safe = render_tables.markdown_safe
 
 # A Material icon: an emoji icon loads Streamlit's table of every emoji, 0.15 s at each restart.
 st.set_page_config(page_title="advisor: GPU upgrade advisor", page_icon=":material/bolt:", layout="wide")
@@ -275,20 +279,20 @@ def headline(rec: analysis.Recommendation) -> None:
         st.metric("Best upgrade", "None within your choices", border=True)
         st.info(safe(prose.reason(rec)))
     else:
-        cost = "free" if best["free_upgrade"] else f"{report.fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"
+        cost = "free" if best["free_upgrade"] else f"{fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"
         st.metric(
             "Best upgrade",
             safe(prose.describe_result(best)),
             delta=f"{best['speedup_vs_current']:.2f}x faster, {cost}",
             border=True,
         )
-        payback = report.fmt_payback(best).replace("wk", "weeks")
-        time_only = report.payback_counts_time_alone(best)  # the power is unknown: said in the tooltip
+        payback = render_compare.fmt_payback(best).replace("wk", "weeks")
+        time_only = render_compare.payback_counts_time_alone(best)  # the power is unknown: said in the tooltip
         cells = [
-            ("Upgrade cost", "free" if best["free_upgrade"] else report.fmt_usd(best["upgrade_cost_usd"]), None),
+            ("Upgrade cost", "free" if best["free_upgrade"] else fmt_usd(best["upgrade_cost_usd"]), None),
             ("Hours saved a week", f"{best['hours_saved_per_week']:,.1f} h", None),
             ("Pays for itself", payback, "Counts the time saved alone: the power is unknown." if time_only else None),
-            ("Cost per run", report.fmt_usd_small(best["usd_per_run"]), None),
+            ("Cost per run", fmt_usd_small(best["usd_per_run"]), None),
         ]
         for column, (label, value, tip) in zip(st.columns(4), cells, strict=True):
             column.metric(label, value, border=True, help=tip)
@@ -304,8 +308,8 @@ def headline(rec: analysis.Recommendation) -> None:
     current = rec.current
     st.caption(
         safe(
-            f"Current: {current['name']} ({current['precision']}), {report.fmt_seconds(current['seconds'])} "
-            f"per training run; power {report.fmt_watts(current['power_watts'])}"
+            f"Current: {current['name']} ({current['precision']}), {fmt_seconds(current['seconds'])} "
+            f"per training run; power {fmt_watts(current['power_watts'])}"
             + (f" ({current['power_source']})." if current["power_source"] != "unknown" else ".")
         )
     )
@@ -337,9 +341,9 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
     shown = rec.option_rows.head(TABLE_ROWS)  # in the goal's order: the best first
     more = st.toggle("More columns", key="more_columns",
                      help="Also what each price is (its kind and date) and what renting costs a run.")
-    table = report.options_display(shown)
+    table = render_compare.options_display(shown)
     if not more:
-        table = table.drop(columns=list(report.MORE_COLUMNS))
+        table = table.drop(columns=list(render_compare.MORE_COLUMNS))
     prices = your_prices()
     ids = list(shown["profile"])
     # text, so that a row without a price is an empty cell (Streamlit draws a missing number as "None")
@@ -352,7 +356,7 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
         column_config={
             **{name: st.column_config.TextColumn(width=column_width(name, table[name]),
                                                 help=metrics.definition(key) if key else TABLE_HELP.get(name))
-               for name, key, _ in report.DISPLAY_COLUMNS if name in table.columns},
+               for name, key, _ in render_compare.DISPLAY_COLUMNS if name in table.columns},
             YOUR_PRICE: st.column_config.TextColumn(width=column_width(YOUR_PRICE, ["$10,000"], EDIT_ICON_PX),
                                                     validate=DOLLARS_PATTERN, help=TABLE_HELP[YOUR_PRICE]),
         },
@@ -374,7 +378,7 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
         "Download the table (CSV)", partial(options_csv, rec), "advisor-options.csv", "text/csv", on_click="ignore",
     )  # fmt: skip
     right.download_button(
-        "Download the recommendation (Markdown)", partial(report.recommendation_markdown, rec),
+        "Download the recommendation (Markdown)", partial(render_compare.recommendation_markdown, rec),
         "advisor-recommendation.md", "text/markdown", on_click="ignore",
     )  # fmt: skip
     return table
@@ -392,9 +396,9 @@ def typed_dollars(text: Any) -> float | None:
 
 def column_width(head: str, cells: Iterable[Any], extra: int = 0) -> int:
     """Pixels for a column of the options table: its widest text whole, head or cell, in the table's font (the
-    option column: at most 360, :func:`report.option_width`)."""
+    option column: at most 360, :func:`text_width.option_width`)."""
     if head == "option":
-        return report.option_width(list(cells))
+        return text_width.option_width(list(cells))
     return text_width.column_px([head, *(str(cell) for cell in cells)], extra)
 
 
@@ -408,8 +412,8 @@ def devices_section(rec: analysis.Recommendation) -> None:
     if rec.devices is None or rec.devices.empty:
         return
     with st.expander("What each added device or machine buys", expanded=False):
-        st.dataframe(report.table_frame(rec.devices.to_dict("records"), report.DEVICE_COLUMNS), hide_index=True,
-                     width="stretch")  # fmt: skip
+        st.dataframe(render_tables.table_frame(rec.devices.to_dict("records"), render_compare.DEVICE_COLUMNS),
+                     hide_index=True, width="stretch")  # fmt: skip
 
 
 def ladder_section(rec: analysis.Recommendation) -> None:
@@ -418,7 +422,7 @@ def ladder_section(rec: analysis.Recommendation) -> None:
         return
     with st.expander("The upgrade ladder: where returns fall off", expanded=False):
         step = ("step", lambda r: f"{r['name']}, {r['precision']}")  # the app names options; the CLI, ids
-        st.dataframe(report.table_frame(ladder.to_dict("records"), [step, *report.LADDER_COLUMNS[1:]]),
+        st.dataframe(render_tables.table_frame(ladder.to_dict("records"), [step, *render_compare.LADDER_COLUMNS[1:]]),
                      hide_index=True, width="stretch")  # fmt: skip
         st.caption(metrics.definition("marginal_usd_per_hour_saved_per_week"))
 
@@ -515,7 +519,7 @@ def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog
             "cross-validation for the estimate's situation (a GPU with results or not, a workload with results "
             "on several GPUs, one, or none)."
         )
-        st.text(report.constants_text(found.fit.constants()) + "\n" + found.basis())
+        st.text(render_estimate.constants_text(found.fit.constants()) + "\n" + found.basis())
         if found.widths.summary:
             st.dataframe(pd.DataFrame(list(found.widths.summary)), hide_index=True)
         if found.not_estimated:
@@ -597,7 +601,7 @@ def language_model_answer(found, model) -> None:
                 "trained."))  # fmt: skip
     for line in llm_advice.summary_lines(found):
         st.markdown("- " + safe(line))
-    table = pd.DataFrame([{name: render(o) for name, render in report.JOB_TABLE} for o in found.options])
+    table = pd.DataFrame([{name: render(o) for name, render in render_jobs.JOB_TABLE} for o in found.options])
     st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
     basis = llm_advice.memory_basis(found.options[0].footprint) if found.options else ""
     st.caption(safe("Estimated, not measured: time for the published stacks' mix (" + llm_advice.STACKS + "). "

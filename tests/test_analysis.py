@@ -180,7 +180,7 @@ def test_what_each_added_device_buys():
 
 
 def test_the_recommendation_shows_what_added_devices_buy():
-    from advisor.render.report import recommendation_text
+    from advisor.render.compare import recommendation_text
 
     one = post_workload_profile("one-gpu", seconds=100.0, price=1500)
     two = post_workload_profile("two-gpus", seconds=60.0, price=3000)

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from advisor.decision.pipeline import Advisor
-from advisor.render import report, text_width
+from advisor.render import compare as render_compare
+from advisor.render import text_width
 from advisor.store.catalog import load_catalog
 from advisor.store.results import load_frame
 from helpers import ROOT, SHIPPED, post_workload_profile, write_yaml
@@ -102,7 +103,7 @@ def default_table() -> pd.DataFrame:
     pipeline's answer in the report's words, without the columns behind "More columns"."""
     advisor = Advisor(load_frame(SHIPPED).frame, load_catalog(), include_estimates=True)
     rec = advisor.recommend("post-cpu-only")
-    table = report.options_display(rec.option_rows.head(200)).drop(columns=list(report.MORE_COLUMNS))
+    table = render_compare.options_display(rec.option_rows.head(200)).drop(columns=list(render_compare.MORE_COLUMNS))
     table.insert(4, "your price", "")
     return table
 
@@ -167,7 +168,7 @@ def test_the_first_screen_answers_should_i(app_url, browser):
         " return out; }",
         texts,
     )
-    widths = {name: (report.option_width(list(shown[name])) if name == "option" else
+    widths = {name: (text_width.option_width(list(shown[name])) if name == "option" else
                      text_width.column_px(texts[name], 18 if name == "your price" else 0)) for name in shown.columns}
     cut = [(name, text, round(w)) for name in shown.columns for text, w in zip(texts[name], measured[name],
            strict=True) if w + 16 > widths[name]]  # fmt: skip
@@ -276,7 +277,7 @@ def test_a_price_typed_in_the_table_drives_the_recommendation(app_url, browser):
     expect(page.get_by_text("Best upgrade")).to_be_visible(timeout=60_000)
     shown = default_table()
     speedup = float(shown["speedup"].iloc[0].removesuffix("x"))  # the best option, first in the table
-    widths = [report.option_width(list(shown["option"]))] + [
+    widths = [text_width.option_width(list(shown["option"]))] + [
         text_width.column_px([name, *shown[name].astype(str)], 18 if name == "your price" else 0)
         for name in shown.columns[1:]]  # fmt: skip
     grid = page.get_by_test_id("stDataFrame").first

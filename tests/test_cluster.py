@@ -155,7 +155,7 @@ def test_what_an_added_machine_buys():
     assert added["added_speedup_per_device"] == pytest.approx(2 / 3)
     assert added["added_speedup_per_machine"] == pytest.approx(4 / 3)  # a machine holds two of the devices
     assert added["usd_per_added_1x"] == pytest.approx(750 / (2 / 3))
-    from advisor.render.report import recommendation_text
+    from advisor.render.compare import recommendation_text
 
     text = recommendation_text(analysis.recommend(frame, "one-gpu"))
     assert "What each added device or machine buys" in text and "1.33x" in text

@@ -195,7 +195,7 @@ def test_cumulative_costs_and_break_even_point():
 def test_every_definition_is_written_once_and_shown_everywhere(shipped):
     assert metrics.markdown_definitions() in docs_text()
     frame, gpus = shipped
-    from advisor.render.report import recommendation_markdown
+    from advisor.render.compare import recommendation_markdown
 
     markdown = recommendation_markdown(analysis.recommend(frame, "post-cpu-only", catalog=gpus))
     assert metrics.markdown_definitions() in markdown

@@ -23,7 +23,8 @@ STEPS = {
     "library and cli": "\n".join(
         [
             "import advisor",
-            "import advisor.decision.analysis, advisor.store, advisor.format.schema, advisor.render.report",
+            "import advisor.decision.analysis, advisor.store, advisor.format.schema",
+            "import advisor.render.compare, advisor.render.estimate",
             "import advisor.render.charts",
             "import advisor.measure.hardware, advisor.measure.timing, advisor.perf.workload, advisor.cli",
             "from advisor.cli import main",

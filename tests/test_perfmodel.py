@@ -15,7 +15,7 @@ from advisor.cli import main
 from advisor.decision import analysis, pipeline
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.perf import estimates, perfmodel
-from advisor.render import report
+from advisor.render import compare as render_compare
 from advisor.store import results
 from helpers import examples, post_workload_profile, write_yaml
 
@@ -174,7 +174,7 @@ def test_the_markdown_download_marks_estimates(shipped_frame, shipped_catalog):
     found = pipeline.catalog_estimates(shipped_frame, shipped_catalog, workload)
     frame = pipeline.with_estimates(shipped_frame, found)
     rec = analysis.recommend(frame, "post-cpu-only")
-    markdown = report.recommendation_markdown(rec)
+    markdown = render_compare.recommendation_markdown(rec)
     estimated_lines = [line for line in markdown.splitlines() if line.startswith("| catalog\\:")]
     assert estimated_lines and all("estimated" in line for line in estimated_lines)
 

@@ -128,7 +128,7 @@ def test_an_estimates_basis_is_a_record_its_sentence_is_rendered_from(shipped_fr
     import re
 
     from advisor.perf import estimates, perfmodel
-    from advisor.render import report
+    from advisor.render import estimate as render_estimate
 
     key = next(k for k in shipped_frame["workload"] if k[0] == "lstm")
     rows = estimates.estimate_catalog(shipped_frame, shipped_catalog,
@@ -138,7 +138,7 @@ def test_an_estimates_basis_is_a_record_its_sentence_is_rendered_from(shipped_fr
         parts = row["basis_parts"]
         assert isinstance(parts, perfmodel.Basis) and parts.text() == row["basis"]
         assert (row["device_count"] > 1) == bool(parts.of_kind(perfmodel.Clause.SEVERAL))
-        why = dict(report.ESTIMATE_TABLE)["why this range"](row)
+        why = dict(render_estimate.ESTIMATE_TABLE)["why this range"](row)
         assert why == parts.situation and why and ": range" not in why
     assert main(["estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "1024", "--devices",
                  "2", "--fsdp", "--gpu", "rtx-4090", "--json"]) == 0  # fmt: skip

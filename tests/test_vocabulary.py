@@ -18,8 +18,8 @@ FILES = [*sorted((ROOT / "advisor").rglob("*.py")), ROOT / "streamlit_app.py"]
 FIELD_NAME_KEYS = {"estimated"}  # a result's boolean field of that name (schema.RESULT), written by measure
 # A workload kind's word used as something else, each looked at: (file, the line's text, why it is not the kind).
 NOT_THE_WORD = {
-    ("advisor/render/report.py", '("model", lambda r: r["name"]),'): "the models table's column head",
-    ("advisor/render/report.py", 'left={"id", "model", "config.json"}'): "that table's column heads",
+    ("advisor/render/catalog.py", '("model", lambda r: r["name"]),'): "the models table's column head",
+    ("advisor/render/catalog.py", 'left={"id", "model", "config.json"}'): "that table's column heads",
     ("advisor/llm/config.py", 'Path(file).parent.name or "model"'): "a config's name when it has none",
     ("advisor/measure/model_file.py", '"model": model.get_config(),'): "the Keras config's key, hashed",
     ("advisor/commands/measure_options.py", 'for key in ("model", "units"'): "the measure option's name",

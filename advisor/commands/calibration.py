@@ -28,7 +28,7 @@ def add_parser(commands, parents: Parents) -> None:
 def run(args: argparse.Namespace) -> int:
     """The performance model calibrated on --profiles: its fitted constants and per-GPU, per-workload terms."""
     from advisor.perf import calibration, estimates
-    from advisor.render.report import calibration_text
+    from advisor.render.estimate import calibration_text
 
     frame = common.frame(args)
     fit = calibration.fit(estimates.calibration_samples(frame, common.catalog(args)))

@@ -20,7 +20,7 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The GPU catalog: specifications, prices and rentals, each with its source."""
-    from advisor.render.report import catalog_text
+    from advisor.render.catalog import catalog_text
     from advisor.store.catalog import catalog_rows
 
     catalog = common.catalog(args)

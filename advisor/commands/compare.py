@@ -26,8 +26,8 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Every result of one workload against a baseline: speedups and dollars per speedup."""
+    from advisor.render.compare import comparison_text
     from advisor.render.records import comparison_records
-    from advisor.render.report import comparison_text
 
     advisor = common.advisor(args)
     key = advisor.workload(name=args.workload) if args.workload else None

@@ -43,7 +43,7 @@ def add_parser(commands, parents: Parents) -> None:
 def run(args: argparse.Namespace) -> int:
     """Cross-validate the performance model on the published results (--write: keep the ranges)."""
     from advisor.perf import crossval, estimates, scaling
-    from advisor.render.report import crossval_text
+    from advisor.render.estimate import crossval_text
     from advisor.store import widths
 
     chosen = tuple(n.strip() for n in args.experiments.split(",")) if args.experiments else experiments()

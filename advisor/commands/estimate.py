@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from advisor.decision.analysis import filter_precision
     from advisor.format.schema import workload_key
     from advisor.perf import estimates
-    from advisor.render.report import estimates_text
+    from advisor.render.estimate import estimates_text
 
     catalog = common.catalog(args)
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
@@ -100,7 +100,7 @@ def _job(args: argparse.Namespace, advisor, gpu_ids: list[str] | None) -> int:
     """``estimate --model-config``: a language-model training job on every catalog GPU."""
     from advisor.commands.job_options import request_from_args
     from advisor.llm.advice import option_record
-    from advisor.render.report import job_advice_text
+    from advisor.render.jobs import job_advice_text
 
     advice = advisor.job_advice(request_from_args(args, tuple(gpu_ids) if gpu_ids is not None else None))
     if args.json:

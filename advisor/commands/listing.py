@@ -22,7 +22,8 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List the profiles of --profiles, one line each (a published collection: one line for all of it)."""
-    from advisor.render.report import fmt_seconds_with_source, fmt_usd
+    from advisor.format.formatting import fmt_usd
+    from advisor.render.tables import fmt_seconds_with_source
     from advisor.store.results import results_frame
 
     profile_set = common.load(args)

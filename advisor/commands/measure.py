@@ -56,7 +56,7 @@ def _measure(args: argparse.Namespace, plan) -> int:
     from advisor import store
     from advisor.format import schema, typed
     from advisor.measure import InterruptGuard, measure  # the framework starts inside measure()
-    from advisor.render.report import measure_table
+    from advisor.render.measure import measure_table
 
     writes = plan.out is not None and (plan.cluster is None or plan.cluster.is_chief)
     if writes:

@@ -22,7 +22,7 @@ def add_parser(commands, parents: Parents) -> None:
 def run(args: argparse.Namespace) -> int:
     """The language-model presets --model-config knows."""
     from advisor.llm.config import load_presets, model_rows
-    from advisor.render.report import models_text
+    from advisor.render.catalog import models_text
 
     rows = model_rows(load_presets())
     if args.json:

@@ -59,8 +59,8 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The best option for the goal, renting instead, every option's costs and the upgrade ladder."""
+    from advisor.render.compare import recommendation_text
     from advisor.render.records import recommendation_record
-    from advisor.render.report import recommendation_text
 
     if args.model_config:
         return _job(args)

@@ -5,7 +5,7 @@ One job per module: ``plan`` (arguments to a checked plan), ``signals`` (safe in
 when a run starts), ``train`` (the model and its timed training), ``profile`` (the profile);
 ``cluster`` (several machines, checked without a framework) and ``multiworker`` (one worker's part of a
 multi-machine run, trained by ``backends.tf_multiworker``). The command itself is
-``advisor.cli.cmd_measure``; its summary table is ``advisor.render.report.measure_table``.
+``advisor.cli.cmd_measure``; its summary table is ``advisor.render.measure.measure_table``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ no wider. Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 _CHARACTERS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~ '
 _WIDTHS_14PX = (
@@ -29,3 +29,9 @@ def text_px(text: str, size: float = 14.0) -> float:
 def column_px(texts: Iterable[str], extra: int = 0) -> int:
     """A column as wide as its widest text (a head or a cell) with its padding, and ``extra`` (an icon)."""
     return int(max((text_px(text) for text in texts), default=0.0) + CELL_PADDING_PX + extra + 0.999)
+
+
+def option_width(names: Sequence[str]) -> int:
+    """Pixels for the app's option column: its widest name whole in the table's font, with the cell's padding,
+    between 120 and 360."""
+    return min(360, max(120, column_px(["option", *names])))

@@ -1,0 +1,78 @@
+"""The catalog and models commands' tables. No I/O."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from advisor.format.formatting import fmt_usd
+from advisor.render.tables import Column, text_table_of
+from advisor.store.catalog import Catalog, Gpu
+
+
+def catalog_text(catalog: Catalog) -> str:
+    """The catalog as a table: specifications, the purchase price the advisor uses and the cheapest rental."""
+
+    def spec(name: str, digits: str = ",.0f") -> Callable[[Any], str]:
+        return lambda g: "-" if g.value(name) is None else format(g.value(name), digits)
+
+    def price(gpu: Gpu) -> str:
+        return f"{fmt_usd(gpu.price.usd)} ({gpu.price.date[:7]})" if gpu.price else "unknown"
+
+    def rental(gpu: Gpu) -> str:
+        best = gpu.best_rental
+        return f"${best.usd_per_hour:.2f}/h {best.provider}" if best else "-"
+
+    columns: list[Column] = [
+        ("id", lambda g: g.id),
+        ("architecture", lambda g: g.architecture),
+        ("launched", lambda g: g.launch_date[:7]),
+        ("FP32", spec("fp32_tflops", ".1f")),
+        ("TF32", spec("tf32_tflops", ".1f")),
+        ("FP16 tensor", spec("fp16_tensor_tflops", ".1f")),
+        ("GB/s", spec("memory_bandwidth_gbs")),
+        ("L2 MB", spec("l2_cache_mb", "g")),
+        ("W", spec("board_power_w")),
+        ("price", price),
+        ("rent", rental),
+    ]
+    table = text_table_of(list(catalog.gpus), columns, left={"id", "architecture", "launched", "rent"})
+    return "\n".join(
+        [
+            f"GPU catalog: {len(catalog.gpus)} GPUs, prices as of {catalog.as_of} ({_shown_path(catalog.origin)})",
+            "TFLOPS are dense peaks; FP16 tensor is with float32 accumulation (mixed_float16); '-' means no "
+            "source gives it.",
+            "",
+            table,
+        ]
+    )
+
+
+def _shown_path(path: str) -> str:
+    """The package's own files as ``advisor/...`` (installed or not, wherever the command runs); another path
+    relative to the working folder when it lies inside it (shorter, and the same on every machine)."""
+    resolved = Path(path).resolve()
+    for base in (Path(__file__).resolve().parents[2], Path.cwd().resolve()):  # the folder that holds advisor/
+        with contextlib.suppress(ValueError):
+            return str(resolved.relative_to(base))
+    return path
+
+
+def models_text(rows: Sequence[dict[str, Any]]) -> str:
+    """``advisor models``: the presets, a line each, with where their numbers come from."""
+    columns: list[Column] = [
+        ("id", lambda r: r["id"]),
+        ("model", lambda r: r["name"]),
+        ("parameters", lambda r: f"{r['counted_parameters'] / 1e9:.2f} B"),
+        ("layers", lambda r: str(r["layers"])),
+        ("hidden", lambda r: f"{r['hidden']:,}"),
+        ("heads / kv", lambda r: f"{r['heads']} / {r['kv_heads']}"),
+        ("mlp", lambda r: f"{r['intermediate']:,}" + (" gated" if r["gated_mlp"] else "")),
+        ("vocabulary", lambda r: f"{r['vocab']:,}" + (" tied" if r["tied_embeddings"] else "")),
+        ("config.json", lambda r: r["source"]),
+    ]
+    return text_table_of(rows, columns, left={"id", "model", "config.json"}) + (
+        "\n\nNumbers from each model's config.json on the Hugging Face Hub (or the file named); "
+        "`estimate --model-config FILE` reads your own.")

@@ -1,0 +1,131 @@
+"""estimate's, crossval's and calibration's words: the catalog estimates, the cross-validation and the fitted
+terms. No I/O."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from advisor.format.formatting import fmt_seconds, fmt_usd, missing
+from advisor.perf import crossval
+from advisor.perf.estimates import CatalogEstimates
+from advisor.perf.perfmodel import Basis, Clause
+from advisor.render.tables import Column, text_table_of
+
+ESTIMATE_TABLE: list[Column] = [
+    ("gpu", lambda r: r["device"]),
+    ("precision", lambda r: r["precision"]),
+    ("estimate", lambda r: fmt_seconds(r["seconds"])),
+    ("likely range", lambda r: f"{fmt_seconds(r['low'])} - {fmt_seconds(r['high'])}"),
+    ("bound", lambda r: r["bound"]),
+    ("price", lambda r: fmt_usd(r["price_usd"])),
+    ("memory", lambda r: "-" if missing(r.get("memory_gb")) else f"{r['memory_gb']:.1f} GB"
+     + ("" if r.get("fits") else f" (too big: batch {r['largest_batch']:.0f} fits)")),
+    ("why this range", lambda r: _situation(r.get("basis_parts"))),
+]
+
+
+def _situation(parts: Any) -> str:
+    """An estimate's situation, the words its range is cross-validated for (empty where the row has no parts)."""
+    return parts.situation if isinstance(parts, Basis) else ""
+
+
+def constants_text(constants: dict[str, float]) -> str:
+    """The calibration's global constants in one line (docs/reference.md explains each)."""
+    c = constants
+    return (f"Constants: eta {c['eta_float32']:.3f} (float32) / {c['eta_mixed']:.3f} (mixed) of the peak, mu "
+            f"{c['mu']:.2f} of the bandwidth, time ~ peak^-{c['gamma_float32']:.2f} / ^-{c['gamma_mixed']:.2f}, "
+            f"bandwidth^-{c['delta']:.2f}, power^-{c['rho']:.2f}; per step {c['step_seconds'] * 1e6:.1f} us, start-up "
+            f"{c['startup_seconds']:.2f} s.")  # fmt: skip
+
+
+def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list | None = None) -> str:
+    """Catalog estimates as a table, with the model's constants and what could not be estimated; then the measured
+    machines' estimates (``estimate --model``)."""
+    lines = [f"Estimated training time (not measured): {found.basis()}.", constants_text(found.fit.constants()), ""]
+    if rows.empty:
+        lines.append("(no GPU of the selection can be estimated)")
+    else:
+        table = rows.sort_values(["seconds", "device", "precision"])
+        lines.append(text_table_of(table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound",
+                                                                                   "why this range"}))  # fmt: skip
+    clauses = [] if rows.empty else [words for parts in rows["basis_parts"] if isinstance(parts, Basis)
+                                     for words in parts.of_kind(Clause.SEVERAL)]  # fmt: skip
+    for words in dict.fromkeys(clauses):
+        lines.append(f"Several GPUs: {words}.")
+    for missing_estimate in found.not_estimated:
+        lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
+                     f"{missing_estimate.reason}")  # fmt: skip
+    for estimate in machines or []:
+        if estimate.seconds is not None:
+            lines.append(
+                f"On {estimate.device.name} ({estimate.precision}, measured machine): {fmt_seconds(estimate.seconds)}, "
+                f"likely {fmt_seconds(estimate.low)} - {fmt_seconds(estimate.high)}; {estimate.basis}"
+            )
+    return "\n".join(lines)
+
+
+CROSSVAL_TABLE: list[Column] = [
+    ("experiment", lambda r: r["experiment"]),
+    ("precision", lambda r: r["precision"]),
+    ("results", lambda r: f"{r['results']:,}"),
+    ("median error", lambda r: f"{r['median']:.3f}x"),
+    ("90th percentile", lambda r: f"{r['p90']:.3f}x"),
+]
+
+
+def crossval_text(found: Any) -> str:
+    """``advisor crossval``: the experiments' errors, the targets, the width of each situation, the coverage."""
+    table = text_table_of(found.summary, CROSSVAL_TABLE, left={"experiment", "precision"})
+    lines = [f"Cross-validation on {found.samples:,} single-GPU results (each predicted by a fit that did not see it).",
+             "", table, "", "Targets:"]  # fmt: skip
+    for check in found.checks():
+        verdict = "met" if check["met"] else "missed"
+        lines.append(
+            f"  {check['experiment']} ({check['precision']}): median {check['median']:.3f}x (target "
+            f"{check['median_target']}x), 90th percentile {check['p90']:.3f}x (target {check['p90_target']}x): "
+            + verdict
+        )
+    lines += ["", "Range of an estimate, per situation (GPU/workload: the 90th-percentile error):"]
+    lines += [f"  {key}: x/{math.exp(width):.2f} .. x{math.exp(width):.2f}" for key, width in found.half_widths.items()]
+    lines.append(f"Coverage (each held-out group's range from the other groups' errors): {found.coverage:.1%}")
+    tracked = crossval.tracked_errors(found.summary)
+    if tracked:
+        lines += ["", "A job tracked on one device (advisor.track), estimated on the other GPUs:"]
+        lines += [f"  tracked on {row['tracked_on']}: median error {row['median']:.2f}x, 90th percentile "
+                  f"{row['p90']:.2f}x ({row['experiment']}, {row['results']:,} held-out results)"
+                  for row in tracked]  # fmt: skip
+    scaled = found.scaling
+    if scaled:
+        lines += ["", "Data-parallel efficiency, one system left out at a time "
+                      f"({scaled['results']:,} multi-GPU results of {scaled['systems']} systems): median error "
+                      f"{scaled['median']:.3f}x, 90th percentile {scaled['p90']:.3f}x (assuming perfect scaling: "
+                      f"{scaled['perfect_scaling_p90']:.3f}x); fitted: {scaled['sync']:.1%} of an iteration lost per "
+                      f"doubling of the GPUs, {scaled['phi']:.0%} of the all-reduce left exposed (the rest hides "
+                      "behind the backward pass)"]  # fmt: skip
+    return "\n".join(lines)
+
+
+def calibration_text(fit: Any, names: dict[str, str]) -> str:
+    """``advisor calibration``: the fitted terms as factors on the time (below 1: faster than the specifications
+    alone say; above 1: slower). ``names``: each workload's name by its calibration id."""
+    lines = [constants_text(fit.constants()), ""]
+    titles = {"eta_peak": "peak kind", "eta_segment": "segment", "eta_arch": "architecture (arithmetic)",
+              "mu_arch": "architecture (memory)"}  # fmt: skip
+    for kind, title in titles.items():
+        cells = [f"{' '.join(map(str, key))} {1 / value:.2f}" for key, value in sorted(fit.terms(kind).items())]
+        lines.append(f"{title}: " + ", ".join(cells))
+    rows = []
+    for workload in sorted({s.workload for s in fit.samples}, key=lambda w: names.get(w, w)):
+        factor = {kind: {key[1]: v for key, v in fit.terms(kind).items() if key[0] == workload} for kind in "cm"}
+        rows.append({"workload": names.get(workload, workload).replace(" (published, PyTorch)", " (published)"),
+                     "arithmetic float32": factor["c"].get("float32"), "arithmetic mixed": factor["c"].get("mixed"),
+                     "memory float32": factor["m"].get("float32"), "memory mixed": factor["m"].get("mixed"),
+                     "per step": fit.terms("tau_w").get((workload,))})  # fmt: skip
+    columns: list[Column] = [("workload", lambda r: r["workload"])] + [
+        (name, lambda r, name=name: "-" if r[name] is None else f"{r[name]:.2f}")
+        for name in ("arithmetic float32", "arithmetic mixed", "memory float32", "memory mixed", "per step")
+    ]
+    return "\n".join([*lines, "", text_table_of(rows, columns, left={"workload"})])
