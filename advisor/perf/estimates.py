@@ -405,7 +405,7 @@ def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device
     predicted = fit.estimate(work, device, precision, workload)
     if predicted is None:
         reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
-        return perfmodel.Estimate(device, precision, None, None, None, None, common, reason)
+        return perfmodel.Estimate(device, precision, None, None, None, None, perfmodel.Basis(common), reason)
     seconds, bound = predicted
     situation = fit.situation(device, workload, precision)
     width, how = crossval.width_for(widths.half_widths, situation, widths.fallback)
@@ -415,8 +415,7 @@ def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device
     floored = launch.apply(seconds, seconds / math.exp(width), seconds * math.exp(width), floor)
     if floored.launch_bound:
         bound, parts = Bound.STEP.value, parts.with_clause(perfmodel.Clause.LAUNCH, floor.basis())  # type: ignore[union-attr]
-    return perfmodel.Estimate(device, precision, floored.seconds, floored.low, floored.high, bound, parts.text(),
-                              parts=parts)  # fmt: skip
+    return perfmodel.Estimate(device, precision, floored.seconds, floored.low, floored.high, bound, parts)
 
 
 def estimate_machines(frame: pd.DataFrame, key: tuple, spec: dict[str, Any], leave_out: tuple = ()) -> list:

@@ -20,14 +20,11 @@ from dataclasses import dataclass
 
 # Seconds a GPU step spends per operation it launches: (low, high), each quoted with its source.
 OPERATION_SECONDS_LOW = 3e-6  # a null kernel's launch on recent hardware and software, the "speed of light"
-# (NVIDIA developer forums, "Too much time for kernel launch latency")
+# (NVIDIA developer forums: https://forums.developer.nvidia.com/t/too-much-time-for-kernel-launch-latency/233645/3)
 OPERATION_SECONDS_HIGH = 20e-6  # a PyTorch element-wise kernel's host-to-device round trip on a Tesla V100, as
-# NVIDIA's Nsight Systems guide measured it (quoted by groundy.com, "Every CUDA kernel pays a launch tax")
+# NVIDIA's Nsight Systems guide measured it (quoted by
+# https://groundy.com/articles/every-cuda-kernel-pays-a-launch-tax-the-host-to-device-walkthrough/)
 OPERATION_SECONDS = math.sqrt(OPERATION_SECONDS_LOW * OPERATION_SECONDS_HIGH)  # the point: their geometric mean
-SOURCES = (
-    "https://forums.developer.nvidia.com/t/too-much-time-for-kernel-launch-latency/233645/3",
-    "https://groundy.com/articles/every-cuda-kernel-pays-a-launch-tax-the-host-to-device-walkthrough/",
-)
 
 
 @dataclass(frozen=True)

@@ -415,8 +415,8 @@ class Basis:
 
 @dataclass(frozen=True)
 class Estimate:
-    """An estimate of a device's total for the work, or why there is none (``seconds`` None). ``basis`` is the
-    sentence; ``parts``, where the estimate is a catalog GPU's, the same by part."""
+    """An estimate of a device's total for the work, or why there is none (``seconds`` None); ``parts``: what it
+    rests on, by part (a measured machine's: its calibration alone)."""
 
     device: Device
     precision: str
@@ -424,16 +424,17 @@ class Estimate:
     low: float | None
     high: float | None
     bound: str | None
-    basis: str
+    parts: Basis
     reason: str = ""
-    parts: Basis | None = None
+
+    @property
+    def basis(self) -> str:
+        """What the estimate rests on, as the one sentence every output shows."""
+        return self.parts.text()
 
     def with_clause(self, kind: str, words: str, **changes) -> Estimate:
-        """The estimate with a clause added to its basis (both the parts and the sentence) and ``changes``."""
-        if self.parts is None:
-            return dataclasses.replace(self, basis=f"{self.basis}; {words}", **changes)
-        parts = self.parts.with_clause(kind, words)
-        return dataclasses.replace(self, parts=parts, basis=parts.text(), **changes)
+        """The estimate with a clause added to its basis and ``changes``."""
+        return dataclasses.replace(self, parts=self.parts.with_clause(kind, words), **changes)
 
 
 @dataclass
@@ -469,12 +470,12 @@ class Model:
         predicted = predict(work, device, precision, self.params)
         if predicted is None:
             reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
-            return Estimate(device, precision, None, None, None, None, self.basis(work), reason)
+            return Estimate(device, precision, None, None, None, None, Basis(self.basis(work)), reason)
         seconds, bound = predicted
         width, why = self._width(work, device, precision, bound)
         basis = self.basis(work) + (f"; wider: {', '.join(why)}" if why else "")
         return Estimate(device, precision, seconds, seconds * math.exp(-width), seconds * math.exp(width), bound,
-                        basis)  # fmt: skip
+                        Basis(basis))  # fmt: skip
 
     def _width(self, work: Work, device: Device, precision: str, bound: str) -> tuple[float, list[str]]:
         """The log half-width of an estimate, and what widened it."""
