@@ -31,7 +31,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 def test_every_stack_writes_out_every_choice_with_a_source():
     default, why, stacks = stack.load_stacks()
     assert default in stacks and why
-    assert {"trl-sft", "hf-trainer", "torchtune", "unsloth", "litgpt", "axolotl"} <= set(stacks)
+    assert {"trl-sft", "hf-trainer", "torchtune", "unsloth", "litgpt", "axolotl", "nemo"} <= set(stacks)
     for found in stacks.values():
         assert found.sources, found.name
         assert all(len(text) > 30 for text in found.sources.values()), found.name  # a file, version or document
@@ -70,6 +70,7 @@ def _memory(*flags: str) -> dict:
     ("--checkpointing", "on", "activations"),
     ("--optimizer", "adamw_8bit", "optimizer"),
     ("--stack", "torchtune", "optimizer"),
+    ("--fp8", "on", "weights"),
 ])  # fmt: skip
 def test_each_stack_choice_lowers_the_part_it_is_about(flag, value, part):
     """From Transformers' Trainer defaults (fp32 logits, no checkpointing, resident AdamW), each flag takes memory

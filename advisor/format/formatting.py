@@ -28,6 +28,8 @@ def fmt_duration(seconds: float) -> str:
     if missing(seconds):
         return "-"
     seconds = max(0.0, seconds)
+    if seconds < 1:
+        return f"{seconds:.2g} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 90 * SECONDS_PER_MINUTE:

@@ -15,8 +15,8 @@ import pandas as pd
 from advisor.format.formatting import device_label, fmt_duration
 from advisor.format.schema import workload_key
 from advisor.format.units import SECONDS_PER_HOUR
-from advisor.format.vocabulary import Goal, Precision, Source
-from advisor.llm import crossval, memory
+from advisor.format.vocabulary import Bound, Goal, Precision, Source
+from advisor.llm import crossval, fp8, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
 from advisor.llm.ladder import Ladder, Nearest, Way, least_memory
 from advisor.perf import estimates, perfmodel
@@ -29,6 +29,7 @@ STACKS = ("MosaicML llm-foundry's FSDP, NVIDIA NeMo AutoModel's TE kernels, Qwen
           "slower")  # fmt: skip
 # What a job computes in on a GPU: bfloat16 where the GPU has it (Ampere and newer), else float16 (Volta, Turing).
 JOB_PRECISIONS = (Precision.MIXED_BFLOAT16.value, Precision.MIXED_FLOAT16.value)
+FP8_PRECISION = "fp8"  # an option's precision where the tuned FP8 stack's time applies
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class JobOption:
     tokens: float
     ladder: Ladder | None = None  # where the job as asked does not fit: the least memory it needs
     basis_parts: perfmodel.Basis | None = None  # the basis by part
+    tensor_parallel: int = 1  # the GPUs the model is split over (Megatron tensor parallelism); 1: not split
 
     @property
     def tokens_per_second(self) -> float:
@@ -126,6 +128,7 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
     measured = llm_gpus(frame, catalog)
     widths = crossval.load_widths()
     samples = estimates.calibration_samples(frame, catalog)  # once for both checkpointing plans
+    fitted = fp8.fit(catalog) if job.fp8 else None
     for on, gpus in plans.items():
         if not gpus:
             continue
@@ -146,10 +149,47 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
         scaling_width = found.widths.half_widths.get(SCALING_SITUATION)
         for (gpu_id, count), row in by_gpu.items():
             ranged = _llm_range(row, gpu_id in measured, widths, scaling_width)
+            if fitted is not None:
+                ranged = _fp8_row(ranged, planned, catalog.by_id()[gpu_id], count, fitted)
             options.append(_option(catalog, planned, ranged, count, pure_16bit, sharded, job.run_tokens))
     order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
     options.sort(key=lambda o: (order[o.verdict], o.seconds, o.gpu.name, o.devices))
     return JobAdvice(job, tuple(options), tuple(missing))
+
+
+def _fp8_row(row: dict[str, Any], job: TrainingJob, gpu: Gpu, count: int, fitted: fp8.Fp8Fit) -> dict[str, Any]:
+    """The row's time on the tuned FP8 stack where its fit covers the GPU's architecture (the published runs' parallel
+    overhead is in the fit: no scaling is added); elsewhere the 16-bit estimate, its basis saying so."""
+    per_gpu = fp8.tokens_per_second(job, gpu, fitted)
+    if per_gpu is None:
+        parts = row["basis_parts"].with_clause(
+            perfmodel.Clause.FP8, f"FP8 is not estimated on {gpu.architecture} (the tuned FP8 stack's runs are of "
+            f"{' and '.join(sorted(fitted.architectures))}): the 16-bit time")  # fmt: skip
+        return {**row, "basis": parts.text(), "basis_parts": parts}
+    seconds, width = job.run_tokens / (count * per_gpu), math.exp(fitted.half_width)
+    parts = perfmodel.Basis(
+        f"the tuned FP8 stack's speed (advisor.llm.fp8): {fitted.utilization:.2f} of the GPU's 16-bit tensor peak in "
+        f"model FLOPs, the geometric mean of {fitted.runs} published NeMo and Megatron-Bridge FP8 runs on 8 to 1,024 "
+        "GPUs, their parallel overhead included",
+        "a tuned FP8 job on a GPU of a fitted architecture",
+        f"range = the 90th-percentile error of each run predicted with its GPU left out, {width:.2f}x")  # fmt: skip
+    return {**row, "seconds": seconds, "low": seconds / width, "high": seconds * width, "precision": FP8_PRECISION,
+            "bound": Bound.ARITHMETIC.value, "basis": parts.text(), "basis_parts": parts}  # fmt: skip
+
+
+def _split_basis(row: dict[str, Any], count: int, shards: int, tensor_parallel: int) -> dict[str, Any]:
+    """The row with its basis saying how the model is split over the GPUs (FSDP shards or tensor parallelism)."""
+    parts = row["basis_parts"]
+    if shards > 1:
+        parts = parts.with_clause(
+            perfmodel.Clause.SHARDED, f"weights, gradients and optimizer state sharded over the {count} GPUs (FSDP / "
+            "ZeRO-3), two blocks gathered at a time; the time takes the all-gathers as overlapped as DDP's all-reduce")
+    if tensor_parallel > 1:
+        parts = parts.with_clause(
+            perfmodel.Clause.SHARDED, f"the model split over {tensor_parallel} GPUs (tensor and sequence "
+            "parallelism, the fewest on which it fits), each holding 1/{tensor_parallel} of the weights and "
+            "activations")  # fmt: skip
+    return {**row, "basis": parts.text(), "basis_parts": parts}
 
 
 def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: int, pure_16bit: bool,
@@ -159,12 +199,10 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
     gpu = catalog.by_id()[row["catalog_id"]]
     capacity = float(gpu.value("memory_gb") or 0.0)
     shards = count if sharded and count > 1 else 1
-    footprint = memory.predict(planned, pure_16bit, shards=shards)
-    if shards > 1:
-        parts = row["basis_parts"].with_clause(
-            perfmodel.Clause.SHARDED, f"weights, gradients and optimizer state sharded over the {count} GPUs (FSDP / "
-            "ZeRO-3), two blocks gathered at a time; the time takes the all-gathers as overlapped as DDP's all-reduce")
-        row = {**row, "basis": parts.text(), "basis_parts": parts}
+    split = memory.tensor_parallel_degree(planned, capacity, count, pure_16bit)
+    footprint = memory.predict(planned, pure_16bit, shards=shards, tensor_parallel=split)
+    if shards > 1 or split > 1:
+        row = _split_basis(row, count, shards, split)
     rental, price = gpu.best_rental, gpu.current_price(catalog.as_of)
     micro_batches = max(1.0, planned.run_tokens / planned.tokens_per_micro_batch)
     verdict = footprint.verdict(capacity)
@@ -174,11 +212,11 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
         gpu=gpu, devices=count, precision=row["precision"], checkpointing=planned.checkpointing, footprint=footprint,
         verdict=verdict, seconds=float(row["seconds"]), low=float(row["low"]), high=float(row["high"]),
         bound=str(row["bound"]), basis=str(row["basis"]), basis_parts=row.get("basis_parts"),
-        largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit, shards),
-        largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards),
+        largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit, shards, split),
+        largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards, split),
         price_usd=count * float(price.usd) if price else None,
         rental_usd_per_hour=count * rental.usd_per_hour if rental else None,
-        rental_provider=rental.provider if rental else None, tokens=tokens, ladder=ladder,
+        rental_provider=rental.provider if rental else None, tokens=tokens, ladder=ladder, tensor_parallel=split,
     )  # fmt: skip
 
 
@@ -222,6 +260,7 @@ def option_record(option: JobOption) -> dict[str, Any]:
         "gpu": option.name,
         "catalog_id": option.gpu.id,
         "devices": option.devices,
+        "tensor_parallel": option.tensor_parallel,
         "precision": option.precision,
         "checkpointing": option.checkpointing,
         "fits": str(option.verdict),

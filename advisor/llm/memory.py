@@ -54,6 +54,8 @@ QUANTIZED_BYTES = {False: 0.5 + 4 / 64, True: 0.5 + 1 / 64 + 4 / (64 * 256)}
 LOGIT_BYTES = {Loss.FP32_LOGITS: 2.0 + 4.0 + 4.0 + 4.0 + 2.0, Loss.BF16_LOGITS: 5 * 2.0, Loss.CHUNKED: 2.0 + 2.0,
                Loss.FUSED: 0.0}  # fmt: skip
 IN_FLIGHT_BLOCKS = 2  # activation offloading: the block computing and the one being copied
+FP8_WEIGHT_BYTES = 1.0
+MOST_TENSOR_PARALLEL = 8  # tensor parallelism stays within a node's NVLink domain (8 GPUs of an HGX/DGX board)
 
 
 @dataclass(frozen=True)
@@ -158,16 +160,20 @@ def static_bytes(job: TrainingJob, pure_16bit: bool = False) -> tuple[float, flo
     trained = float(job.trainable_parameters)
     master = 2.0 if pure_16bit else 4.0
     state = _state_bytes(job, pure_16bit) if job.optimizer_states == StatePlace.RESIDENT else 0.0
+    blocks = m.layers * m.block_linear_parameters
+    # FP8 (Transformer Engine's fp8 params, as NeMo sets them with FP8): the blocks' linear weights the kernels read
+    # are one byte each instead of two
+    compute = FP8_WEIGHT_BYTES if job.fp8 else 2.0
     if job.method == Method.FULL:
         # mixed precision: fp32 master weights and gradients beside the 16-bit ones the kernels use (DeepSpeed's,
         # Megatron's and NeMo's layout; PyTorch's autocast casts a layer at a time, a little less)
-        weights = master * m.parameters + (0.0 if pure_16bit else 2.0 * m.parameters)
+        copy = 0.0 if pure_16bit else compute * blocks + 2.0 * (m.parameters - blocks)
+        weights = master * m.parameters + copy
         gradients = master * trained + (0.0 if pure_16bit else 2.0 * trained)
     else:
-        frozen_blocks = m.layers * m.block_linear_parameters
-        other = m.parameters - frozen_blocks
-        base = QUANTIZED_BYTES[job.double_quant] if job.method == Method.QLORA else 2.0
-        weights = base * frozen_blocks + 2.0 * other + master * trained
+        other = m.parameters - blocks
+        base = QUANTIZED_BYTES[job.double_quant] if job.method == Method.QLORA else compute
+        weights = base * blocks + 2.0 * other + master * trained
         gradients = master * trained
     if job.optimizer_in_backward and trained:
         largest = max(m.vocab * m.hidden, *(i * o for i, o in m.linear_shapes().values()))
@@ -220,12 +226,14 @@ def activation_bytes(job: TrainingJob) -> float:
 
 
 def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = None,
-            overhead_gb: float | None = None, shards: int = 1) -> Footprint:  # fmt: skip
+            overhead_gb: float | None = None, shards: int = 1, tensor_parallel: int = 1) -> Footprint:  # fmt: skip
     """The job's peak memory on one GPU, with its stack's cross-validated range (``factor`` and ``overhead_gb``
     given: those constants, as the fit tries them). ``shards`` above 1: FSDP (ZeRO-3) over that many GPUs, each
     holding its share of the weights, gradients and optimizer state, plus the 16-bit weights of two blocks gathered
     at a time (the one computing and the one prefetched); the activations stay whole (each GPU runs its own
-    micro-batch). The published peaks checked are of one GPU: the sharded figure is the parts' arithmetic."""
+    micro-batch). ``tensor_parallel`` t above 1: Megatron's tensor and sequence parallelism, each GPU holding 1/t
+    of every part but the framework's own (the optimizer's states sharded no further: not optimistic). The
+    published peaks checked are of one GPU: the split figures are the parts' arithmetic."""
     fitted = constants_for(job.stack)
     factor = fitted.factor if factor is None else factor
     overhead_gb = fitted.overhead_gb if overhead_gb is None else overhead_gb
@@ -234,7 +242,9 @@ def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = N
         gathered = 2 * 2.0 * job.model.block_linear_parameters
         weights, gradients, optimizer = weights / shards + gathered, gradients / shards, optimizer / shards
     loading = 2.0 * job.model.parameters / shards if job.loads_16bit and job.method == Method.QLORA else 0.0
-    return Footprint(weights / GB, gradients / GB, optimizer / GB, factor * activation_bytes(job) / GB, overhead_gb,
+    t = max(1, tensor_parallel)
+    weights, gradients, optimizer, loading = weights / t, gradients / t, optimizer / t, loading / t
+    return Footprint(weights / GB, gradients / GB, optimizer / GB, factor * activation_bytes(job) / t / GB, overhead_gb,
                      fitted.range_low, fitted.range_high, host_bytes(job, pure_16bit) / GB, loading / GB)  # fmt: skip
 
 
@@ -246,16 +256,30 @@ def _room_for_activations(one: Footprint, capacity_gb: float) -> float:
     return (usable - one.static_gb) / one.high_factor - one.overhead_gb
 
 
-def largest_micro_batch(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1) -> int:
+def tensor_parallel_degree(job: TrainingJob, capacity_gb: float, devices: int, pure_16bit: bool = False) -> int:
+    """How many GPUs a tensor-parallel job splits its model over: the fewest (a power of two, at most a node's 8
+    and the GPUs there are) on which its range fits, else the most; 1 for a job that does not split its model."""
+    if not job.tensor_parallel or devices < 2:
+        return 1
+    degrees = [t for t in (2, 4, 8) if t <= min(devices, MOST_TENSOR_PARALLEL)] or [1]
+    for t in degrees:
+        if predict(job, pure_16bit, tensor_parallel=t).verdict(capacity_gb) == Fit.FITS:
+            return t
+    return degrees[-1]
+
+
+def largest_micro_batch(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
+                        tensor_parallel: int = 1) -> int:  # fmt: skip
     """The largest micro-batch whose range fits the usable memory (0: not even one sequence)."""
-    one = predict(replace(job, micro_batch=1), pure_16bit, shards=shards)
+    one = predict(replace(job, micro_batch=1), pure_16bit, shards=shards, tensor_parallel=tensor_parallel)
     room = _room_for_activations(one, capacity_gb)
     return max(0, math.floor(room / one.activations_gb)) if one.activations_gb > 0 else 0
 
 
-def largest_seq_len(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1) -> int:
+def largest_seq_len(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
+                    tensor_parallel: int = 1) -> int:  # fmt: skip
     """The longest sequence (a multiple of 128) whose range fits the usable memory at the job's micro-batch."""
-    one = predict(replace(job, seq_len=1), pure_16bit, shards=shards)
+    one = predict(replace(job, seq_len=1), pure_16bit, shards=shards, tensor_parallel=tensor_parallel)
     room = _room_for_activations(one, capacity_gb)
     # activations are linear in the tokens (flash attention keeps no seq x seq scores)
     return max(0, math.floor(room / one.activations_gb) // 128 * 128) if one.activations_gb > 0 else 0

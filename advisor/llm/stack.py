@@ -77,6 +77,12 @@ CHOICES = (
            "each parameter's step as soon as its gradient is ready, the gradient freed (gradient accumulation 1)"),
     Choice("pure_bf16", SWITCH, "--pure-bf16", "weights, gradients and optimizer states in bf16, no fp32 master copy"),
     Choice("optimizer", (), "--optimizer", "the optimizer (the stack's recipe's where not given)"),
+    Choice("fp8", SWITCH, "--fp8",
+           "the linear layers' matmuls in FP8 (Transformer Engine): the speed NVIDIA's tuned stack reaches, fitted "
+           "on its published runs (Hopper and Blackwell only), and an FP8 copy of each block weight"),
+    Choice("tensor_parallel", SWITCH, "--tensor-parallel",
+           "with several GPUs, the model split over them (Megatron tensor and sequence parallelism): each holds "
+           "1/t of the weights and activations, t the fewest GPUs of a node (a power of two) the job fits on"),
 )  # fmt: skip
 BY_NAME = {c.name: c for c in CHOICES}
 
@@ -92,6 +98,8 @@ class Choices:
     optimizer_in_backward: bool = False
     pure_bf16: bool = False
     optimizer: str = "adamw"
+    fp8: bool = False
+    tensor_parallel: bool = False
 
     def words(self) -> dict[str, str]:
         """Each choice as the stacks file and the flags write it."""
@@ -177,7 +185,8 @@ def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     return replace(job, checkpointing=choices.checkpointing, loss=choices.loss,
                    activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
                    optimizer_in_backward=choices.optimizer_in_backward, optimizer=choices.optimizer,
-                   loads_16bit=found.loads_16bit, double_quant=found.double_quant, stack=stack)  # fmt: skip
+                   fp8=choices.fp8, tensor_parallel=choices.tensor_parallel, loads_16bit=found.loads_16bit,
+                   double_quant=found.double_quant, stack=stack)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -383,6 +383,7 @@ class Clause(StrEnum):
     LAUNCH = "launch"  # the host's launches decide
     WAIT = "wait"  # the measured wait for data, kept
     SHARDED = "sharded"  # the model sharded over the GPUs
+    FP8 = "fp8"  # FP8 asked where the tuned FP8 stack's fit does not reach
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def ladder_text(option: Any) -> str:
 
 
 JOB_TABLE: list[Column] = [
-    ("gpu", lambda o: o.name),
+    ("gpu", lambda o: o.name + (f", tensor parallel {o.tensor_parallel}" if o.tensor_parallel > 1 else "")),
     ("fits?", lambda o: str(o.verdict)),
     ("memory (range) of the card", _job_memory),
     ("ckpt", lambda o: "on" if o.checkpointing else "off"),
@@ -55,19 +55,24 @@ JOB_TABLE: list[Column] = [
 ]
 
 
+FP8_SOURCE = ("; the fp8 rows from the tuned FP8 stack's fit on NVIDIA's published NeMo and Megatron-Bridge FP8 "
+              "runs (advisor.llm.fp8), their range its error with each run's GPU left out")
+
+
 def job_advice_text(advice: Any) -> str:
     """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
-    from advisor.llm.advice import memory_basis, summary_lines  # the LLM layer, no framework
+    from advisor.llm.advice import FP8_PRECISION, memory_basis, summary_lines  # the LLM layer, no framework
 
     job = advice.job
+    fp8_source = FP8_SOURCE if any(o.precision == FP8_PRECISION for o in advice.options) else ""
     head = [
         f"Training job: {job.describe()}; {job.run_tokens:,.0f} tokens "
         f"({job.model.parameters / 1e9:.2f} B parameters, {job.trainable_parameters / 1e6:,.1f} M trained, "
         f"{job.flops_per_token() / 1e9:.1f} GFLOPs per token).",
         "Estimated, not measured: time from the performance model calibrated on every published result (the "
         "language-model throughputs of llm-foundry, NeMo AutoModel and Qwen among them), its range the "
-        "cross-validated error of its situation; " + (memory_basis(advice.options[0].footprint) if advice.options
-                                                      else "no GPU estimated") + ".",
+        "cross-validated error of its situation" + fp8_source + "; "
+        + (memory_basis(advice.options[0].footprint) if advice.options else "no GPU estimated") + ".",
         "",
         text_table_of(advice.options, JOB_TABLE, left={"gpu", "fits?", "memory (range) of the card", "precision"}),
         "",

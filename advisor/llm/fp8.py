@@ -1,0 +1,162 @@
+"""The speed of a tuned FP8 stack (NVIDIA NeMo / Megatron-Core with Transformer Engine, as MLPerf's records run it),
+fitted on NVIDIA's published FP8 throughputs and checked on MLPerf Training's Llama 2 70B LoRA logs:
+
+    tokens/s per GPU = UTILIZATION x the GPU's dense 16-bit tensor peak / the job's training FLOPs per token
+
+UTILIZATION is the geometric mean, over the published runs, of the model FLOPs each reached per second (its tokens/s
+per GPU times :meth:`~advisor.llm.job.TrainingJob.flops_per_token`) over its GPU's 16-bit tensor peak. The FP8
+matmuls run at twice the 16-bit rate on Hopper and Blackwell; attention, the norms, the casts and the communication do
+not, so a tuned run lands near 0.7 of the 16-bit peak. The runs span 8 to 1,024 GPUs with tensor, pipeline and
+context parallelism and FSDP at the settings NVIDIA chose: the figure holds their parallel overhead at that scale,
+no more is added for several GPUs.
+
+Range: each run predicted by a fit without any run of its GPU (leave one GPU out); the 90th percentile of the
+absolute log errors. Only the architectures the fit saw (Hopper, Blackwell) are estimated: elsewhere
+:func:`tokens_per_second` answers None and the job keeps the 16-bit estimate. The MLPerf runs never enter the fit.
+
+    python -m advisor.llm.fp8      # the fit, each run left out, and the MLPerf check
+
+Pure, but for :func:`load_runs` (one packaged file, written by ``scripts/import_fp8_runs.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from advisor.errors import AdvisorError
+from advisor.llm.config import load_presets
+from advisor.llm.job import TrainingJob, job_from_options
+from advisor.store.catalog import DEFAULT_CATALOG, Catalog, Gpu, load_catalog
+from advisor.store.parse import safe_load
+
+RUNS_FILE = "fp8_runs.yaml"
+RUNS_VERSION = 1
+PEAK = "fp16_tensor_tflops"  # the dense 16-bit tensor peak (full rate on the data-centre parts fitted)
+QUANTILE = 0.9
+MLPERF_GLOBAL_BATCH = 8  # sequences a step in the MLPerf runs checked (their logs' global_batch_size)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One published run: the job, its GPU (a catalog id) and count, and its tokens/s per GPU."""
+
+    model: str
+    method: str
+    seq_len: int
+    micro_batch: int
+    gpu: str
+    gpus: int
+    tokens_per_second_per_gpu: float
+    workload: str
+    source: str
+
+    def job(self) -> TrainingJob:
+        return job_from_options(load_presets()[self.model], self.method, self.seq_len, self.micro_batch)
+
+
+@lru_cache(maxsize=1)
+def load_runs() -> tuple[tuple[Run, ...], tuple[Run, ...]]:
+    """(the runs the fit reads, the MLPerf runs it is checked on) from ``advisor/data/fp8_runs.yaml``."""
+    data = safe_load(resources.files("advisor").joinpath("data", RUNS_FILE).read_text(encoding="utf-8"))
+    if data.get("fp8_runs_version") != RUNS_VERSION:
+        raise AdvisorError(f"advisor/data/{RUNS_FILE}: fp8_runs_version must be {RUNS_VERSION}")
+    keep = {f for f in Run.__dataclass_fields__}
+    return tuple(tuple(Run(**{k: v for k, v in row.items() if k in keep}) for row in data[part])
+                 for part in ("fit", "check"))  # type: ignore[return-value]  # fmt: skip
+
+
+def utilization(run: Run, gpu: Gpu) -> float:
+    """The run's model FLOPs per second per GPU over its GPU's 16-bit tensor peak."""
+    return run.tokens_per_second_per_gpu * run.job().flops_per_token() / (float(gpu.value(PEAK) or 0) * 1e12)
+
+
+@dataclass(frozen=True)
+class Fp8Fit:
+    """The fitted utilization, the leave-one-GPU-out range (a log half-width), the architectures it covers and the
+    runs it was fitted on."""
+
+    utilization: float
+    half_width: float
+    architectures: frozenset[str]
+    runs: int
+
+    def covers(self, gpu: Gpu) -> bool:
+        return gpu.architecture in self.architectures and bool(gpu.value(PEAK))
+
+
+def _geomean(values: list[float]) -> float:
+    return float(np.exp(np.mean(np.log(values))))
+
+
+def left_out(runs: tuple[Run, ...], catalog: Catalog) -> list[tuple[Run, float]]:
+    """Each run and its published / predicted ratio, predicted from the runs of the other GPUs only."""
+    gpus = catalog.by_id()
+    found = []
+    for run in runs:
+        others = [utilization(r, gpus[r.gpu]) for r in runs if r.gpu != run.gpu]
+        if others:
+            found.append((run, utilization(run, gpus[run.gpu]) / _geomean(others)))
+    return found
+
+
+def fit(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
+    """The utilization over ``runs`` (the packaged fit rows by default) and its leave-one-GPU-out range."""
+    runs = load_runs()[0] if runs is None else runs
+    gpus = catalog.by_id()
+    errors = [abs(math.log(ratio)) for _, ratio in left_out(runs, catalog)]
+    return Fp8Fit(_geomean([utilization(r, gpus[r.gpu]) for r in runs]),
+                  float(np.quantile(errors, QUANTILE)) if errors else 0.0,
+                  frozenset(gpus[r.gpu].architecture for r in runs), len(runs))  # fmt: skip
+
+
+def tokens_per_second(job: TrainingJob, gpu: Gpu, fitted: Fp8Fit) -> float | None:
+    """Tokens/s per GPU of the job on a tuned FP8 stack, None where the fit has not seen the GPU's architecture."""
+    if not fitted.covers(gpu):
+        return None
+    return fitted.utilization * float(gpu.value(PEAK) or 0) * 1e12 / job.flops_per_token()
+
+
+def checked(catalog: Catalog, fitted: Fp8Fit | None = None) -> list[tuple[Run, float]]:
+    """The MLPerf runs and each one's published / predicted ratio from the whole fit (which never saw them)."""
+    fitted = fitted or fit(catalog)
+    gpus = catalog.by_id()
+    found = []
+    for run in load_runs()[1]:
+        predicted = tokens_per_second(run.job(), gpus[run.gpu], fitted)
+        if predicted:
+            found.append((run, run.tokens_per_second_per_gpu / predicted))
+    return found
+
+
+def report(catalog: Catalog) -> str:
+    """The fit, each run left out and the MLPerf check, as text (``python -m advisor.llm.fp8``)."""
+    fitted = fit(catalog)
+    errors = sorted(abs(math.log(r)) for _, r in left_out(load_runs()[0], catalog))
+    lines = [f"tuned FP8 stack: {fitted.utilization:.3f} of the 16-bit tensor peak in model FLOPs, fitted on "
+             f"{fitted.runs} published runs ({', '.join(sorted(fitted.architectures))})",
+             f"each run with its GPU left out: median error {math.exp(float(np.median(errors))):.3f}x, 90th "
+             f"percentile {math.exp(fitted.half_width):.3f}x (the range)", "",
+             "MLPerf Training Llama 2 70B LoRA, 8 GPUs (never in the fit): published / predicted tokens/s per GPU"]
+    gpus = catalog.by_id()
+    for run, ratio in checked(catalog, fitted):
+        published = run.tokens_per_second_per_gpu
+        step = MLPERF_GLOBAL_BATCH * run.seq_len / (run.gpus * published)
+        lines.append(f"  {gpus[run.gpu].name:16s} {published:6.0f} / {published / ratio:6.0f} = {ratio:.3f}  "
+                     f"(a step of {MLPERF_GLOBAL_BATCH} sequences: {step:.2f} s published, {step * ratio:.2f} s "
+                     "predicted)")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> int:
+    print(report(load_catalog(DEFAULT_CATALOG)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
