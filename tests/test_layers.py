@@ -22,7 +22,7 @@ LAYERS = {
     FORMAT: ("advisor", "errors", "format*"),
     STORE: ("store*",),
     PERF: ("perf*", "llm", "llm.config", "llm.job", "llm.memory", "llm.validation", "llm.crossval",
-           "llm.stack", "llm.ladder"),
+           "llm.stack", "llm.ladder", "llm.fp8"),
     MEASURE: ("measure*", "track*"),
     DECISION: ("decision*", "llm.advice"),
     RENDER: ("render*",),
