@@ -567,7 +567,9 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
         checkpointing = left.selectbox("Activation checkpointing", ["stack", *[c.value for c in Checkpointing]],
                                        key="llm_ckpt", format_func=lambda c: "the stack's" if c == "stack" else c,
                                        help="auto: on only where the job does not fit without it")  # fmt: skip
-        devices = right.number_input("GPUs (data parallel)", 1, 64, 1, key="llm_devices")
+        devices = right.number_input("GPUs", 1, 64, 1, key="llm_devices",
+                                     help="Data parallel; a stack with tensor parallelism (nemo) splits the model "
+                                     "over the fewest of them it fits on.")  # fmt: skip
         fsdp = right.checkbox("Shard the model over them (FSDP / ZeRO-3)", key="llm_fsdp")
         pure_16bit = middle.selectbox("Pure bf16 (no fp32 master copy)", ["stack", "on", "off"], key="llm_pure_bf16",
                                       format_func=lambda c: "the stack's" if c == "stack" else c,

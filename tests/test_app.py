@@ -306,6 +306,21 @@ def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     assert any(m.label == "Best upgrade" for m in at.metric) and at.selectbox(key="llm_model").value is None
 
 
+def test_the_tuned_fp8_stack_splits_a_70b_model_over_eight_gpus(monkeypatch):
+    """The MLPerf job (Llama 2 70B LoRA, 8,192 tokens) on NeMo's stack: eight H100s hold it split by tensor
+    parallelism, at the FP8 stack's fitted speed; one does not."""
+    at = start(monkeypatch)
+    at.selectbox(key="llm_model").set_value("llama-2-70b").run()
+    at.number_input(key="llm_seq").set_value(8192).run()
+    at.selectbox(key="llm_stack").set_value("nemo").run()
+    at.number_input(key="llm_devices").set_value(8).run()
+    assert not at.exception, at.exception
+    rows = job_table(at).set_index("gpu")
+    split = [name for name in rows.index if name.startswith("8x H100 SXM5 80GB, tensor parallel ")]
+    assert split and rows.loc[split[0], "fits?"] == "fits" and rows.loc[split[0], "precision"] == "fp8"
+    assert rows.loc["H100 SXM5 80GB", "fits?"] == "does not fit"
+
+
 def test_past_200_profiles_the_pickers_search_the_names(monkeypatch, tmp_path: Path):
     for number in range(230):
         data = valid_profile(f"gpu-{number:03d}", seconds=1000.0 - number)

@@ -303,7 +303,8 @@ NOT_DECISIONS = {"--help", "--json", "--profiles", "--collection", "--current", 
 JOB_OPTIONS = {"--model-config", "--method", "--seq-len", "--batch", "--grad-accum", "--tokens", "--checkpointing",
                "--lora-rank", "--lora-targets", "--fsdp", "--pure-bf16", "--optimizer", "--devices",
                "--gpu", "--stack", "--loss", "--activation-offloading", "--optimizer-states",
-               "--optimizer-in-backward", "--fp8", "--tensor-parallel"}  # fmt: skip  (each stack choice is driven in test_stack.py)
+               "--optimizer-in-backward", "--fp8",
+               "--tensor-parallel"}  # fmt: skip  (each stack choice is driven in test_stack.py and test_fp8.py)
 
 
 # The same for `compare` and `estimate`: each option changes the JSON output against the same command without it.

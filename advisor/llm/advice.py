@@ -207,7 +207,7 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
     micro_batches = max(1.0, planned.run_tokens / planned.tokens_per_micro_batch)
     verdict = footprint.verdict(capacity)
     ladder = None if verdict == memory.Fit.FITS else least_memory(
-        planned, capacity, pure_16bit, shards, float(row["seconds"]) / micro_batches)  # fmt: skip
+        planned, capacity, pure_16bit, shards, float(row["seconds"]) / micro_batches, split)  # fmt: skip
     return JobOption(
         gpu=gpu, devices=count, precision=row["precision"], checkpointing=planned.checkpointing, footprint=footprint,
         verdict=verdict, seconds=float(row["seconds"]), low=float(row["low"]), high=float(row["high"]),
