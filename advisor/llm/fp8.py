@@ -105,6 +105,19 @@ def left_out(runs: tuple[Run, ...], catalog: Catalog) -> list[tuple[Run, float]]
     return found
 
 
+def architecture_left_out(runs: tuple[Run, ...], catalog: Catalog) -> dict[str, list[float]]:
+    """Per architecture, its runs' published / predicted ratios from a fit on the other architectures' runs only (a
+    new architecture, as ``crossval --experiments new-architecture`` asks of the 16-bit model)."""
+    gpus = catalog.by_id()
+    found: dict[str, list[float]] = {}
+    for arch in sorted({gpus[r.gpu].architecture for r in runs}):
+        others = [utilization(r, gpus[r.gpu]) for r in runs if gpus[r.gpu].architecture != arch]
+        if others:
+            found[arch] = [utilization(r, gpus[r.gpu]) / _geomean(others) for r in runs
+                           if gpus[r.gpu].architecture == arch]  # fmt: skip
+    return found
+
+
 def fit(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
     """The utilization over ``runs`` (the packaged fit rows by default) and its leave-one-GPU-out range."""
     runs = load_runs()[0] if runs is None else runs
@@ -141,8 +154,13 @@ def report(catalog: Catalog) -> str:
     lines = [f"tuned FP8 stack: {fitted.utilization:.3f} of the 16-bit tensor peak in model FLOPs, fitted on "
              f"{fitted.runs} published runs ({', '.join(sorted(fitted.architectures))})",
              f"each run with its GPU left out: median error {math.exp(float(np.median(errors))):.3f}x, 90th "
-             f"percentile {math.exp(fitted.half_width):.3f}x (the range)", "",
-             "MLPerf Training Llama 2 70B LoRA, 8 GPUs (never in the fit): published / predicted tokens/s per GPU"]
+             f"percentile {math.exp(fitted.half_width):.3f}x (the range)"]
+    for arch, ratios in architecture_left_out(load_runs()[0], catalog).items():
+        arch_errors = [abs(math.log(r)) for r in ratios]
+        lines.append(f"{arch} left out (fitted on the other architecture): {len(ratios)} runs, median error "
+                     f"{math.exp(float(np.median(arch_errors))):.3f}x, 90th percentile "
+                     f"{math.exp(float(np.quantile(arch_errors, QUANTILE))):.3f}x")  # fmt: skip
+    lines += ["", "MLPerf Training Llama 2 70B LoRA, 8 GPUs (never in the fit): published / predicted tokens/s per GPU"]
     gpus = catalog.by_id()
     for run, ratio in checked(catalog, fitted):
         published = run.tokens_per_second_per_gpu
