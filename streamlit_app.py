@@ -25,7 +25,7 @@ from advisor.commands.arguments import dollars
 from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
-from advisor.format import metrics, typed
+from advisor.format import metrics
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
 from advisor.llm import advice as llm_advice
@@ -41,6 +41,7 @@ from advisor.render import tables as render_tables
 from advisor.service import client
 from advisor.store import results
 from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
+from advisor.store.parse import tree_of
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
 COLLECTION_URL = os.environ.get(client.URL_VARIABLE)  # a collection service's profiles instead, through the cache
@@ -680,7 +681,7 @@ uploaded_workload = None
 if upload is not None:
     uploaded, upload_problems = read_upload(upload, set(frame["profile"]))
     if uploaded is not None:
-        profile_of = upload_first(typed.of(uploaded), profile_of)
+        profile_of = upload_first(tree_of(uploaded), profile_of)
         added = results.results_frame([uploaded])
         uploaded_workload = added["workload"].iloc[0]
         frame = pd.concat([frame, added], ignore_index=True)

@@ -10,9 +10,16 @@ workload's definition, and only the commands import them.
 from __future__ import annotations
 
 import ast
+import contextlib
+import functools
+import io
+import sys
 from pathlib import Path
 
-from helpers import ROOT
+import pytest
+
+from advisor.cli import main
+from helpers import ROOT, SHIPPED
 
 FORMAT, STORE, PERF, MEASURE, DECISION, RENDER, SERVICE, COMMANDS = range(8)
 LAYER_NAMES = ("format", "store", "perf", "measure", "decision", "render", "service", "commands")
@@ -124,3 +131,44 @@ def test_no_function_is_longer_than_a_screen():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]  # fmt: skip
     assert not long, long
+
+
+@functools.cache
+def _module_of(filename: str) -> str | None:
+    try:
+        relative = Path(filename).resolve().relative_to(ROOT / "advisor")
+    except ValueError:
+        return None
+    return ".".join(part for part in relative.with_suffix("").parts if part != "__init__") or "advisor"
+
+
+@pytest.mark.parametrize("args", [
+    ("recommend", "--current", "post-titan-rtx", "--estimates"),
+    ("recommend", "--model-config", "llama-3.1-8b", "--method", "lora", "--goal", "cost"),
+])  # fmt: skip
+def test_recommend_never_climbs_back_to_a_higher_layer(args):
+    """Issue 37's target: ``recommend``'s arguments, followed from the command through every call it makes, climb
+    back to a higher layer fewer than 8 times. Traced as it runs (a property read, a callback or a sort key count
+    as calls; the nearest advisor frame is the caller): a lower layer's code calling a higher layer's, zero times."""
+    climbs: set[tuple[str, str]] = set()
+
+    def profile(frame, event, _arg) -> None:
+        callee = _module_of(frame.f_code.co_filename) if event == "call" else None
+        if callee is None:
+            return
+        back = frame.f_back
+        while back is not None and _module_of(back.f_code.co_filename) is None:
+            back = back.f_back
+        caller = _module_of(back.f_code.co_filename) if back is not None else None
+        if caller is not None and layer_of(caller) < layer_of(callee):
+            climbs.add((f"{caller}.{back.f_code.co_name}", f"{callee}.{frame.f_code.co_name}"))
+
+    out = io.StringIO()
+    sys.setprofile(profile)
+    try:
+        with contextlib.redirect_stdout(out):
+            status = main(["--profiles", str(SHIPPED), *args])
+    finally:
+        sys.setprofile(None)
+    assert status == 0 and out.getvalue()
+    assert climbs == set(), sorted(climbs)

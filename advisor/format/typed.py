@@ -97,9 +97,10 @@ def build(data: Mapping[str, Any], fields: tuple[Field, ...] = PROFILE, name: st
 
 
 def of(profile: Any) -> Any:
-    """The typed tree of a store Profile (cached there), of a profile dict, or the tree itself."""
+    """The typed tree of a profile dict, or the tree itself (a store Profile's cached tree: ``store.parse.tree_of``,
+    so this layer never calls back into the store)."""
     if isinstance(profile, Mapping):
         return build(profile)
     if dataclasses.is_dataclass(profile) and hasattr(profile, "raw"):
         return profile
-    return profile.typed
+    raise TypeError(f"not a profile dict or its typed tree: {type(profile).__name__}")

@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 
 from advisor.decision.analysis import best_value_frontier
-from advisor.format import typed
 from advisor.format.vocabulary import Source, words
+from advisor.store.parse import tree_of
 
 Spec = dict[str, Any]
 SOURCE_COLORS = {"domain": list(words(Source)), "range": ["#1f77b4", "#ff7f0e", "#7f7f7f"]}
@@ -154,7 +154,7 @@ def epoch_times_chart(profile: Any) -> Spec | None:
     """Per-epoch wall times of a measured profile, one line per precision (None when not recorded)."""
     rows = [
         {"epoch": index + 1, "seconds": value, "precision": result.precision}
-        for result in typed.of(profile).results
+        for result in tree_of(profile).results
         for index, value in enumerate(result.epoch_seconds or ())
     ]
     if not rows:

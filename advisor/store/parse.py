@@ -38,6 +38,13 @@ class Profile:
         return typed.build(self.data)
 
 
+def tree_of(profile: Any) -> Any:
+    """The typed tree of a Profile (its cached one), of a profile dict, or the tree itself."""
+    from advisor.format import typed  # as Profile.typed
+
+    return profile.typed if isinstance(profile, Profile) else typed.of(profile)
+
+
 @dataclass
 class ProfileSet:
     """The outcome of loading many files: the good profiles, and problems with the rest."""

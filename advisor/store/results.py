@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from advisor import store
-from advisor.format import formatting, typed
+from advisor.format import formatting
 from advisor.format.schema import workload_key
 from advisor.format.vocabulary import DeviceKind, PriceBasis, Source
 from advisor.store.catalog import normalise_name
+from advisor.store.parse import tree_of
 
 FRAME_COLUMNS = (
     "profile",
@@ -204,7 +205,7 @@ def _frame_from_bytes(blob: bytes) -> pd.DataFrame | None:
 def profile_rows(profile: Any) -> list[dict[str, Any]]:
     """One profile's rows of the results frame, one per (precision) result. Accepts a Profile or a profile dict."""
     rows = []
-    tree = typed.of(profile)
+    tree = tree_of(profile)
     provenance, device, price = tree.provenance, tree.device, tree.price
     count = int(device.count or 1)
     workers = int(tree.cluster.workers) if tree.cluster is not None else 1
@@ -303,7 +304,7 @@ def _profile_price_kind(usd: float | None, date: str | None) -> str | None:
 def hardware_signature(profile: Any) -> str:
     """What identifies the machine a profile ran on: a GPU by model and count; a CPU machine by its CPU model,
     logical CPUs and memory as measure recorded them (the profile's own id when those are unknown)."""
-    tree = typed.of(profile)
+    tree = tree_of(profile)
     device, host = tree.device, tree.host
     count = int(device.count or 1)
     if device.kind == DeviceKind.GPU:
