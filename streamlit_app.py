@@ -564,7 +564,8 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
         stack_name = left.selectbox("Training stack", list(stacks), index=list(stacks).index(default_stack),
                                     key="llm_stack", format_func=lambda k: stacks[k].title,
                                     help=f"Its defaults decide the memory (the loss, checkpointing, where the "
-                                    f"optimizer's states live). Default: {why}")  # fmt: skip
+                                    f"optimizer's states live) and, for a tuned FP8 stack (nemo), the speed and "
+                                    f"how the model is split over several GPUs. Default: {why}")  # fmt: skip
         checkpointing = left.selectbox("Activation checkpointing", ["stack", *[c.value for c in Checkpointing]],
                                        key="llm_ckpt", format_func=lambda c: "the stack's" if c == "stack" else c,
                                        help="auto: on only where the job does not fit without it")  # fmt: skip

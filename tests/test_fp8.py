@@ -70,6 +70,7 @@ def test_tensor_parallelism_splits_the_model_over_the_fewest_gpus_it_fits_on():
     part is the whole job's over the degree, and a smaller degree would not fit."""
     row = next(r for r in _json(*MLPERF, "--gpu", "h100-sxm") if r["devices"] == 8)
     assert row["fits"] == "fits" and row["tensor_parallel"] in (2, 4, 8)
+    assert f"each holding 1/{row['tensor_parallel']} of the weights" in row["basis"]
     job = job_request(JobShape(load_presets()["llama-2-70b"], "lora", 8192, 1), "nemo").job
     whole, split = memory.predict(job), memory.predict(job, tensor_parallel=row["tensor_parallel"])
     assert split.weights_gb == pytest.approx(whole.weights_gb / row["tensor_parallel"])

@@ -187,7 +187,7 @@ def _split_basis(row: dict[str, Any], count: int, shards: int, tensor_parallel: 
     if tensor_parallel > 1:
         parts = parts.with_clause(
             perfmodel.Clause.SHARDED, f"the model split over {tensor_parallel} GPUs (tensor and sequence "
-            "parallelism, the fewest on which it fits), each holding 1/{tensor_parallel} of the weights and "
+            f"parallelism, the fewest on which it fits), each holding 1/{tensor_parallel} of the weights and "
             "activations")  # fmt: skip
     return {**row, "basis": parts.text(), "basis_parts": parts}
 
