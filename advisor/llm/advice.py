@@ -172,7 +172,8 @@ def _fp8_row(row: dict[str, Any], job: TrainingJob, gpu: Gpu, count: int, fitted
         f"model FLOPs, the geometric mean of {fitted.runs} published NeMo and Megatron-Bridge FP8 runs on 8 to 1,024 "
         "GPUs, their parallel overhead included",
         "a tuned FP8 job on a GPU of a fitted architecture",
-        f"range = the 90th-percentile error of each run predicted with its GPU left out, {width:.2f}x")  # fmt: skip
+        f"range = the widest 90th-percentile error of its runs predicted with their GPU, model or method left out, "
+        f"{width:.2f}x")  # fmt: skip
     return {**row, "seconds": seconds, "low": seconds / width, "high": seconds * width, "precision": FP8_PRECISION,
             "bound": Bound.ARITHMETIC.value, "basis": parts.text(), "basis_parts": parts}  # fmt: skip
 

@@ -10,9 +10,10 @@ not, so a tuned run lands near 0.7 of the 16-bit peak. The runs span 8 to 1,024 
 context parallelism and FSDP at the settings NVIDIA chose: the figure holds their parallel overhead at that scale,
 no more is added for several GPUs.
 
-Range: each run predicted by a fit without any run of its GPU (leave one GPU out); the 90th percentile of the
-absolute log errors. Only the architectures the fit saw (Hopper, Blackwell) are estimated: elsewhere
-:func:`tokens_per_second` answers None and the job keeps the 16-bit estimate. The MLPerf runs never enter the fit.
+Range: each run predicted by a fit without any run of its GPU (then of its model, then of its method); the widest of
+the three 90th percentiles of the absolute log errors. Only the architectures the fit saw (Hopper, Blackwell) are
+estimated: elsewhere :func:`tokens_per_second` answers None and the job keeps the 16-bit estimate. The MLPerf runs
+never enter the fit.
 
     python -m advisor.llm.fp8      # the fit, each run left out, and the MLPerf check
 
@@ -90,16 +91,24 @@ class Fp8Fit:
         return gpu.architecture in self.architectures and bool(gpu.value(PEAK))
 
 
+def _quantile(errors: list[float]) -> float:
+    return float(np.quantile(errors, QUANTILE)) if errors else 0.0
+
+
 def _geomean(values: list[float]) -> float:
     return float(np.exp(np.mean(np.log(values))))
 
 
-def left_out(runs: tuple[Run, ...], catalog: Catalog) -> list[tuple[Run, float]]:
-    """Each run and its published / predicted ratio, predicted from the runs of the other GPUs only."""
+LEFT_OUT = ("gpu", "model", "method")  # what a new job can be new in: each experiment leaves all runs of one out
+
+
+def left_out(runs: tuple[Run, ...], catalog: Catalog, by: str = "gpu") -> list[tuple[Run, float]]:
+    """Each run and its published / predicted ratio, predicted from the runs of the other GPUs (``by``: models,
+    methods) only."""
     gpus = catalog.by_id()
     found = []
     for run in runs:
-        others = [utilization(r, gpus[r.gpu]) for r in runs if r.gpu != run.gpu]
+        others = [utilization(r, gpus[r.gpu]) for r in runs if getattr(r, by) != getattr(run, by)]
         if others:
             found.append((run, utilization(run, gpus[run.gpu]) / _geomean(others)))
     return found
@@ -119,12 +128,12 @@ def architecture_left_out(runs: tuple[Run, ...], catalog: Catalog) -> dict[str, 
 
 
 def fit(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
-    """The utilization over ``runs`` (the packaged fit rows by default) and its leave-one-GPU-out range."""
+    """The utilization over ``runs`` (the packaged fit rows by default) and its range: the widest 90th-percentile
+    error of the experiments (a GPU, a model or a method left out)."""
     runs = load_runs()[0] if runs is None else runs
     gpus = catalog.by_id()
-    errors = [abs(math.log(ratio)) for _, ratio in left_out(runs, catalog)]
-    return Fp8Fit(_geomean([utilization(r, gpus[r.gpu]) for r in runs]),
-                  float(np.quantile(errors, QUANTILE)) if errors else 0.0,
+    widths = [_quantile([abs(math.log(ratio)) for _, ratio in left_out(runs, catalog, by)]) for by in LEFT_OUT]
+    return Fp8Fit(_geomean([utilization(r, gpus[r.gpu]) for r in runs]), max(widths),
                   frozenset(gpus[r.gpu].architecture for r in runs), len(runs))  # fmt: skip
 
 
@@ -150,16 +159,18 @@ def checked(catalog: Catalog, fitted: Fp8Fit | None = None) -> list[tuple[Run, f
 def report(catalog: Catalog) -> str:
     """The fit, each run left out and the MLPerf check, as text (``python -m advisor.llm.fp8``)."""
     fitted = fit(catalog)
-    errors = sorted(abs(math.log(r)) for _, r in left_out(load_runs()[0], catalog))
     lines = [f"tuned FP8 stack: {fitted.utilization:.3f} of the 16-bit tensor peak in model FLOPs, fitted on "
-             f"{fitted.runs} published runs ({', '.join(sorted(fitted.architectures))})",
-             f"each run with its GPU left out: median error {math.exp(float(np.median(errors))):.3f}x, 90th "
-             f"percentile {math.exp(fitted.half_width):.3f}x (the range)"]
+             f"{fitted.runs} published runs ({', '.join(sorted(fitted.architectures))}); the range "
+             f"{math.exp(fitted.half_width):.3f}x, the widest 90th percentile below"]
+    for by in LEFT_OUT:
+        errors = [abs(math.log(r)) for _, r in left_out(load_runs()[0], catalog, by)]
+        lines.append(f"each run with its {by} left out: median error {math.exp(float(np.median(errors))):.3f}x, "
+                     f"90th percentile {math.exp(_quantile(errors)):.3f}x")
     for arch, ratios in architecture_left_out(load_runs()[0], catalog).items():
         arch_errors = [abs(math.log(r)) for r in ratios]
         lines.append(f"{arch} left out (fitted on the other architecture): {len(ratios)} runs, median error "
                      f"{math.exp(float(np.median(arch_errors))):.3f}x, 90th percentile "
-                     f"{math.exp(float(np.quantile(arch_errors, QUANTILE))):.3f}x")  # fmt: skip
+                     f"{math.exp(_quantile(arch_errors)):.3f}x")  # fmt: skip
     lines += ["", "MLPerf Training Llama 2 70B LoRA, 8 GPUs (never in the fit): published / predicted tokens/s per GPU"]
     gpus = catalog.by_id()
     for run, ratio in checked(catalog, fitted):
