@@ -43,7 +43,7 @@ def test_the_fit_reads_only_the_published_runs_and_never_the_mlperf_logs():
 def test_the_range_is_the_leave_one_gpu_out_error_and_the_mlperf_steps_are_within_the_issue_target():
     found = fp8.fit(CATALOG)
     widths = [float(np.quantile([abs(math.log(r)) for _, r in fp8.left_out(fp8.load_runs()[0], CATALOG, by)],
-                                fp8.QUANTILE)) for by in ("gpu", "model", "method")]  # fmt: skip
+                                fp8.QUANTILE)) for by in fp8.LEFT_OUT]  # fmt: skip
     assert found.half_width == pytest.approx(max(widths))
     ratios = [ratio for _, ratio in fp8.checked(CATALOG)]
     assert len(ratios) == 3 and all(1 / 1.3 < r < 1.3 for r in ratios), ratios

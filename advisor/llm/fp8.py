@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -99,16 +100,19 @@ def _geomean(values: list[float]) -> float:
     return float(np.exp(np.mean(np.log(values))))
 
 
-LEFT_OUT = ("gpu", "model", "method")  # what a new job can be new in: each experiment leaves all runs of one out
+# What a new job can be new in: each experiment leaves every run of one GPU (model, method) out of the fit.
+LEFT_OUT: dict[str, Callable[[Run], str]] = {"its GPU": lambda r: r.gpu, "its model": lambda r: r.model,
+                                             "its method": lambda r: r.method}  # fmt: skip
 
 
-def left_out(runs: tuple[Run, ...], catalog: Catalog, by: str = "gpu") -> list[tuple[Run, float]]:
-    """Each run and its published / predicted ratio, predicted from the runs of the other GPUs (``by``: models,
-    methods) only."""
+def left_out(runs: tuple[Run, ...], catalog: Catalog, by: str = "its GPU") -> list[tuple[Run, float]]:
+    """Each run and its published / predicted ratio, predicted from the runs of the other GPUs (``by``: of the other
+    models, methods; a key of ``LEFT_OUT``) only."""
     gpus = catalog.by_id()
+    key = LEFT_OUT[by]
     found = []
     for run in runs:
-        others = [utilization(r, gpus[r.gpu]) for r in runs if getattr(r, by) != getattr(run, by)]
+        others = [utilization(r, gpus[r.gpu]) for r in runs if key(r) != key(run)]
         if others:
             found.append((run, utilization(run, gpus[run.gpu]) / _geomean(others)))
     return found
@@ -164,7 +168,7 @@ def report(catalog: Catalog) -> str:
              f"{math.exp(fitted.half_width):.3f}x, the widest 90th percentile below"]
     for by in LEFT_OUT:
         errors = [abs(math.log(r)) for _, r in left_out(load_runs()[0], catalog, by)]
-        lines.append(f"each run with its {by} left out: median error {math.exp(float(np.median(errors))):.3f}x, "
+        lines.append(f"each run with {by} left out: median error {math.exp(float(np.median(errors))):.3f}x, "
                      f"90th percentile {math.exp(_quantile(errors)):.3f}x")
     for arch, ratios in architecture_left_out(load_runs()[0], catalog).items():
         arch_errors = [abs(math.log(r)) for r in ratios]
