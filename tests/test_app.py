@@ -316,7 +316,7 @@ def test_the_tuned_fp8_stack_splits_a_70b_model_over_eight_gpus(monkeypatch):
     at.number_input(key="llm_devices").set_value(8).run()
     assert not at.exception, at.exception
     rows = job_table(at).set_index("gpu")
-    split = [name for name in rows.index if name.startswith("8x H100 SXM5 80GB, tensor parallel ")]
+    split = [name for name in rows.index if name.startswith("8x H100 SXM5 80GB, tensor ")]
     assert split and rows.loc[split[0], "fits?"] == "fits" and rows.loc[split[0], "precision"] == "fp8"
     assert rows.loc["H100 SXM5 80GB", "fits?"] == "does not fit"
 

@@ -68,21 +68,35 @@ def test_fp8_on_a_gpu_the_fit_has_not_seen_keeps_the_16bit_time_and_says_so():
 
 def test_tensor_parallelism_splits_the_model_over_the_fewest_gpus_it_fits_on():
     """Llama 2 70B LoRA at 8,192 tokens: far beyond one H100, held by 8 of them split by tensor parallelism; each
-    part is the whole job's over the degree, and a smaller degree would not fit."""
+    part is the whole job's over the split, and a smaller split would not fit."""
     row = next(r for r in _json(*MLPERF, "--gpu", "h100-sxm") if r["devices"] == 8)
-    assert row["fits"] == "fits" and row["tensor_parallel"] in (2, 4, 8)
-    assert f"each holding 1/{row['tensor_parallel']} of the weights" in row["basis"]
+    assert row["fits"] == "fits" and row["tensor_parallel"] in (2, 4, 8) and row["pipeline_parallel"] == 1
+    t = row["tensor_parallel"]
+    assert f"each holding 1/{t} of the weights and 1/{t} of the activations" in row["basis"]
     job = job_request(JobShape(load_presets()["llama-2-70b"], "lora", 8192, 1), "nemo").job
-    whole, split = memory.predict(job), memory.predict(job, tensor_parallel=row["tensor_parallel"])
-    assert split.weights_gb == pytest.approx(whole.weights_gb / row["tensor_parallel"])
-    assert split.activations_gb == pytest.approx(whole.activations_gb / row["tensor_parallel"])
-    assert row["memory_gb"] == pytest.approx(split.total_gb, abs=0.01)
-    if row["tensor_parallel"] > 2:
-        fewer = memory.predict(job, tensor_parallel=row["tensor_parallel"] // 2)
+    split = memory.Split(t, 1, 8 // t)
+    whole, held = memory.predict(job), memory.predict(job, split=split)
+    master = 4.0 * job.trainable_parameters / 1e9  # the adapters' fp32 master weights: over all 8 GPUs
+    assert held.weights_gb == pytest.approx((whole.weights_gb - master) / t + master / 8)
+    assert held.activations_gb == pytest.approx(whole.activations_gb / t)
+    assert held.optimizer_gb == pytest.approx(whole.optimizer_gb / 8)
+    assert row["memory_gb"] == pytest.approx(held.total_gb, abs=0.01)
+    if t > 2:
+        fewer = memory.predict(job, split=memory.Split(t // 2, 1, 16 // t))
         assert fewer.verdict(80) != memory.Fit.FITS
     held_whole = next(r for r in _json(*MLPERF, "--gpu", "h100-sxm", "--tensor-parallel", "off")
                       if r["devices"] == 8)  # fmt: skip
     assert held_whole["tensor_parallel"] == 1 and held_whole["fits"] == "does not fit"
+
+
+def test_past_a_node_the_model_is_split_into_pipeline_stages_with_the_optimizer_sharded():
+    """Llama 3.1 70B pre-training at 8,192 tokens on 64 H100s, as NVIDIA published it (TP 4 x PP 8 there): never
+    said not to fit; tensor parallelism stays within a node's 8 GPUs, the rest of the split is pipeline stages."""
+    row = next(r for r in _json("estimate", "--model-config", "llama-3.1-70b", "--method", "full", "--seq-len", "8192",
+                                "--stack", "nemo", "--devices", "64", "--gpu", "h100-sxm", "--json")
+               if r["devices"] == 64)  # fmt: skip
+    assert row["fits"] != "does not fit" and row["tensor_parallel"] == 8 and row["pipeline_parallel"] > 1
+    assert f"tensor 8 x pipeline {row['pipeline_parallel']}" in row["basis"]
 
 
 def test_a_new_architecture_on_the_fp8_stack_is_within_the_issue_s_new_architecture_targets():
@@ -93,3 +107,13 @@ def test_a_new_architecture_on_the_fp8_stack_is_within_the_issue_s_new_architect
     for arch, ratios in found.items():
         errors = [abs(math.log(r)) for r in ratios]
         assert math.exp(float(np.median(errors))) < 1.2 and math.exp(float(np.quantile(errors, 0.9))) < 1.6, arch
+
+
+def test_several_gpus_the_catalog_gives_no_link_still_get_their_fp8_rows():
+    """The GB200 has no interconnect in the catalog (no 16-bit data-parallel estimate); the FP8 time needs none:
+    Megatron-Bridge's Llama 3 70B LoRA on 8 of them published 6,206 tokens/s a GPU."""
+    rows = _json("estimate", "--model-config", "llama-3.1-70b", "--method", "lora", "--seq-len", "4096", "--stack",
+                 "nemo", "--devices", "8", "--gpu", "gb200", "--json")  # fmt: skip
+    eight = next(r for r in rows if r["devices"] == 8)
+    assert eight["precision"] == "fp8" and eight["fits"] == "fits"
+    assert 1 / 1.2 < 6206 / (eight["tokens_per_second"] / 8) < 1.2

@@ -55,7 +55,7 @@ class JobOption:
     tokens: float
     ladder: Ladder | None = None  # where the job as asked does not fit: the least memory it needs
     basis_parts: perfmodel.Basis | None = None  # the basis by part
-    tensor_parallel: int = 1  # the GPUs the model is split over (Megatron tensor parallelism); 1: not split
+    split: memory.Split = memory.WHOLE  # how Megatron splits the model over the GPUs (WHOLE: it does not)
 
     @property
     def tokens_per_second(self) -> float:
@@ -146,6 +146,8 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
             # bfloat16 where the GPU has it; float16 only where it has not
             if key not in by_gpu or row["precision"] == Precision.MIXED_BFLOAT16:
                 by_gpu[key] = row
+        if fitted is not None and devices > 1:
+            _fp8_several(by_gpu, catalog, devices, fitted)
         scaling_width = found.widths.half_widths.get(SCALING_SITUATION)
         for (gpu_id, count), row in by_gpu.items():
             ranged = _llm_range(row, gpu_id in measured, widths, scaling_width)
@@ -155,6 +157,15 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
     order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
     options.sort(key=lambda o: (order[o.verdict], o.seconds, o.gpu.name, o.devices))
     return JobAdvice(job, tuple(options), tuple(missing))
+
+
+def _fp8_several(by_gpu: dict[tuple[str, int], dict[str, Any]], catalog: Catalog, devices: int,
+                 fitted: fp8.Fp8Fit) -> None:  # fmt: skip
+    """Several GPUs of a kind the FP8 fit covers where the 16-bit model has no data-parallel estimate (no interconnect
+    in the catalog): the FP8 time needs none (the published runs' parallel overhead is in its fit)."""
+    for (gpu_id, count), row in list(by_gpu.items()):
+        if count == 1 and (gpu_id, devices) not in by_gpu and fitted.covers(catalog.by_id()[gpu_id]):
+            by_gpu[(gpu_id, devices)] = {**row, "device_count": devices}
 
 
 def _fp8_row(row: dict[str, Any], job: TrainingJob, gpu: Gpu, count: int, fitted: fp8.Fp8Fit) -> dict[str, Any]:
@@ -178,18 +189,18 @@ def _fp8_row(row: dict[str, Any], job: TrainingJob, gpu: Gpu, count: int, fitted
             "bound": Bound.ARITHMETIC.value, "basis": parts.text(), "basis_parts": parts}  # fmt: skip
 
 
-def _split_basis(row: dict[str, Any], count: int, shards: int, tensor_parallel: int) -> dict[str, Any]:
-    """The row with its basis saying how the model is split over the GPUs (FSDP shards or tensor parallelism)."""
+def _split_basis(row: dict[str, Any], count: int, shards: int, split: memory.Split) -> dict[str, Any]:
+    """The row with its basis saying how the model is split over the GPUs (FSDP shards or Megatron's split)."""
     parts = row["basis_parts"]
     if shards > 1:
         parts = parts.with_clause(
             perfmodel.Clause.SHARDED, f"weights, gradients and optimizer state sharded over the {count} GPUs (FSDP / "
             "ZeRO-3), two blocks gathered at a time; the time takes the all-gathers as overlapped as DDP's all-reduce")
-    if tensor_parallel > 1:
+    if split != memory.WHOLE:
         parts = parts.with_clause(
-            perfmodel.Clause.SHARDED, f"the model split over {tensor_parallel} GPUs (tensor and sequence "
-            f"parallelism, the fewest on which it fits), each holding 1/{tensor_parallel} of the weights and "
-            "activations")  # fmt: skip
+            perfmodel.Clause.SHARDED, f"the model split over {split.model} GPUs ({split.words()}, the fewest on "
+            f"which it fits), each holding 1/{split.model} of the weights and 1/{split.tensor} of the activations, "
+            f"the optimizer's fp32 states sharded over all {count}")  # fmt: skip
     return {**row, "basis": parts.text(), "basis_parts": parts}
 
 
@@ -200,9 +211,9 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
     gpu = catalog.by_id()[row["catalog_id"]]
     capacity = float(gpu.value("memory_gb") or 0.0)
     shards = count if sharded and count > 1 else 1
-    split = memory.tensor_parallel_degree(planned, capacity, count, pure_16bit)
-    footprint = memory.predict(planned, pure_16bit, shards=shards, tensor_parallel=split)
-    if shards > 1 or split > 1:
+    split = memory.split_for(planned, capacity, count, pure_16bit)
+    footprint = memory.predict(planned, pure_16bit, shards=shards, split=split)
+    if shards > 1 or split != memory.WHOLE:
         row = _split_basis(row, count, shards, split)
     rental, price = gpu.best_rental, gpu.current_price(catalog.as_of)
     micro_batches = max(1.0, planned.run_tokens / planned.tokens_per_micro_batch)
@@ -217,7 +228,7 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
         largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards, split),
         price_usd=count * float(price.usd) if price else None,
         rental_usd_per_hour=count * rental.usd_per_hour if rental else None,
-        rental_provider=rental.provider if rental else None, tokens=tokens, ladder=ladder, tensor_parallel=split,
+        rental_provider=rental.provider if rental else None, tokens=tokens, ladder=ladder, split=split,
     )  # fmt: skip
 
 
@@ -261,7 +272,8 @@ def option_record(option: JobOption) -> dict[str, Any]:
         "gpu": option.name,
         "catalog_id": option.gpu.id,
         "devices": option.devices,
-        "tensor_parallel": option.tensor_parallel,
+        "tensor_parallel": option.split.tensor,
+        "pipeline_parallel": option.split.pipeline,
         "precision": option.precision,
         "checkpointing": option.checkpointing,
         "fits": str(option.verdict),

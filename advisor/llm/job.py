@@ -91,7 +91,7 @@ class TrainingJob:
     loads_16bit: bool = False  # QLoRA: the stack puts the 16-bit weights on the GPU before quantizing them
     double_quant: bool = False  # QLoRA: the 4-bit blocks' scales quantized too (bitsandbytes' double quantization)
     fp8: bool = False  # the linear layers' matmuls in FP8 (Transformer Engine), at the tuned stack's fitted speed
-    tensor_parallel: bool = False  # the model split over the GPUs (Megatron tensor + sequence parallelism)
+    tensor_parallel: bool = False  # the model split over the GPUs as Megatron does (tensor, sequence, pipeline)
     stack: str = ""  # the stack's name: its fitted memory constants ("": the pooled fit's)
 
     def __post_init__(self) -> None:

@@ -131,7 +131,8 @@ def _candidates(job: TrainingJob) -> list[tuple[Move, ...]]:
 
 @lru_cache(maxsize=64)
 def _footprints(job: TrainingJob, pure_16bit: bool, shards: int,
-                tensor_parallel: int = 1) -> tuple[tuple[tuple[Move, ...], TrainingJob, memory.Footprint], ...]:
+                split: memory.Split = memory.WHOLE) -> tuple[tuple[tuple[Move, ...], TrainingJob,
+                                                                   memory.Footprint], ...]:
     """Every set of moves, its job and its footprint: the same on every GPU (only the verdict is the card's)."""
     found = []
     for moves in _candidates(job):
@@ -139,16 +140,16 @@ def _footprints(job: TrainingJob, pure_16bit: bool, shards: int,
         for move in moves:
             changed = _make(changed, move)
         found.append((moves, changed, memory.predict(changed, pure_16bit, shards=shards,
-                                                     tensor_parallel=tensor_parallel)))  # fmt: skip
+                                                     split=split)))  # fmt: skip
     return tuple(found)
 
 
 def cheapest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
-             micro_batch_seconds: float | None = None, tensor_parallel: int = 1) -> Rung | None:  # fmt: skip
+             micro_batch_seconds: float | None = None, split: memory.Split = memory.WHOLE) -> Rung | None:  # fmt: skip
     """The set of moves that fits the card (by its range's upper end) at the least slowdown (then the fewest moves,
     then the least memory); None where none does."""
     best: Rung | None = None
-    for moves, changed, footprint in _footprints(job, pure_16bit, shards, tensor_parallel):
+    for moves, changed, footprint in _footprints(job, pure_16bit, shards, split):
         if footprint.verdict(capacity_gb) != memory.Fit.FITS:
             continue
         rung = Rung(moves, changed, footprint, slowdown(job, changed, pure_16bit, micro_batch_seconds))
@@ -187,8 +188,8 @@ def nearest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False) -> t
 
 
 def least_memory(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
-                 micro_batch_seconds: float | None = None, tensor_parallel: int = 1) -> Ladder:  # fmt: skip
-    """The ladder of a job that does not fit the card as asked (``shards`` or ``tensor_parallel``: as the job is
-    split over its GPUs)."""
-    rung = cheapest(job, capacity_gb, pure_16bit, shards, micro_batch_seconds, tensor_parallel)
+                 micro_batch_seconds: float | None = None, split: memory.Split = memory.WHOLE) -> Ladder:  # fmt: skip
+    """The ladder of a job that does not fit the card as asked (``shards`` or ``split``: as the job is split over
+    its GPUs)."""
+    rung = cheapest(job, capacity_gb, pure_16bit, shards, micro_batch_seconds, split)
     return Ladder(rung) if rung is not None else Ladder(None, nearest(job, capacity_gb, pure_16bit))

@@ -59,6 +59,28 @@ MOST_TENSOR_PARALLEL = 8  # tensor parallelism stays within a node's NVLink doma
 
 
 @dataclass(frozen=True)
+class Split:
+    """How Megatron splits a job over its GPUs: the model over ``tensor`` GPUs of a node (tensor and sequence
+    parallelism) times ``pipeline`` stages, the rest ``data`` parallel with the fp32 master weights and optimizer
+    states sharded over those copies (the distributed optimizer). ``Split()``: one GPU holds the whole job."""
+
+    tensor: int = 1
+    pipeline: int = 1
+    data: int = 1
+
+    @property
+    def model(self) -> int:
+        """The GPUs one copy of the model is split over."""
+        return self.tensor * self.pipeline
+
+    def words(self) -> str:
+        return f"tensor {self.tensor} x pipeline {self.pipeline}" if self.pipeline > 1 else f"tensor {self.tensor}"
+
+
+WHOLE = Split()
+
+
+@dataclass(frozen=True)
 class Constants:
     """A stack's fitted constants and cross-validated range: the 5th and 95th percentile of the published peak less
     the job's static part (weights, gradients, optimizer state) over the fitted part the model predicted for it."""
@@ -226,14 +248,15 @@ def activation_bytes(job: TrainingJob) -> float:
 
 
 def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = None,
-            overhead_gb: float | None = None, shards: int = 1, tensor_parallel: int = 1) -> Footprint:  # fmt: skip
+            overhead_gb: float | None = None, shards: int = 1, split: Split = WHOLE) -> Footprint:  # fmt: skip
     """The job's peak memory on one GPU, with its stack's cross-validated range (``factor`` and ``overhead_gb``
     given: those constants, as the fit tries them). ``shards`` above 1: FSDP (ZeRO-3) over that many GPUs, each
     holding its share of the weights, gradients and optimizer state, plus the 16-bit weights of two blocks gathered
     at a time (the one computing and the one prefetched); the activations stay whole (each GPU runs its own
-    micro-batch). ``tensor_parallel`` t above 1: Megatron's tensor and sequence parallelism, each GPU holding 1/t
-    of every part but the framework's own (the optimizer's states sharded no further: not optimistic). The
-    published peaks checked are of one GPU: the split figures are the parts' arithmetic."""
+    micro-batch). ``split``: Megatron's (:class:`Split`): each GPU holds 1/model of the weights and gradients, the
+    fp32 master weights and optimizer states over all the GPUs, and 1/tensor of the activations (1F1B's first
+    pipeline stage keeps its layers' activations for as many micro-batches as there are stages: all the layers'
+    worth of one). The published peaks checked are of one GPU: the split figures are the parts' arithmetic."""
     fitted = constants_for(job.stack)
     factor = fitted.factor if factor is None else factor
     overhead_gb = fitted.overhead_gb if overhead_gb is None else overhead_gb
@@ -242,9 +265,14 @@ def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = N
         gathered = 2 * 2.0 * job.model.block_linear_parameters
         weights, gradients, optimizer = weights / shards + gathered, gradients / shards, optimizer / shards
     loading = 2.0 * job.model.parameters / shards if job.loads_16bit and job.method == Method.QLORA else 0.0
-    t = max(1, tensor_parallel)
-    weights, gradients, optimizer, loading = weights / t, gradients / t, optimizer / t, loading / t
-    return Footprint(weights / GB, gradients / GB, optimizer / GB, factor * activation_bytes(job) / t / GB, overhead_gb,
+    if split != WHOLE:
+        trained = job.model.parameters if job.method == Method.FULL else job.trainable_parameters
+        master = 0.0 if pure_16bit else 4.0 * trained
+        everywhere = split.model * split.data
+        weights = (weights - master) / split.model + master / everywhere
+        gradients, optimizer, loading = gradients / split.model, optimizer / everywhere, loading / split.model
+    return Footprint(weights / GB, gradients / GB, optimizer / GB,
+                     factor * activation_bytes(job) / split.tensor / GB, overhead_gb,
                      fitted.range_low, fitted.range_high, host_bytes(job, pure_16bit) / GB, loading / GB)  # fmt: skip
 
 
@@ -256,30 +284,36 @@ def _room_for_activations(one: Footprint, capacity_gb: float) -> float:
     return (usable - one.static_gb) / one.high_factor - one.overhead_gb
 
 
-def tensor_parallel_degree(job: TrainingJob, capacity_gb: float, devices: int, pure_16bit: bool = False) -> int:
-    """How many GPUs a tensor-parallel job splits its model over: the fewest (a power of two, at most a node's 8
-    and the GPUs there are) on which its range fits, else the most; 1 for a job that does not split its model."""
+def split_for(job: TrainingJob, capacity_gb: float, devices: int, pure_16bit: bool = False) -> Split:
+    """How a model-parallel job splits over ``devices`` GPUs: the fewest GPUs per model copy (a power of two: tensor
+    parallel up to a node's 8, then pipeline stages of them) on which its range fits, else the most; the rest data
+    parallel. ``WHOLE`` for a job that does not split its model, or one GPU."""
     if not job.tensor_parallel or devices < 2:
-        return 1
-    degrees = [t for t in (2, 4, 8) if t <= min(devices, MOST_TENSOR_PARALLEL)] or [1]
-    for t in degrees:
-        if predict(job, pure_16bit, tensor_parallel=t).verdict(capacity_gb) == Fit.FITS:
-            return t
-    return degrees[-1]
+        return WHOLE
+    splits = []
+    model = 2
+    while model <= devices and model // MOST_TENSOR_PARALLEL <= job.model.layers:
+        tensor = min(model, MOST_TENSOR_PARALLEL)
+        splits.append(Split(tensor, model // tensor, devices // model))
+        model *= 2
+    for split in splits:
+        if predict(job, pure_16bit, split=split).verdict(capacity_gb) == Fit.FITS:
+            return split
+    return splits[-1] if splits else WHOLE
 
 
 def largest_micro_batch(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
-                        tensor_parallel: int = 1) -> int:  # fmt: skip
+                        split: Split = WHOLE) -> int:  # fmt: skip
     """The largest micro-batch whose range fits the usable memory (0: not even one sequence)."""
-    one = predict(replace(job, micro_batch=1), pure_16bit, shards=shards, tensor_parallel=tensor_parallel)
+    one = predict(replace(job, micro_batch=1), pure_16bit, shards=shards, split=split)
     room = _room_for_activations(one, capacity_gb)
     return max(0, math.floor(room / one.activations_gb)) if one.activations_gb > 0 else 0
 
 
 def largest_seq_len(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
-                    tensor_parallel: int = 1) -> int:  # fmt: skip
+                    split: Split = WHOLE) -> int:  # fmt: skip
     """The longest sequence (a multiple of 128) whose range fits the usable memory at the job's micro-batch."""
-    one = predict(replace(job, seq_len=1), pure_16bit, shards=shards, tensor_parallel=tensor_parallel)
+    one = predict(replace(job, seq_len=1), pure_16bit, shards=shards, split=split)
     room = _room_for_activations(one, capacity_gb)
     # activations are linear in the tokens (flash attention keeps no seq x seq scores)
     return max(0, math.floor(room / one.activations_gb) // 128 * 128) if one.activations_gb > 0 else 0

@@ -81,8 +81,9 @@ CHOICES = (
            "the linear layers' matmuls in FP8 (Transformer Engine): the speed NVIDIA's tuned stack reaches, fitted "
            "on its published runs (Hopper and Blackwell only), and an FP8 copy of each block weight"),
     Choice("tensor_parallel", SWITCH, "--tensor-parallel",
-           "with several GPUs, the model split over them (Megatron tensor and sequence parallelism): each holds "
-           "1/t of the weights and activations, t the fewest GPUs of a node (a power of two) the job fits on"),
+           "with several GPUs, the model split over them as Megatron does: tensor and sequence parallelism within "
+           "a node, pipeline stages past it, the fewest GPUs (a power of two) the job fits on; the rest data "
+           "parallel with the optimizer's fp32 states sharded (the distributed optimizer)"),
 )  # fmt: skip
 BY_NAME = {c.name: c for c in CHOICES}
 

@@ -40,7 +40,7 @@ def ladder_text(option: Any) -> str:
 
 
 JOB_TABLE: list[Column] = [
-    ("gpu", lambda o: o.name + (f", tensor parallel {o.tensor_parallel}" if o.tensor_parallel > 1 else "")),
+    ("gpu", lambda o: o.name + (f", {o.split.words()}" if o.split.model > 1 else "")),
     ("fits?", lambda o: str(o.verdict)),
     ("memory (range) of the card", _job_memory),
     ("ckpt", lambda o: "on" if o.checkpointing else "off"),
