@@ -79,7 +79,8 @@ CHOICES = (
     Choice("optimizer", (), "--optimizer", "the optimizer (the stack's recipe's where not given)"),
     Choice("fp8", SWITCH, "--fp8",
            "the linear layers' matmuls in FP8 (Transformer Engine): the speed NVIDIA's tuned stack reaches, fitted "
-           "on its published runs (Hopper and Blackwell only), and an FP8 copy of each block weight"),
+           "on its published runs (Hopper and Blackwell only); the block weights stored in one byte (NeMo's "
+           "fp8_params)"),
     Choice("tensor_parallel", SWITCH, "--tensor-parallel",
            "with several GPUs, the model split over them as Megatron does: tensor and sequence parallelism within "
            "a node, pipeline stages past it, the fewest GPUs (a power of two) the job fits on; the rest data "
