@@ -610,7 +610,8 @@ def language_model_answer(found, model) -> None:
     basis = llm_advice.memory_basis(found.options[0].footprint) if found.options else ""
     st.caption(safe("Estimated, not measured: time for the published stacks' mix (" + llm_advice.STACKS + "). "
                     + basis + "; time ranges: the cross-validated error of "
-                    "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)."))
+                    "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)"
+                    + render_jobs.fp8_source(found) + "."))
 
 
 def forget_job() -> None:

@@ -80,8 +80,8 @@ def utilization(run: Run, gpu: Gpu) -> float:
 
 @dataclass(frozen=True)
 class Fp8Fit:
-    """The fitted utilization, the leave-one-GPU-out range (a log half-width), the architectures it covers and the
-    runs it was fitted on."""
+    """The fitted utilization, its range (a log half-width: the widest experiment of ``LEFT_OUT``), the architectures
+    it covers and the runs it was fitted on."""
 
     utilization: float
     half_width: float
@@ -105,17 +105,26 @@ LEFT_OUT: dict[str, Callable[[Run], str]] = {"its GPU": lambda r: r.gpu, "its mo
                                              "its method": lambda r: r.method}  # fmt: skip
 
 
+def _ratios(runs: tuple[Run, ...], values: list[float], key: Callable[[Run], str]) -> list[tuple[Run, float]]:
+    """Each run and its published / predicted ratio, predicted from the runs of another ``key`` only (``values``:
+    the runs' utilizations)."""
+    found = []
+    for run, value in zip(runs, values, strict=True):
+        others = [v for r, v in zip(runs, values, strict=True) if key(r) != key(run)]
+        if others:
+            found.append((run, value / _geomean(others)))
+    return found
+
+
+def _utilizations(runs: tuple[Run, ...], catalog: Catalog) -> list[float]:
+    gpus = catalog.by_id()
+    return [utilization(r, gpus[r.gpu]) for r in runs]
+
+
 def left_out(runs: tuple[Run, ...], catalog: Catalog, by: str = "its GPU") -> list[tuple[Run, float]]:
     """Each run and its published / predicted ratio, predicted from the runs of the other GPUs (``by``: of the other
     models, methods; a key of ``LEFT_OUT``) only."""
-    gpus = catalog.by_id()
-    key = LEFT_OUT[by]
-    found = []
-    for run in runs:
-        others = [utilization(r, gpus[r.gpu]) for r in runs if key(r) != key(run)]
-        if others:
-            found.append((run, utilization(run, gpus[run.gpu]) / _geomean(others)))
-    return found
+    return _ratios(runs, _utilizations(runs, catalog), LEFT_OUT[by])
 
 
 def architecture_left_out(runs: tuple[Run, ...], catalog: Catalog) -> dict[str, list[float]]:
@@ -123,12 +132,9 @@ def architecture_left_out(runs: tuple[Run, ...], catalog: Catalog) -> dict[str, 
     new architecture, as ``crossval --experiments new-architecture`` asks of the 16-bit model)."""
     gpus = catalog.by_id()
     found: dict[str, list[float]] = {}
-    for arch in sorted({gpus[r.gpu].architecture for r in runs}):
-        others = [utilization(r, gpus[r.gpu]) for r in runs if gpus[r.gpu].architecture != arch]
-        if others:
-            found[arch] = [utilization(r, gpus[r.gpu]) / _geomean(others) for r in runs
-                           if gpus[r.gpu].architecture == arch]  # fmt: skip
-    return found
+    for run, ratio in _ratios(runs, _utilizations(runs, catalog), lambda r: gpus[r.gpu].architecture):
+        found.setdefault(gpus[run.gpu].architecture, []).append(ratio)
+    return dict(sorted(found.items()))
 
 
 def fit(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
@@ -136,9 +142,10 @@ def fit(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
     error of the experiments (a GPU, a model or a method left out)."""
     runs = load_runs()[0] if runs is None else runs
     gpus = catalog.by_id()
-    widths = [_quantile([abs(math.log(ratio)) for _, ratio in left_out(runs, catalog, by)]) for by in LEFT_OUT]
-    return Fp8Fit(_geomean([utilization(r, gpus[r.gpu]) for r in runs]), max(widths),
-                  frozenset(gpus[r.gpu].architecture for r in runs), len(runs))  # fmt: skip
+    values = _utilizations(runs, catalog)
+    widths = [_quantile([abs(math.log(ratio)) for _, ratio in _ratios(runs, values, key)]) for key in LEFT_OUT.values()]
+    return Fp8Fit(_geomean(values), max(widths), frozenset(gpus[r.gpu].architecture for r in runs),
+                  len(runs))  # fmt: skip
 
 
 def tokens_per_second(job: TrainingJob, gpu: Gpu, fitted: Fp8Fit) -> float | None:

@@ -59,19 +59,25 @@ FP8_SOURCE = ("; the fp8 rows from the tuned FP8 stack's fit on NVIDIA's publish
               "runs (advisor.llm.fp8), their range its error with each run's GPU, model or method left out")
 
 
+def fp8_source(advice: Any) -> str:
+    """Where the fp8 rows' time comes from, where the answer has any (the CLI's and the app's words)."""
+    from advisor.llm.advice import FP8_PRECISION  # the LLM layer, no framework
+
+    return FP8_SOURCE if any(o.precision == FP8_PRECISION for o in advice.options) else ""
+
+
 def job_advice_text(advice: Any) -> str:
     """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
-    from advisor.llm.advice import FP8_PRECISION, memory_basis, summary_lines  # the LLM layer, no framework
+    from advisor.llm.advice import memory_basis, summary_lines  # the LLM layer, no framework
 
     job = advice.job
-    fp8_source = FP8_SOURCE if any(o.precision == FP8_PRECISION for o in advice.options) else ""
     head = [
         f"Training job: {job.describe()}; {job.run_tokens:,.0f} tokens "
         f"({job.model.parameters / 1e9:.2f} B parameters, {job.trainable_parameters / 1e6:,.1f} M trained, "
         f"{job.flops_per_token() / 1e9:.1f} GFLOPs per token).",
         "Estimated, not measured: time from the performance model calibrated on every published result (the "
         "language-model throughputs of llm-foundry, NeMo AutoModel and Qwen among them), its range the "
-        "cross-validated error of its situation" + fp8_source + "; "
+        "cross-validated error of its situation" + fp8_source(advice) + "; "
         + (memory_basis(advice.options[0].footprint) if advice.options else "no GPU estimated") + ".",
         "",
         text_table_of(advice.options, JOB_TABLE, left={"gpu", "fits?", "memory (range) of the card", "precision"}),
