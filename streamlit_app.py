@@ -22,17 +22,18 @@ import streamlit as st
 
 from advisor import store
 from advisor.commands.arguments import dollars
-from advisor.decision import analysis, costs, pipeline
+from advisor.decision import analysis, costs
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
 from advisor.format import metrics
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
-from advisor.llm import advice as llm_advice
 from advisor.llm import config as llm_config
 from advisor.llm import stack as llm_stack
 from advisor.llm.job import Checkpointing, JobRequest, Method
 from advisor.perf import estimates
+from advisor.render import basis as render_basis
+from advisor.render import catalog as render_catalog
 from advisor.render import charts, prose, text_width
 from advisor.render import compare as render_compare
 from advisor.render import estimate as render_estimate
@@ -300,7 +301,8 @@ def headline(rec: analysis.Recommendation) -> None:
         free = best["free_upgrade"]  # Material icons: an emoji loads Streamlit's table of every emoji (0.3 s)
         (st.success if free else st.info)(safe(prose.reason(rec)), icon=":material/redeem:" if free else None)
         if best["source"] == Source.ESTIMATED:
-            st.caption(safe(f"Estimated, not measured: {best['basis'] or best['source_detail']}"))
+            said = render_basis.sentence(best["basis"]) or best["source_detail"]
+            st.caption(safe(f"Estimated, not measured: {said}"))
     st.caption("Renting: " + safe(prose.rent_advice(rec)))
     h = rec.habits
     st.caption(safe(f"With: {h.runs_per_week:g} runs a week, an hour of waiting worth ${h.hour_value:,.0f}, "
@@ -507,7 +509,7 @@ def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_
 def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog | None) -> None:
     if catalog is None:
         return
-    st.caption(pipeline.catalog_dates(catalog))
+    st.caption(render_catalog.catalog_dates(catalog))
     if found is None:
         return
     with st.expander("How the estimates are made"):
@@ -520,7 +522,7 @@ def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog
             "cross-validation for the estimate's situation (a GPU with results or not, a workload with results "
             "on several GPUs, one, or none)."
         )
-        st.text(render_estimate.constants_text(found.fit.constants()) + "\n" + found.basis())
+        st.text(render_estimate.constants_text(found.fit.constants()) + "\n" + render_basis.words(found.calibration()))
         if found.widths.summary:
             st.dataframe(pd.DataFrame(list(found.widths.summary)), hide_index=True)
         if found.not_estimated:
@@ -603,12 +605,13 @@ def language_model_answer(found, model) -> None:
     st.markdown(f"**{safe(found.job.describe())}**: " + safe(f"{found.job.run_tokens:,.0f} tokens, "
                 f"{found.job.trainable_parameters / 1e6:,.1f} M of {model.parameters / 1e9:.2f} B weights "
                 "trained."))  # fmt: skip
-    for line in llm_advice.summary_lines(found):
+    for line in render_jobs.summary_lines(found):
         st.markdown("- " + safe(line))
     table = pd.DataFrame([{name: render(o) for name, render in render_jobs.JOB_TABLE} for o in found.options])
     st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
-    basis = llm_advice.memory_basis(found.options[0].footprint) if found.options else ""
-    st.caption(safe("Estimated, not measured: time for the published stacks' mix (" + llm_advice.STACKS + "). "
+    basis = render_jobs.memory_basis(found.options[0].footprint) if found.options else ""
+    st.caption(safe("Estimated, not measured: time for the published stacks' mix ("
+                    + render_basis.LANGUAGE_MODEL_STACKS + "). "
                     + basis + "; time ranges: the cross-validated error of "
                     "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)"
                     + render_jobs.fp8_source(found) + "."))
@@ -630,7 +633,7 @@ def job_headline(advisor: Advisor, request: JobRequest, choices: Choices, curren
     else:
         st.metric("Best GPU for this job", best.name, border=True,
                   delta=f"{best.tokens_per_second:,.0f} tokens/s, {fmt_duration(best.seconds)} a run")
-    st.info(safe(" ".join(llm_advice.choice_lines(choice))))
+    st.info(safe(" ".join(render_jobs.choice_lines(choice))))
     gpu = advisor.catalog.match(current_device) if current_device and advisor.catalog is not None else None
     mine = next((o for o in advisor.job_advice(request).options if gpu is not None and o.gpu.id == gpu.id
                  and o.devices == 1), None)  # fmt: skip

@@ -406,7 +406,7 @@ def test_the_tables_json_keys_are_the_ones_printed(capsys):
 
     from advisor.cli import main
     from advisor.decision.analysis import ESTIMATE_KEYS, ROW_KEYS
-    from advisor.perf.estimates import ESTIMATE_RECORD_KEYS
+    from advisor.render.estimate import ESTIMATE_RECORD_KEYS
 
     assert main(["estimate", "--gpu", "rtx-4090", "--json"]) == 0
     assert tuple(json.loads(capsys.readouterr().out)[0]) == ESTIMATE_RECORD_KEYS

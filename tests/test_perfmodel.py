@@ -15,6 +15,8 @@ from advisor.cli import main
 from advisor.decision import analysis, pipeline
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.perf import estimates, perfmodel
+from advisor.perf.basis import RangeMethod
+from advisor.render import basis as render_basis
 from advisor.render import compare as render_compare
 from advisor.store import results
 from helpers import examples, post_workload_profile, write_yaml
@@ -84,7 +86,8 @@ def test_new_profiles_recalibrate_the_model_without_code_changes(small_copy: Pat
     assert new.fit.constants() != old.fit.constants()
     assert not ((new.rows["catalog_id"] == "rtx-4090") & (new.rows["precision"] == "float32")).any()
     # the post's job now has results on three GPUs in float32
-    assert "results on 3 GPUs" in new.rows.set_index("catalog_id").loc["rtx-4080"].iloc[0]["basis"]
+    situation = new.rows.set_index("catalog_id").loc["rtx-4080"].iloc[0]["basis"].situation
+    assert situation.gpus_with_results == 3 and "results on 3 GPUs" in render_basis.words(situation)
 
 
 devices = st.builds(
@@ -115,18 +118,21 @@ def test_ranges_follow_the_cross_validated_situation(shipped_frame, shipped_cata
     new = rows.loc[("rtx-5090", "float32")]  # Blackwell: no result on its architecture
     widths = [r["high"] / r["low"] for r in (known, sibling, new)]
     assert widths == sorted(widths) and widths[0] < widths[2]
-    assert "this GPU has results of other workloads" in known["basis"]
-    assert "no result on this GPU, some on Hopper" in sibling["basis"]
-    assert "no result on Blackwell" in new["basis"]
+    assert [r["basis"].situation.gpu for r in (known, sibling, new)] == ["gpu", "architecture", "new"]
+    assert "this GPU has results of other workloads" in render_basis.sentence(known["basis"])
+    assert "no result on this GPU, some on Hopper" in render_basis.sentence(sibling["basis"])
+    assert "no result on Blackwell" in render_basis.sentence(new["basis"])
     for row in (known, sibling, new):
-        assert "cross-validated" in row["basis"]
+        assert row["basis"].range.method != RangeMethod.FALLBACK and "cross-validated" in render_basis.sentence(
+            row["basis"])  # fmt: skip
 
 
 def test_without_results_the_priors_alone_say_so(shipped_catalog):
     empty = results.results_frame([])
     key = workload_key({**DEFAULT_WORKLOAD, "units": 64})
     found = estimates.estimate_catalog(empty, shipped_catalog, key)
-    assert "the priors alone" in found.rows.iloc[0]["basis"]
+    calibrated = found.rows.iloc[0]["basis"].calibration
+    assert calibrated.results == 0 and "the priors alone" in render_basis.words(calibrated)
     assert (found.rows["high"] / found.rows["low"] >= 4 - 1e-9).all()  # at least a factor of 2 either way
 
 

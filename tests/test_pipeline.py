@@ -17,6 +17,7 @@ from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError
 from advisor.llm.config import load_presets
 from advisor.llm.stack import JobShape, job_request
+from advisor.render import catalog as render_catalog
 from helpers import ROOT, SHIPPED, app_test, needs
 
 
@@ -116,18 +117,21 @@ def test_the_workloads_profiles_are_offered_slowest_first(shipped_frame):
 
 
 def test_the_catalogs_dates_are_said_from_the_catalog(shipped_catalog):
-    text = pipeline.catalog_dates(shipped_catalog, today=dt.date.fromisoformat(shipped_catalog.as_of))
+    text = render_catalog.catalog_dates(shipped_catalog, today=dt.date.fromisoformat(shipped_catalog.as_of))
     years = sorted({r.date[:4] for gpu in shipped_catalog.gpus for r in gpu.rentals})
     assert f"prices collected {shipped_catalog.as_of} (0 days ago)" in text
     assert f"rentals date from {years[0]}-{years[-1]}" in text
 
 
 def test_an_estimates_basis_is_a_record_its_sentence_is_rendered_from(shipped_frame, shipped_catalog, capsys):
-    """The sentence and the parts agree for every catalog row (one GPU and two), and readers of a part (the
-    estimate table's "why this range", the language-model range) read the parts: no module splits a basis."""
+    """The frame carries the basis as facts (perf.basis), never words; render.basis writes the sentence every output
+    shows and the JSON parts beside it, and they agree for every catalog row (one GPU and two) and every
+    language-model row. Readers of a part (the estimate table's "why this range", the language-model range) read
+    the record: no module splits a basis, and no module below render/ writes one."""
     import re
 
-    from advisor.perf import estimates, perfmodel
+    from advisor.perf import basis, estimates
+    from advisor.render import basis as render_basis
     from advisor.render import estimate as render_estimate
 
     key = next(k for k in shipped_frame["workload"] if k[0] == "lstm")
@@ -135,20 +139,27 @@ def test_an_estimates_basis_is_a_record_its_sentence_is_rendered_from(shipped_fr
                                       estimates.EstimateRequest(key, devices=(1, 2))).rows  # fmt: skip
     assert len(rows) > 40
     for _, row in rows.iterrows():
-        parts = row["basis_parts"]
-        assert isinstance(parts, perfmodel.Basis) and parts.text() == row["basis"]
-        assert (row["device_count"] > 1) == bool(parts.of_kind(perfmodel.Clause.SEVERAL))
+        parts = row["basis"]
+        assert isinstance(parts, basis.Basis) and isinstance(parts.situation, basis.CatalogSituation)
+        assert (row["device_count"] > 1) == bool(parts.of_kind(basis.Clause.SEVERAL))
+        said = render_basis.sentence(parts)
+        assert said.startswith(render_basis.words(parts.calibration)) and render_basis.words(parts.range) in said
         why = dict(render_estimate.ESTIMATE_TABLE)["why this range"](row)
-        assert why == parts.situation and why and ": range" not in why
+        assert why == render_basis.words(parts.situation) and why and ": range" not in why
     assert main(["estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "1024", "--devices",
                  "2", "--fsdp", "--gpu", "rtx-4090", "--json"]) == 0  # fmt: skip
     records = json.loads(capsys.readouterr().out)
     for record in records:
         parts = record["basis_parts"]
         kinds = [clause["kind"] for clause in parts["clauses"]]
-        assert parts["situation"].startswith("a language-model job") and record["basis"].startswith(
-            parts["calibration"])  # fmt: skip
+        assert parts["situation"]["kind"] == "language-model" and parts["situation"]["words"].startswith(
+            "a language-model job") and record["basis"].startswith(parts["calibration"]["words"])  # fmt: skip
         assert ("sharded" in kinds) == (record["devices"] > 1)
+        assert all(clause["words"] in record["basis"] for clause in parts["clauses"])
+    sentence_words = ("range = the 90th-percentile", "in data parallel (the batch per GPU kept)",
+                      "waiting for data", "at least the host's launches", "calibrated on {")  # fmt: skip
+    below_render = [p for p in (ROOT / "advisor").rglob("*.py") if p.parent.name in ("perf", "llm", "decision")]
+    assert not [(str(p), w) for p in below_render for w in sentence_words if w in p.read_text(encoding="utf-8")]
     split_back = re.compile(r"""basis["'\]]*\)?\.(split|partition|startswith|endswith|astype|str)\b""")
     sources = [*(ROOT / "advisor").rglob("*.py")]
     assert not [str(p) for p in sources if split_back.search(p.read_text(encoding="utf-8"))]

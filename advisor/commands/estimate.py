@@ -61,8 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from advisor.commands.arguments import workload_from_args
     from advisor.decision.analysis import filter_precision
     from advisor.format.schema import workload_key
-    from advisor.perf import estimates
-    from advisor.render.estimate import estimates_text
+    from advisor.render.estimate import estimate_records, estimates_text, machine_records
 
     catalog = common.catalog(args)
     gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
@@ -84,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
     machines = advisor.machine_estimates(key, spec) if args.model and not args.gpu else []
     if args.json:
-        common.print_json(estimates.estimate_records(rows) + estimates.machine_records(machines))
+        common.print_json(estimate_records(rows) + machine_records(machines))
     else:
         print(estimates_text(rows, found, machines))
     return 0
@@ -99,8 +98,7 @@ def _check_counts(args: argparse.Namespace) -> None:
 def _job(args: argparse.Namespace, advisor, gpu_ids: list[str] | None) -> int:
     """``estimate --model-config``: a language-model training job on every catalog GPU."""
     from advisor.commands.job_options import request_from_args
-    from advisor.llm.advice import option_record
-    from advisor.render.jobs import job_advice_text
+    from advisor.render.jobs import job_advice_text, option_record
 
     advice = advisor.job_advice(request_from_args(args, tuple(gpu_ids) if gpu_ids is not None else None))
     if args.json:

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 def _job(args: argparse.Namespace) -> int:
     """``recommend --model-config``: the option for the goal among the GPUs the job fits, and renting instead."""
     from advisor.commands.job_options import request_from_args
-    from advisor.llm.advice import choice_lines, choice_record, summary_lines
+    from advisor.render.jobs import choice_lines, choice_record, summary_lines
 
     advisor = common.advisor(args, common.frame(args, empty_ok=True), catalog_needed=True)  # the priors alone too
     request = request_from_args(args, (advisor.catalog.find(args.gpu).id,) if args.gpu else None)

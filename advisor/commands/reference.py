@@ -56,7 +56,7 @@ def _json_keys(name: str) -> str:
 
         return f" `--json`: `{{{', '.join(RECORD_KEYS)}}}`"
     if name == "estimate":
-        from advisor.perf.estimates import ESTIMATE_RECORD_KEYS
+        from advisor.render.estimate import ESTIMATE_RECORD_KEYS
 
         return f" `--json`: rows of `{', '.join(ESTIMATE_RECORD_KEYS)}`"
     return ""

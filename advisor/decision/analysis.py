@@ -34,7 +34,6 @@ from advisor.format.vocabulary import (
     Precision,
     PrecisionFilter,
     PriceBasis,
-    Source,
     WorkloadKind,
     words,
 )
@@ -78,7 +77,7 @@ OPTION_KEYS = (
     "usd_per_run",
     "cheapest_way",
 )
-ESTIMATE_KEYS = ("low", "high", "bound", "basis")  # in JSON rows when a time is estimated
+ESTIMATE_KEYS = ("low", "high", "bound", "basis", "basis_parts")  # in JSON rows when a time is estimated
 DEVICE_KEYS = ("profile", "device", "precision", "seconds", "scaling_devices", "scaling_workers", "scaling_speedup",
                "efficiency", "added_speedup_per_device", "added_speedup_per_machine", "price_per_device",
                "usd_per_added_1x")  # fmt: skip
@@ -577,33 +576,6 @@ def added_devices(frame: pd.DataFrame) -> pd.DataFrame:
         rows["added_speedup_per_device"] > 0
     )
     return rows
-
-
-def _machines(row: pd.Series) -> int:
-    workers = row.get("scaling_workers")
-    return int(workers) if workers is not None and not pd.isna(workers) else 1
-
-
-# Record keys worked out from a row's columns (the rest are the columns themselves).
-_RECORD_FIGURES: dict[str, Any] = {"devices": lambda row: int(row.get("device_count") or 1), "machines": _machines}
-
-
-def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:
-    """A result row as a JSON-ready dict (NaN becomes None)."""
-    record = {}
-    for key in keys:
-        value = _RECORD_FIGURES[key](row) if key in _RECORD_FIGURES else row.get(key)
-        if isinstance(value, float) and math.isnan(value):
-            value = None
-        elif hasattr(value, "item"):
-            value = value.item()
-        record[key] = value
-    return record
-
-
-def with_estimate_keys(row: pd.Series, keys: tuple[str, ...]) -> tuple[str, ...]:
-    """An estimated row's JSON carries its range (and, for catalog estimates, its bound and basis)."""
-    return keys + ESTIMATE_KEYS if row.get("source") == Source.ESTIMATED else keys
 
 
 def best_value_frontier(frame: pd.DataFrame, price: str = "price_usd", seconds: str = "seconds") -> pd.Series:

@@ -14,7 +14,6 @@ other prices or habits (:meth:`Advisor.with_choices`), without working them out 
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -89,17 +88,6 @@ def decision_rows(
     """The rows a recommendation decides on: the results and the estimates, with what costs need of each row's
     hardware (its catalog GPU, power, rental), worked out once rather than at every decision."""
     return costs.hardware_columns(with_estimates(rows, found), catalog)
-
-
-def catalog_dates(catalog: Catalog, today: _dt.date | None = None) -> str:
-    """What the catalog's dates say, in a sentence: when its prices were collected and how long ago, and the span of
-    its rentals' dates (each price keeps its own)."""
-    age = ((today or _dt.date.today()) - _dt.date.fromisoformat(catalog.as_of)).days
-    years = sorted({r.date[:4] for gpu in catalog.gpus for r in gpu.rentals if r.date})
-    span = f"rentals date from {years[0]}-{years[-1]}" if len(years) > 1 else (
-        f"rentals date from {years[0]}" if years else "no rental is listed")  # fmt: skip
-    return (f"GPU catalog: {len(catalog.gpus)} GPUs; prices collected {catalog.as_of} ({age:,} days ago). Each price "
-            f"keeps its own date: launch prices are as old as the GPU, {span}.")  # fmt: skip
 
 
 class Memo:

@@ -8,25 +8,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import pandas as pd
 
-from advisor.format.formatting import device_label, fmt_duration
+from advisor.format.formatting import device_label
 from advisor.format.schema import workload_key
 from advisor.format.units import SECONDS_PER_HOUR
-from advisor.format.vocabulary import Bound, Goal, Precision, Source
+from advisor.format.vocabulary import Bound, Goal, Precision
 from advisor.llm import crossval, fp8, memory
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
-from advisor.llm.ladder import Ladder, Nearest, Way, least_memory
-from advisor.perf import estimates, perfmodel
+from advisor.llm.ladder import Ladder, least_memory
+from advisor.perf import basis, estimates
 from advisor.perf.crossval import SCALING_SITUATION
 from advisor.store.catalog import Catalog, Gpu
 
-# The software the published language-model throughputs ran: what an estimate's centre assumes.
-STACKS = ("MosaicML llm-foundry's FSDP, NVIDIA NeMo AutoModel's TE kernels, Qwen's Hugging Face scripts; bf16, no "
-          "FP8: a tuned stack (Megatron, Unsloth) runs faster than the centre, a plain loop without flash attention "
-          "slower")  # fmt: skip
 # What a job computes in on a GPU: bfloat16 where the GPU has it (Ampere and newer), else float16 (Volta, Turing).
 JOB_PRECISIONS = (Precision.MIXED_BFLOAT16.value, Precision.MIXED_FLOAT16.value)
 FP8_PRECISION = "fp8"  # an option's precision where the tuned FP8 stack's time applies
@@ -46,7 +43,7 @@ class JobOption:
     low: float
     high: float
     bound: str
-    basis: str
+    basis: basis.Basis  # what the time rests on, by part (render.basis writes its sentence)
     largest_micro_batch: int
     largest_seq_len: int
     price_usd: float | None  # to buy the GPUs
@@ -54,7 +51,6 @@ class JobOption:
     rental_provider: str | None
     tokens: float
     ladder: Ladder | None = None  # where the job as asked does not fit: the least memory it needs
-    basis_parts: perfmodel.Basis | None = None  # the basis by part
     split: memory.Split = memory.WHOLE  # how Megatron splits the model over the GPUs (WHOLE: it does not)
 
     @property
@@ -173,35 +169,23 @@ def _fp8_row(row: dict[str, Any], job: TrainingJob, gpu: Gpu, count: int, fitted
     overhead is in the fit: no scaling is added); elsewhere the 16-bit estimate, its basis saying so."""
     per_gpu = fp8.tokens_per_second(job, gpu, fitted)
     if per_gpu is None:
-        parts = row["basis_parts"].with_clause(
-            perfmodel.Clause.FP8, f"FP8 is not estimated on {gpu.architecture} (the tuned FP8 stack's runs are of "
-            f"{' and '.join(sorted(fitted.architectures))}): the 16-bit time")  # fmt: skip
-        return {**row, "basis": parts.text(), "basis_parts": parts}
+        clause = basis.NoFp8(gpu.architecture, tuple(sorted(fitted.architectures)))
+        return {**row, "basis": row["basis"].with_clause(clause)}
     seconds, width = job.run_tokens / (count * per_gpu), math.exp(fitted.half_width)
-    parts = perfmodel.Basis(
-        f"the tuned FP8 stack's speed (advisor.llm.fp8): {fitted.utilization:.2f} of the GPU's 16-bit tensor peak in "
-        f"model FLOPs, the geometric mean of {fitted.runs} published NeMo and Megatron-Bridge FP8 runs on 8 to 1,024 "
-        "GPUs, their parallel overhead included",
-        "a tuned FP8 job on a GPU of a fitted architecture",
-        f"range = the widest 90th-percentile error of its runs predicted with their GPU, model or method left out, "
-        f"{width:.2f}x")  # fmt: skip
+    parts = basis.Basis(basis.Fp8Calibration(fitted.utilization, fitted.runs), basis.Fp8Situation(),
+                        basis.Fp8Range(width))  # fmt: skip
     return {**row, "seconds": seconds, "low": seconds / width, "high": seconds * width, "precision": FP8_PRECISION,
-            "bound": Bound.ARITHMETIC.value, "basis": parts.text(), "basis_parts": parts}  # fmt: skip
+            "bound": Bound.ARITHMETIC.value, "basis": parts}  # fmt: skip
 
 
 def _split_basis(row: dict[str, Any], count: int, shards: int, split: memory.Split) -> dict[str, Any]:
     """The row with its basis saying how the model is split over the GPUs (FSDP shards or Megatron's split)."""
-    parts = row["basis_parts"]
+    parts = row["basis"]
     if shards > 1:
-        parts = parts.with_clause(
-            perfmodel.Clause.SHARDED, f"weights, gradients and optimizer state sharded over the {count} GPUs (FSDP / "
-            "ZeRO-3), two blocks gathered at a time; the time takes the all-gathers as overlapped as DDP's all-reduce")
+        parts = parts.with_clause(basis.Sharded(count))
     if split != memory.WHOLE:
-        parts = parts.with_clause(
-            perfmodel.Clause.SHARDED, f"the model split over {split.model} GPUs ({split.words()}, the fewest on "
-            f"which it fits), each holding 1/{split.model} of the weights and 1/{split.tensor} of the activations, "
-            f"the optimizer's fp32 states sharded over all {count}")  # fmt: skip
-    return {**row, "basis": parts.text(), "basis_parts": parts}
+        parts = parts.with_clause(basis.Split(split.model, split.tensor, split.pipeline, count))
+    return {**row, "basis": parts}
 
 
 def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: int, pure_16bit: bool,
@@ -223,7 +207,7 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
     return JobOption(
         gpu=gpu, devices=count, precision=row["precision"], checkpointing=planned.checkpointing, footprint=footprint,
         verdict=verdict, seconds=float(row["seconds"]), low=float(row["low"]), high=float(row["high"]),
-        bound=str(row["bound"]), basis=str(row["basis"]), basis_parts=row.get("basis_parts"),
+        bound=str(row["bound"]), basis=row["basis"],
         largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit, shards, split),
         largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards, split),
         price_usd=count * float(price.usd) if price else None,
@@ -249,128 +233,36 @@ def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float]
     width = widths.get(situation)
     if width is None:
         return row
-    found: perfmodel.Basis = row["basis_parts"]
-    several = found.of_kind(perfmodel.Clause.SEVERAL) if int(row["device_count"]) > 1 else ()
+    found: basis.Basis = row["basis"]
+    several = found.of_kind(basis.Clause.SEVERAL) if int(row["device_count"]) > 1 else ()
     if several and scaling_width:
         width = math.hypot(width, scaling_width)
-    parts = perfmodel.Basis(
-        found.calibration,
-        f"a language-model job ({situation}: {'this GPU has' if measured_gpu else 'no'} published language-model "
-        f"results), on the published stacks' mix ({STACKS})",
-        "range = the 90th-percentile error of that situation on their throughputs"
-        + (", and the data-parallel scaling's in quadrature" if several else "") + f", {math.exp(width):.2f}x",
-        tuple((perfmodel.Clause.SEVERAL.value, words) for words in several))  # fmt: skip
+    parts = basis.Basis(found.calibration, basis.LanguageModelSituation(situation, measured_gpu),
+                        basis.LanguageModelRange(math.exp(width), bool(several)), several)  # fmt: skip
     one = row["seconds"]
-    return {**row, "low": one / math.exp(width), "high": one * math.exp(width), "basis": parts.text(),
-            "basis_parts": parts}  # fmt: skip
+    return {**row, "low": one / math.exp(width), "high": one * math.exp(width), "basis": parts}
 
 
-def option_record(option: JobOption) -> dict[str, Any]:
-    """``estimate --model-config --json``: one object per GPU (and GPU count)."""
-    f = option.footprint
-    return {
-        "gpu": option.name,
-        "catalog_id": option.gpu.id,
-        "devices": option.devices,
-        "tensor_parallel": option.split.tensor,
-        "pipeline_parallel": option.split.pipeline,
-        "precision": option.precision,
-        "checkpointing": option.checkpointing,
-        "fits": str(option.verdict),
-        "memory_gb": round(f.total_gb, 2),
-        "memory_low_gb": round(f.low_gb, 2),
-        "memory_high_gb": round(f.high_gb, 2),
-        "gpu_memory_gb": option.gpu.value("memory_gb"),
-        "memory_parts_gb": {k: round(v, 2) for k, v in f.parts().items()},
-        "largest_micro_batch": option.largest_micro_batch,
-        "largest_seq_len": option.largest_seq_len,
-        "seconds_estimate": option.seconds,
-        "low": option.low,
-        "high": option.high,
-        "tokens_per_second": option.tokens_per_second,
-        "bound": option.bound,
-        "price_usd": option.price_usd,
-        "rental_usd_per_hour": option.rental_usd_per_hour,
-        "rental_provider": option.rental_provider,
-        "rental_cost_usd": option.rental_cost_usd,
-        "memory_host_gb": round(f.host_gb, 2),
-        "least_memory": ladder_record(option),
-        "basis": option.basis,
-        "basis_parts": option.basis_parts.as_dict() if option.basis_parts is not None else None,
-        "memory_basis": memory_basis(option.footprint),
-        "source": Source.ESTIMATED.value,
-    }
+class ChoiceWhy(StrEnum):
+    """Why :func:`choose` chose its option (or none): the goal's rule, or what left nothing."""
 
-
-def ladder_record(option: JobOption) -> dict[str, Any] | None:
-    """The least memory the job needs on this GPU where it does not fit as asked (None where it does)."""
-    ladder = option.ladder
-    if ladder is None:
-        return None
-    rung = ladder.fits
-    return {
-        "fits_with": [str(m) for m in rung.moves] if rung else None,
-        "memory_gb": round(rung.footprint.total_gb, 2) if rung else None,
-        "memory_high_gb": round(rung.footprint.high_gb, 2) if rung else None,
-        "slowdown": round(rung.slowdown, 3) if rung else None,
-        "nearest": [_way_record(w) for w in ladder.nearest],
-    }
-
-
-def _way_record(way: Way) -> dict[str, Any]:
-    record: dict[str, Any] = {"way": str(way.kind)}
-    if way.kind == Nearest.SHORTER:
-        record["seq_len"] = way.value
-    elif way.kind == Nearest.SHARDED:
-        record["devices"] = way.value
-    return {**record, "memory_gb": round(way.footprint.total_gb, 2), "memory_high_gb": round(way.footprint.high_gb, 2)}
-
-
-def memory_basis(footprint: memory.Footprint) -> str:
-    """Where a footprint's figures come from, with its stack's range."""
-    return (f"memory: weights, gradients, optimizer state, activations (as the training stack holds them) and the "
-            f"framework's own (advisor.llm.memory), fitted on published peaks; range: the activations and the "
-            f"framework's part x {footprint.low_factor:.2f}..{footprint.high_factor:.2f} (the 5th-95th percentile of "
-            "its cross-validated error on the stack's published peaks, each source's model left out of its own "
-            "fit); fits = the range's upper end fits 95 % of the card")  # fmt: skip
-
-
-def summary_lines(advice: JobAdvice) -> list[str]:
-    """The decision in words: the cheapest rental and purchase that fit, and the fastest."""
-    lines = []
-    rent, buy, fast = advice.cheapest_rental(), advice.cheapest_purchase(), advice.fastest()
-    if rent is not None:
-        lines.append(f"Cheapest rented: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}): "
-                     f"{fmt_duration(rent.seconds)} (up to {fmt_duration(rent.high)}), ${rent.rental_cost_usd:,.2f} "
-                     "for the run at the range's upper end")  # fmt: skip
-    if buy is not None:
-        lines.append(f"Cheapest to buy that fits: {buy.name} (${buy.price_usd:,.0f}): {fmt_duration(buy.seconds)} "
-                     f"({fmt_duration(buy.low)} to {fmt_duration(buy.high)})")  # fmt: skip
-    if fast is not None:
-        lines.append(f"Fastest that fits: {fast.name}: {fmt_duration(fast.seconds)} "
-                     f"({fast.tokens_per_second:,.0f} tokens/s)")  # fmt: skip
-    cheaper = advice.cheapest_with_choices()
-    if cheaper is not None and cheaper.ladder is not None and cheaper.ladder.fits is not None:
-        rung = cheaper.ladder.fits
-        cost = "no slower" if rung.slowdown <= 1.005 else f"about {(rung.slowdown - 1) * 100:.0f} % slower"
-        lines.append(f"Cheaper with the stack's choices changed: {cheaper.name} (${cheaper.price_usd:,.0f}) fits with "
-                     f"{' and '.join(str(m) for m in rung.moves)}: {rung.footprint.total_gb:.1f} GB (up to "
-                     f"{rung.footprint.high_gb:.1f}), {cost}")  # fmt: skip
-    if not advice.fitting() and cheaper is None:
-        lines.append("None of these GPUs fits this job with room to spare, even with the stack's memory-saving "
-                     "choices: the rows say the nearest ways (QLoRA, a shorter sequence, several GPUs sharded)")
-    return lines
+    RENTED = "rented"  # cost: the cheapest rented run
+    FASTEST = "fastest"  # speed: the fastest that fits (within the budget)
+    CHEAPEST = "cheapest"  # value: the cheapest to buy that fits (within the budget)
+    NONE_FOR_SALE = "none-for-sale"  # something fits, nothing of it is for sale within the budget
+    NONE_FITS = "none-fits"  # no catalog GPU fits with room to spare
 
 
 @dataclass(frozen=True)
 class JobChoice:
-    """``recommend --model-config``: the option for the goal, and what renting the run would cost instead."""
+    """``recommend --model-config``: the option for the goal, why, and what renting the run would cost instead."""
 
     goal: str
     best: JobOption | None
-    reason: str
+    why: ChoiceWhy
     rent: JobOption | None  # the cheapest rented run that fits
     break_even_runs: float | None  # runs after which buying ``best`` costs less than renting ``rent`` each time
+    budget: float | None = None  # the budget the choice kept within
 
 
 def choose(advice: JobAdvice, goal: str = Goal.VALUE.value, budget: float | None = None) -> JobChoice:
@@ -381,46 +273,17 @@ def choose(advice: JobAdvice, goal: str = Goal.VALUE.value, budget: float | None
     affordable = [o for o in fitting if o.price_usd and (budget is None or o.price_usd <= budget)]
     rent = advice.cheapest_rental()
     if goal == Goal.COST:
-        best, why = rent, "rented: the cheapest way to run it"
+        best, why = rent, ChoiceWhy.RENTED
     elif goal == Goal.SPEED:
         best = min(affordable, key=lambda o: (o.seconds, o.price_usd)) if affordable else None
-        why = "the fastest that fits" + (f" within ${budget:,.0f}" if budget is not None else "")
+        why = ChoiceWhy.FASTEST
     else:
         best = min(affordable, key=lambda o: (o.price_usd, o.seconds)) if affordable else None
-        why = "the cheapest to buy that fits" + (f" within ${budget:,.0f}" if budget is not None else "")
+        why = ChoiceWhy.CHEAPEST
     if best is None:
-        reason = ("nothing that fits is for sale within the budget" if fitting else
-                  "no catalog GPU fits this job with room to spare: QLoRA, checkpointing or a shorter sequence")
-        return JobChoice(goal, None, reason, rent, None)  # fmt: skip
+        why = ChoiceWhy.NONE_FOR_SALE if fitting else ChoiceWhy.NONE_FITS
+        return JobChoice(goal, None, why, rent, None, budget)
     runs = None
     if goal != Goal.COST and rent is not None and rent.rental_cost_usd and best.price_usd:
         runs = best.price_usd / rent.rental_cost_usd
-    return JobChoice(goal, best, why, rent, runs)
-
-
-def choice_lines(choice: JobChoice) -> list[str]:
-    """The choice in words."""
-    best, rent = choice.best, choice.rent
-    if best is None:
-        return [f"No recommendation ({choice.goal}): {choice.reason}."]
-    cost = (f"${best.rental_cost_usd:,.2f} for the run at ${best.rental_usd_per_hour:,.2f}/h"
-            f" ({best.rental_provider})" if choice.goal == Goal.COST and best.rental_cost_usd else
-            f"${best.price_usd:,.0f} to buy")  # fmt: skip
-    lines = [f"Best ({choice.goal}): {best.name}, {choice.reason}: {cost}; {fmt_duration(best.seconds)} a run "
-             f"({fmt_duration(best.low)} to {fmt_duration(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
-             f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
-             f"{best.gpu.value('memory_gb'):g}" + (", activation checkpointing on" if best.checkpointing else "")]
-    if choice.break_even_runs is not None and rent is not None:
-        lines.append(f"Renting instead: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}), "
-                     f"about ${rent.rental_cost_usd:,.2f} a run: buying pays for itself after "
-                     f"{choice.break_even_runs:,.0f} runs (energy not counted)")  # fmt: skip
-    return lines
-
-
-def choice_record(choice: JobChoice) -> dict[str, Any]:
-    """``recommend --model-config --json``."""
-    return {"goal": choice.goal, "reason": choice.reason,
-            "best": option_record(choice.best) if choice.best else None,
-            "rent": option_record(choice.rent) if choice.rent else None,
-            "break_even_runs": choice.break_even_runs, "lines": choice_lines(choice)}  # fmt: skip
-
+    return JobChoice(goal, best, why, rent, runs, budget)

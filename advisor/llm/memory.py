@@ -73,9 +73,6 @@ class Split:
         """The GPUs one copy of the model is split over."""
         return self.tensor * self.pipeline
 
-    def words(self) -> str:
-        return f"tensor {self.tensor} x pipeline {self.pipeline}" if self.pipeline > 1 else f"tensor {self.tensor}"
-
 
 WHOLE = Split()
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from advisor.format.vocabulary import PrecisionGroup, words
 from advisor.perf import calibration, scaling
+from advisor.perf.basis import RangeMethod
 from advisor.perf.calibration import Sample, Situation
 
 QUANTILE = 0.9  # an estimate's range holds this share of the cross-validated errors of its situation
@@ -163,18 +164,18 @@ def half_widths(helds: list[Held]) -> dict[str, float]:
     }
 
 
-def width_for(widths: dict[str, float], situation: Situation, fallback: float) -> tuple[float, str]:
+def width_for(widths: dict[str, float], situation: Situation, fallback: float) -> tuple[float, RangeMethod]:
     """The log half-width of a situation, and how it was found: measured, or combined from the GPU's and the
     workload's situations (their excess over the best-known one added in quadrature), or the fallback."""
     if situation.key in widths:
-        return widths[situation.key], "cross-validated"
+        return widths[situation.key], RangeMethod.CROSS_VALIDATED
     base = widths.get("gpu/results")
     gpu_part = widths.get(f"{situation.gpu}/results")
     workload_part = widths.get(f"gpu/{situation.workload}")
     if base is not None and gpu_part is not None and workload_part is not None:
         combined = math.sqrt(max(gpu_part**2 + workload_part**2 - base**2, base**2))
-        return combined, "combined from cross-validated situations"
-    return fallback, "not cross-validated"
+        return combined, RangeMethod.COMBINED
+    return fallback, RangeMethod.FALLBACK
 
 
 def coverage(helds: list[Held]) -> float:

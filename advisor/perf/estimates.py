@@ -28,7 +28,7 @@ from advisor.format.vocabulary import (
     WorkloadKind,
     words,
 )
-from advisor.perf import calibration, crossval, launch, memory, perfmodel, scaling
+from advisor.perf import basis, calibration, crossval, launch, memory, perfmodel, scaling
 from advisor.store.catalog import Catalog
 from advisor.store.results import FRAME_COLUMNS
 from advisor.store.widths import Widths
@@ -142,49 +142,26 @@ class CatalogEstimates:
     widths: Widths
     not_estimated: list[perfmodel.Estimate]
 
-    def basis(self) -> str:
+    def calibration(self) -> basis.CatalogCalibration:
         """What every estimate of the table rests on (each row's basis adds its own situation)."""
-        return calibration_basis(self.fit, self.widths)
+        return calibration_facts(self.fit, self.widths)
 
 
-def calibration_basis(fit: calibration.Fit, widths: Widths) -> str:
-    workloads = len({s.workload for s in fit.samples})
-    gpus = len({s.gpu for s in fit.samples})
-    if not fit.samples:
-        return "no GPU results to calibrate on: the priors alone (not cross-validated)"
-    text = f"calibrated on {len(fit.samples)} single-GPU results of {workloads} workloads on {gpus} GPUs"
-    if not widths.half_widths:
-        return text + "; not cross-validated (python -m advisor crossval --write)"
-    stale = "" if widths.signature == calibration.signature(fit.samples) else (
-        f", cross-validated on the {widths.samples} results of {widths.date}")  # fmt: skip
-    return text + stale
+def calibration_facts(fit: calibration.Fit, widths: Widths) -> basis.CatalogCalibration:
+    """The calibration behind a catalog's estimates: its results, and whether (and on what) it was cross-validated."""
+    stale = widths.half_widths and widths.signature != calibration.signature(fit.samples)
+    return basis.CatalogCalibration(
+        results=len(fit.samples), workloads=len({s.workload for s in fit.samples}),
+        gpus=len({s.gpu for s in fit.samples}), cross_validated=bool(widths.half_widths),
+        stale_results=widths.samples if stale else None, stale_date=widths.date if stale else None)  # fmt: skip
 
 
-def situation_text(fit: calibration.Fit, device: perfmodel.Device, situation: calibration.Situation,
-                   workload: str, precision: str, kind: str | None = None) -> str:  # fmt: skip
-    """The situation of an estimate in words (``kind``: the workload's; a tracked job says where it was tracked)."""
-    gpu = {
-        "gpu": "this GPU has results of other workloads",
-        "architecture": f"no result on this GPU, some on {device.architecture}",
-        "new": f"no result on {device.architecture}",
-    }[situation.gpu]
+def situation_facts(fit: calibration.Fit, device: perfmodel.Device, situation: calibration.Situation,
+                    workload: str, precision: str, kind: str | None = None) -> basis.CatalogSituation:  # fmt: skip
+    """The situation of an estimate (``kind``: the workload's; a tracked job says where it was tracked)."""
     count = len(fit.workload_gpus.get((workload, calibration.GROUPS[precision]), set()))
-    work = {
-        "results": f"this workload has results on {count} GPUs",
-        "few": f"this workload has results on {count} GPUs",
-        "reference": "this workload has a result on one GPU (scaled from it)",
-        "description": "no GPU result of this workload: its description at face value",
-    }[situation.workload]
-    if kind == WorkloadKind.TRACKED and situation.workload in TRACKED_WORDS:
-        work = TRACKED_WORDS[situation.workload]
-    return f"{gpu}; {work}"
-
-
-TRACKED_WORDS = {
-    "reference": "tracked on one GPU of the catalog (scaled from that run)",
-    "description": "tracked on a CPU (or a GPU the catalog lacks): its time says nothing of a GPU's, so the FLOPs "
-                   "counted on its step are taken at face value",
-}  # fmt: skip
+    return basis.CatalogSituation(situation.gpu, device.architecture, situation.workload, count,
+                                  kind == WorkloadKind.TRACKED)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -213,7 +190,7 @@ class _Setting:
     spec: dict[str, Any]
     work: perfmodel.Work
     calibrated_as: str  # the calibration's name for the workload's terms
-    common: str  # the calibration's basis, in words
+    common: basis.CatalogCalibration  # the calibration every estimate rests on
     scale: Any  # the data-parallel scaling fit
     wait: Any  # the tracked wait for data, kept by every GPU
     observed: dict[str, float]  # measured peak memory per precision
@@ -243,7 +220,7 @@ def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateReq
     fit = calibration.fit(calibration_samples(frame, catalog) if samples is None else samples)
     several = any(n > 1 for n in request.devices) or request.machines > 1
     setting = _Setting(fit, widths, spec, work_of(spec), calibration_workload(spec, key),
-                       calibration_basis(fit, widths), scaling_fit(frame, catalog) if several else scaling.DEFAULT,
+                       calibration_facts(fit, widths), scaling_fit(frame, catalog) if several else scaling.DEFAULT,
                        data_wait(frame, key), observed_peaks(frame, key), _workload_name(frame, key),
                        catalog.as_of, launch.floor_of(spec))  # fmt: skip
     covered: set[tuple[str, str]] = set()
@@ -343,13 +320,9 @@ def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sc
     one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
     scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
     width = math.hypot(one_width, scale_width)
-    basis = (f"{count} GPUs over {link[0]} in data parallel under tf.distribute.MirroredStrategy, "
-             f"the global batch of "
-             f"{spec['batch_size']:g} split ({spec['batch_size'] / count:g} a GPU): each GPU's share timed by the "
-             f"model ({per_gpu / one.seconds:.0%} of one GPU's time: {share[1]}-bound), the all-reduce after the "
-             f"backward pass not overlapped: efficiency {efficiency:.0%} ({one.seconds / seconds:.2f}x one "
-             "GPU)")  # fmt: skip
-    return one.with_clause(perfmodel.Clause.SEVERAL, basis, seconds=seconds, low=seconds / math.exp(width),
+    clause = basis.Mirrored(count, link[0], float(spec["batch_size"]), per_gpu / one.seconds, share[1], efficiency,
+                            one.seconds / seconds)  # fmt: skip
+    return one.with_clause(clause, seconds=seconds, low=seconds / math.exp(width),
                            high=seconds * math.exp(width))  # fmt: skip
 
 
@@ -374,15 +347,8 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
     one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
     scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
     width = math.hypot(one_width, scale_width)
-    where = f"{count} GPUs over {link[0]}" if count > 1 else "one GPU"
-    if machines > 1:
-        where = (f"{machines} machines of {where}, linked at {link_gbps:g} Gb/s (the network costs "
-                 f"{1 - network:.0%}: an estimate from the link's speed, no published multi-machine results to "
-                 "check it against, not in the range)")  # fmt: skip
-    basis = (f"{where} in data parallel (the batch per GPU kept): efficiency "
-             f"{efficiency:.0%} predicted by the scaling fitted on published multi-GPU results, whose error "
-             f"({math.exp(scale_width):.2f}x) widens the range")  # fmt: skip
-    return one.with_clause(perfmodel.Clause.SEVERAL, basis, seconds=seconds, low=seconds / math.exp(width),
+    clause = basis.Several(count, link[0], efficiency, math.exp(scale_width), machines, link_gbps, 1 - network)
+    return one.with_clause(clause, seconds=seconds, low=seconds / math.exp(width),
                            high=seconds * math.exp(width))  # fmt: skip
 
 
@@ -393,28 +359,27 @@ def _with_wait(estimate: perfmodel.Estimate | None, wait: DataWait | None) -> pe
     shrinks, the wait stays)."""
     if wait is None or estimate is None or estimate.seconds is None:
         return estimate
-    return estimate.with_clause(perfmodel.Clause.WAIT, wait.basis(), seconds=estimate.seconds + wait.seconds,
+    return estimate.with_clause(basis.Wait(wait.seconds, wait.share), seconds=estimate.seconds + wait.seconds,
                                 low=estimate.low + wait.seconds, high=estimate.high + wait.seconds)  # fmt: skip
 
 
 def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
-              workload: str, common: str, kind: str | None = None,
+              workload: str, common: basis.CatalogCalibration, kind: str | None = None,
               floor: launch.LaunchFloor | None = None) -> perfmodel.Estimate:  # fmt: skip
     """One GPU's estimate with its range: the cross-validated error of its situation; with a launch floor (a
     tracked job's counted operations), never below the host's launches, and their quoted range where they decide."""
     predicted = fit.estimate(work, device, precision, workload)
     if predicted is None:
         reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
-        return perfmodel.Estimate(device, precision, None, None, None, None, perfmodel.Basis(common), reason)
+        return perfmodel.Estimate(device, precision, None, None, None, None, basis.Basis(common), reason)
     seconds, bound = predicted
     situation = fit.situation(device, workload, precision)
     width, how = crossval.width_for(widths.half_widths, situation, widths.fallback)
-    words = situation_text(fit, device, situation, workload, precision, kind)
-    parts = perfmodel.Basis(common, words, f"range = the 90th-percentile error of that situation, "
-                                          f"{math.exp(width):.2f}x ({how})")  # fmt: skip
+    parts = basis.Basis(common, situation_facts(fit, device, situation, workload, precision, kind),
+                        basis.SituationRange(math.exp(width), how))  # fmt: skip
     floored = launch.apply(seconds, seconds / math.exp(width), seconds * math.exp(width), floor)
     if floored.launch_bound:
-        bound, parts = Bound.STEP.value, parts.with_clause(perfmodel.Clause.LAUNCH, floor.basis())  # type: ignore[union-attr]
+        bound, parts = Bound.STEP.value, parts.with_clause(basis.Launch(floor.operations))  # type: ignore[union-attr]
     return perfmodel.Estimate(device, precision, floored.seconds, floored.low, floored.high, bound, parts)
 
 
@@ -482,7 +447,7 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_o
         "source": Source.ESTIMATED.value,
         "approximate": False,
         "estimate_error_seconds": math.nan,
-        "source_detail": f"estimated by the performance model ({estimate.bound}-bound): {estimate.basis}",
+        "source_detail": None,  # an estimate's basis says it (render.basis)
         "power_watts": _or_nan(gpu.value("board_power_w")),
         "workload": key,
         "workload_name": workload_name,
@@ -490,7 +455,6 @@ def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_o
         "high": float(estimate.high),
         "bound": estimate.bound,
         "basis": estimate.basis,
-        "basis_parts": estimate.parts,
         "catalog_id": gpu.id,
         "backend": "tensorflow",  # the calibration's results: the post's and measure's default backend
         "hardware": f"catalog:{gpu.id}",
@@ -517,11 +481,6 @@ class DataWait:
     seconds: float
     share: float
 
-    def basis(self) -> str:
-        return (f"plus {self.seconds:,.4g} s waiting for data ({self.share:.0%} of each step, measured where the run "
-                f"was tracked): a faster GPU cannot shorten it, so no GPU makes this run more than "
-                f"{1 / self.share:.3g}x faster")  # fmt: skip
-
 
 def data_wait(frame: pd.DataFrame, key: tuple) -> DataWait | None:
     """The measured wait for data of a workload's tracked runs (the median of its results), None where nothing
@@ -545,63 +504,6 @@ def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 OFFERED_DEVICES = (1, 2)  # what compare, recommend and the app offer of each catalog GPU: one, and two in parallel
-
-
-# ``estimate --json``'s keys for a catalog GPU, in order (the README's command table says them from here); a measured
-# machine's rows (:func:`machine_records`) name it under ``machine``.
-ESTIMATE_RECORD_KEYS = ("gpu", "catalog_id", "devices", "machines", "precision", "seconds_estimate", "low", "high",
-                        "price_usd", "bound", "basis", "basis_parts", "memory_gb", "fits", "largest_batch",
-                        "source")  # fmt: skip
-
-
-def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
-    """``estimate --json``: one object per GPU and precision."""
-    return [
-        {
-            "gpu": row["device"],
-            "catalog_id": row["catalog_id"],
-            "devices": int(row["device_count"]),
-            "machines": 1 if pd.isna(row.get("scaling_workers")) else int(row["scaling_workers"]),
-            "precision": row["precision"],
-            "seconds_estimate": row["seconds"],
-            "low": row["low"],
-            "high": row["high"],
-            "price_usd": None if math.isnan(row["price_usd"]) else row["price_usd"],
-            "bound": row["bound"],
-            "basis": row["basis"],
-            "basis_parts": _parts_record(row.get("basis_parts")),
-            "memory_gb": None if math.isnan(row["memory_gb"]) else round(float(row["memory_gb"]), 3),
-            "fits": bool(row["fits"]),
-            "largest_batch": None if math.isnan(row["largest_batch"]) else int(row["largest_batch"]),
-            "source": Source.ESTIMATED.value,
-        }
-        for _, row in rows.sort_values(["seconds", "device", "precision"]).iterrows()
-    ]
-
-
-def _parts_record(parts: Any) -> dict[str, Any] | None:
-    return parts.as_dict() if isinstance(parts, perfmodel.Basis) else None
-
-
-def machine_records(found: list) -> list[dict[str, Any]]:
-    """``estimate --json`` rows for the measured machines (CPUs): the same keys as the catalog's rows."""
-    return [
-        {
-            "gpu": None,
-            "machine": e.device.name,
-            "catalog_id": None,
-            "precision": e.precision,
-            "seconds_estimate": e.seconds,
-            "low": e.low,
-            "high": e.high,
-            "price_usd": None,
-            "bound": e.bound,
-            "basis": e.basis,
-            "source": Source.ESTIMATED.value,
-        }
-        for e in found
-        if e.seconds is not None
-    ]
 
 
 def work_of_row(row: Any, devices: int = 1) -> perfmodel.Work:

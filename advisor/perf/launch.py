@@ -46,11 +46,6 @@ class LaunchFloor:
     def high(self) -> float:
         return self.steps * self.operations * OPERATION_SECONDS_HIGH
 
-    def basis(self) -> str:
-        return (f"at least the host's launches: {self.operations:,.0f} operations a step counted on a real step, "
-                f"{OPERATION_SECONDS * 1e6:.1f} us each ({OPERATION_SECONDS_LOW * 1e6:g}-"
-                f"{OPERATION_SECONDS_HIGH * 1e6:g} us quoted: the range of this part)")  # fmt: skip
-
 
 def floor_of(spec: dict) -> LaunchFloor | None:
     """A tracked workload's launch floor (None where its operations were not counted: a Keras run, a published

@@ -26,13 +26,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
 from advisor.format.vocabulary import Bound, DeviceKind, DType, Precision, WorkloadKind, words
+from advisor.perf.basis import Basis, ClauseRecord, MachineCalibration
 from advisor.perf.workload import lstm_step_flops
 from advisor.store.catalog import Gpu
 
@@ -376,44 +375,6 @@ def fit(points: tuple[Point, ...]) -> Params:
     return _fit_arrays(_arrays(points))
 
 
-class Clause(StrEnum):
-    """What a clause of a basis says (:class:`Basis`)."""
-
-    SEVERAL = "several"  # several GPUs in data parallel
-    LAUNCH = "launch"  # the host's launches decide
-    WAIT = "wait"  # the measured wait for data, kept
-    SHARDED = "sharded"  # the model sharded over the GPUs
-    FP8 = "fp8"  # FP8 asked where the tuned FP8 stack's fit does not reach
-
-
-@dataclass(frozen=True)
-class Basis:
-    """What a catalog estimate rests on, by part: the calibration, the estimate's situation and how its range was
-    found, then clauses added on the way (``several`` GPUs, the ``launch`` floor, the ``wait`` for data, a
-    ``sharded`` model), each (kind, words). :meth:`text` is the one sentence every output shows; a reader of a part
-    (the report's "why this range", the language-model range) reads it here, never out of the sentence."""
-
-    calibration: str
-    situation: str = ""
-    range: str = ""
-    clauses: tuple[tuple[str, str], ...] = ()
-
-    def text(self) -> str:
-        head = f"{self.situation}: {self.range}" if self.range else self.situation
-        return "; ".join(part for part in (self.calibration, head, *(words for _, words in self.clauses)) if part)
-
-    def with_clause(self, kind: str, words: str) -> Basis:
-        return dataclasses.replace(self, clauses=(*self.clauses, (kind, words)))
-
-    def of_kind(self, kind: str) -> tuple[str, ...]:
-        return tuple(words for clause, words in self.clauses if clause == kind)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The parts as JSON (``estimate --json``'s ``basis_parts``, beside the sentence)."""
-        return {"calibration": self.calibration, "situation": self.situation, "range": self.range,
-                "clauses": [{"kind": str(kind), "words": words} for kind, words in self.clauses]}  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Estimate:
     """An estimate of a device's total for the work, or why there is none (``seconds`` None); ``parts``: what it
@@ -425,17 +386,12 @@ class Estimate:
     low: float | None
     high: float | None
     bound: str | None
-    parts: Basis
+    basis: Basis
     reason: str = ""
 
-    @property
-    def basis(self) -> str:
-        """What the estimate rests on, as the one sentence every output shows."""
-        return self.parts.text()
-
-    def with_clause(self, kind: str, words: str, **changes) -> Estimate:
+    def with_clause(self, clause: ClauseRecord, **changes) -> Estimate:
         """The estimate with a clause added to its basis and ``changes``."""
-        return dataclasses.replace(self, parts=self.parts.with_clause(kind, words), **changes)
+        return dataclasses.replace(self, basis=self.basis.with_clause(clause), **changes)
 
 
 @dataclass
@@ -458,14 +414,11 @@ class Model:
         """The worst leave-one-out error as a factor (2.0: off by 2x), None without a cross-check."""
         return math.exp(max(abs(e) for e in self.loo_errors)) if len(self.points) > 1 else None
 
-    def basis(self, work: Work | None = None) -> str:
-        if not self.points:
-            return "no results to calibrate on: the priors alone (a factor of 2 or more)"
-        names = ", ".join(f"{p.label} {p.precision}" for p in self.points)
-        factor = self.loo_factor()
-        check = f"; leave-one-out error up to {factor:.2f}x" if factor else "; one result, no cross-check"
-        scope = "of this workload" if work is None or all(p.work == work for p in self.points) else ""
-        return f"fitted on {len(self.points)} result(s) {scope} ({names}){check}".replace("  ", " ")
+    def basis(self, work: Work | None = None) -> MachineCalibration:
+        """What the model rests on: its results, their leave-one-out error, whether they are all of ``work``."""
+        return MachineCalibration(
+            results=tuple(f"{p.label} {p.precision}" for p in self.points), loo_factor=self.loo_factor(),
+            of_this_workload=work is None or all(p.work == work for p in self.points))  # fmt: skip
 
     def estimate(self, work: Work, device: Device, precision: str) -> Estimate:
         predicted = predict(work, device, precision, self.params)
@@ -473,34 +426,34 @@ class Model:
             reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
             return Estimate(device, precision, None, None, None, None, Basis(self.basis(work)), reason)
         seconds, bound = predicted
-        width, why = self._width(work, device, precision, bound)
-        basis = self.basis(work) + (f"; wider: {', '.join(why)}" if why else "")
+        width, wider = self._width(work, device, precision, bound)
         return Estimate(device, precision, seconds, seconds * math.exp(-width), seconds * math.exp(width), bound,
-                        Basis(basis))  # fmt: skip
+                        Basis(wider))  # fmt: skip
 
-    def _width(self, work: Work, device: Device, precision: str, bound: str) -> tuple[float, list[str]]:
-        """The log half-width of an estimate, and what widened it."""
+    def _width(self, work: Work, device: Device, precision: str, bound: str) -> tuple[float, MachineCalibration]:
+        """The log half-width of an estimate, and the calibration with what widened it."""
         width = self.half_width
-        why = []
-        if self.points and not any(p.work == work for p in self.points):
+        calibrated = self.basis(work)
+        if not self.points:
+            return width, calibrated
+        if not any(p.work == work for p in self.points):
             width += WIDEN_OTHER_WORK
-            why.append("no result of this workload on this kind of device: its constants come from other work")
-        if self.points:
-            resource = _resource(device, precision, bound)
-            covered = [r for p in self.points if (r := _resource(p.device, p.precision, bound)) is not None]
-            if resource is not None and covered:
-                beyond = max(0.0, math.log(resource / max(covered)), math.log(min(covered) / resource))
-                if beyond > 0:
-                    width += WIDEN_PER_DOUBLING * beyond / math.log(2)
-                    label = "peak" if bound == Bound.ARITHMETIC else "bandwidth"
-                    why.append(f"its {label} is {math.exp(beyond):.1f}x beyond the results'")
-            if device.architecture not in {p.device.architecture for p in self.points}:
-                width += WIDEN_NEW_ARCHITECTURE
-                why.append(f"no result on {device.architecture}")
-            if bound not in self.bounds_seen:
-                width += WIDEN_NEW_BOUND
-                why.append(f"no result was {bound}-bound")
-        return width, why
+            calibrated = dataclasses.replace(calibrated, other_work=True)
+        resource = _resource(device, precision, bound)
+        covered = [r for p in self.points if (r := _resource(p.device, p.precision, bound)) is not None]
+        if resource is not None and covered:
+            beyond = max(0.0, math.log(resource / max(covered)), math.log(min(covered) / resource))
+            if beyond > 0:
+                width += WIDEN_PER_DOUBLING * beyond / math.log(2)
+                label = "peak" if bound == Bound.ARITHMETIC else "bandwidth"
+                calibrated = dataclasses.replace(calibrated, beyond=(label, math.exp(beyond)))
+        if device.architecture not in {p.device.architecture for p in self.points}:
+            width += WIDEN_NEW_ARCHITECTURE
+            calibrated = dataclasses.replace(calibrated, new_architecture=device.architecture)
+        if bound not in self.bounds_seen:
+            width += WIDEN_NEW_BOUND
+            calibrated = dataclasses.replace(calibrated, new_bound=bound)
+        return width, calibrated
 
 
 def _resource(device: Device, precision: str, bound: str) -> float | None:

@@ -9,9 +9,11 @@ from typing import Any
 import pandas as pd
 
 from advisor.format.formatting import fmt_seconds, fmt_usd, missing
+from advisor.format.vocabulary import Source
 from advisor.perf import crossval
+from advisor.perf.basis import Basis, Clause
 from advisor.perf.estimates import CatalogEstimates
-from advisor.perf.perfmodel import Basis, Clause
+from advisor.render import basis
 from advisor.render.tables import Column, text_table_of
 
 ESTIMATE_TABLE: list[Column] = [
@@ -23,13 +25,8 @@ ESTIMATE_TABLE: list[Column] = [
     ("price", lambda r: fmt_usd(r["price_usd"])),
     ("memory", lambda r: "-" if missing(r.get("memory_gb")) else f"{r['memory_gb']:.1f} GB"
      + ("" if r.get("fits") else f" (too big: batch {r['largest_batch']:.0f} fits)")),
-    ("why this range", lambda r: _situation(r.get("basis_parts"))),
+    ("why this range", lambda r: basis.situation(r.get("basis"))),
 ]
-
-
-def _situation(parts: Any) -> str:
-    """An estimate's situation, the words its range is cross-validated for (empty where the row has no parts)."""
-    return parts.situation if isinstance(parts, Basis) else ""
 
 
 def constants_text(constants: dict[str, float]) -> str:
@@ -44,15 +41,16 @@ def constants_text(constants: dict[str, float]) -> str:
 def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list | None = None) -> str:
     """Catalog estimates as a table, with the model's constants and what could not be estimated; then the measured
     machines' estimates (``estimate --model``)."""
-    lines = [f"Estimated training time (not measured): {found.basis()}.", constants_text(found.fit.constants()), ""]
+    lines = [f"Estimated training time (not measured): {basis.words(found.calibration())}.",
+             constants_text(found.fit.constants()), ""]
     if rows.empty:
         lines.append("(no GPU of the selection can be estimated)")
     else:
         table = rows.sort_values(["seconds", "device", "precision"])
         lines.append(text_table_of(table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound",
                                                                                    "why this range"}))  # fmt: skip
-    clauses = [] if rows.empty else [words for parts in rows["basis_parts"] if isinstance(parts, Basis)
-                                     for words in parts.of_kind(Clause.SEVERAL)]  # fmt: skip
+    clauses = [] if rows.empty else [basis.words(clause) for parts in rows["basis"] if isinstance(parts, Basis)
+                                     for clause in parts.of_kind(Clause.SEVERAL)]  # fmt: skip
     for words in dict.fromkeys(clauses):
         lines.append(f"Several GPUs: {words}.")
     for missing_estimate in found.not_estimated:
@@ -62,9 +60,62 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list |
         if estimate.seconds is not None:
             lines.append(
                 f"On {estimate.device.name} ({estimate.precision}, measured machine): {fmt_seconds(estimate.seconds)}, "
-                f"likely {fmt_seconds(estimate.low)} - {fmt_seconds(estimate.high)}; {estimate.basis}"
+                f"likely {fmt_seconds(estimate.low)} - {fmt_seconds(estimate.high)}; {basis.sentence(estimate.basis)}"
             )
     return "\n".join(lines)
+
+
+# ``estimate --json``'s keys for a catalog GPU, in order (the README's command table says them from here); a measured
+# machine's rows (:func:`machine_records`) name it under ``machine``.
+ESTIMATE_RECORD_KEYS = ("gpu", "catalog_id", "devices", "machines", "precision", "seconds_estimate", "low", "high",
+                        "price_usd", "bound", "basis", "basis_parts", "memory_gb", "fits", "largest_batch",
+                        "source")  # fmt: skip
+
+
+def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """``estimate --json``: one object per GPU and precision."""
+    return [
+        {
+            "gpu": row["device"],
+            "catalog_id": row["catalog_id"],
+            "devices": int(row["device_count"]),
+            "machines": 1 if pd.isna(row.get("scaling_workers")) else int(row["scaling_workers"]),
+            "precision": row["precision"],
+            "seconds_estimate": row["seconds"],
+            "low": row["low"],
+            "high": row["high"],
+            "price_usd": None if math.isnan(row["price_usd"]) else row["price_usd"],
+            "bound": row["bound"],
+            "basis": basis.sentence(row["basis"]),
+            "basis_parts": basis.record(row["basis"]),
+            "memory_gb": None if math.isnan(row["memory_gb"]) else round(float(row["memory_gb"]), 3),
+            "fits": bool(row["fits"]),
+            "largest_batch": None if math.isnan(row["largest_batch"]) else int(row["largest_batch"]),
+            "source": Source.ESTIMATED.value,
+        }
+        for _, row in rows.sort_values(["seconds", "device", "precision"]).iterrows()
+    ]
+
+
+def machine_records(found: list) -> list[dict[str, Any]]:
+    """``estimate --json`` rows for the measured machines (CPUs): the same keys as the catalog's rows."""
+    return [
+        {
+            "gpu": None,
+            "machine": e.device.name,
+            "catalog_id": None,
+            "precision": e.precision,
+            "seconds_estimate": e.seconds,
+            "low": e.low,
+            "high": e.high,
+            "price_usd": None,
+            "bound": e.bound,
+            "basis": basis.sentence(e.basis),
+            "source": Source.ESTIMATED.value,
+        }
+        for e in found
+        if e.seconds is not None
+    ]
 
 
 CROSSVAL_TABLE: list[Column] = [

@@ -1,11 +1,14 @@
-"""A language-model job's words: its table per GPU, the least memory it needs, the summary. No I/O."""
+"""A language-model job's words: its table per GPU, the least memory it needs, the summary, the choice for a goal
+and their JSON records. No I/O."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from advisor.format.formatting import fmt_seconds, fmt_usd
+from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd
+from advisor.format.vocabulary import Goal, Source
+from advisor.render import basis
 from advisor.render.tables import Column, text_table_of
 
 
@@ -40,7 +43,8 @@ def ladder_text(option: Any) -> str:
 
 
 JOB_TABLE: list[Column] = [
-    ("gpu", lambda o: o.name + (f", {o.split.words()}" if o.split.model > 1 else "")),
+    ("gpu", lambda o: o.name + (f", {basis.split_words(o.split.tensor, o.split.pipeline)}" if o.split.model > 1
+                                else "")),
     ("fits?", lambda o: str(o.verdict)),
     ("memory (range) of the card", _job_memory),
     ("ckpt", lambda o: "on" if o.checkpointing else "off"),
@@ -68,8 +72,6 @@ def fp8_source(advice: Any) -> str:
 
 def job_advice_text(advice: Any) -> str:
     """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
-    from advisor.llm.advice import memory_basis, summary_lines  # the LLM layer, no framework
-
     job = advice.job
     head = [
         f"Training job: {job.describe()}; {job.run_tokens:,.0f} tokens "
@@ -87,3 +89,144 @@ def job_advice_text(advice: Any) -> str:
     if advice.missing:
         head.append(f"Not estimated: {'; '.join(advice.missing[:5])}" + (" ..." if len(advice.missing) > 5 else ""))
     return "\n".join(head)
+
+
+def option_record(option: Any) -> dict[str, Any]:
+    """``estimate --model-config --json``: one object per GPU (and GPU count)."""
+    f = option.footprint
+    return {
+        "gpu": option.name,
+        "catalog_id": option.gpu.id,
+        "devices": option.devices,
+        "tensor_parallel": option.split.tensor,
+        "pipeline_parallel": option.split.pipeline,
+        "precision": option.precision,
+        "checkpointing": option.checkpointing,
+        "fits": str(option.verdict),
+        "memory_gb": round(f.total_gb, 2),
+        "memory_low_gb": round(f.low_gb, 2),
+        "memory_high_gb": round(f.high_gb, 2),
+        "gpu_memory_gb": option.gpu.value("memory_gb"),
+        "memory_parts_gb": {k: round(v, 2) for k, v in f.parts().items()},
+        "largest_micro_batch": option.largest_micro_batch,
+        "largest_seq_len": option.largest_seq_len,
+        "seconds_estimate": option.seconds,
+        "low": option.low,
+        "high": option.high,
+        "tokens_per_second": option.tokens_per_second,
+        "bound": option.bound,
+        "price_usd": option.price_usd,
+        "rental_usd_per_hour": option.rental_usd_per_hour,
+        "rental_provider": option.rental_provider,
+        "rental_cost_usd": option.rental_cost_usd,
+        "memory_host_gb": round(f.host_gb, 2),
+        "least_memory": ladder_record(option),
+        "basis": basis.sentence(option.basis),
+        "basis_parts": basis.record(option.basis),
+        "memory_basis": memory_basis(option.footprint),
+        "source": Source.ESTIMATED.value,
+    }
+
+
+def ladder_record(option: Any) -> dict[str, Any] | None:
+    """The least memory the job needs on this GPU where it does not fit as asked (None where it does)."""
+    ladder = option.ladder
+    if ladder is None:
+        return None
+    rung = ladder.fits
+    return {
+        "fits_with": [str(m) for m in rung.moves] if rung else None,
+        "memory_gb": round(rung.footprint.total_gb, 2) if rung else None,
+        "memory_high_gb": round(rung.footprint.high_gb, 2) if rung else None,
+        "slowdown": round(rung.slowdown, 3) if rung else None,
+        "nearest": [_way_record(w) for w in ladder.nearest],
+    }
+
+
+def _way_record(way: Any) -> dict[str, Any]:
+    from advisor.llm.ladder import Nearest  # the LLM layer, no framework
+
+    record: dict[str, Any] = {"way": str(way.kind)}
+    if way.kind == Nearest.SHORTER:
+        record["seq_len"] = way.value
+    elif way.kind == Nearest.SHARDED:
+        record["devices"] = way.value
+    return {**record, "memory_gb": round(way.footprint.total_gb, 2), "memory_high_gb": round(way.footprint.high_gb, 2)}
+
+
+def memory_basis(footprint: Any) -> str:
+    """Where a footprint's figures come from, with its stack's range."""
+    return (f"memory: weights, gradients, optimizer state, activations (as the training stack holds them) and the "
+            f"framework's own (advisor.llm.memory), fitted on published peaks; range: the activations and the "
+            f"framework's part x {footprint.low_factor:.2f}..{footprint.high_factor:.2f} (the 5th-95th percentile of "
+            "its cross-validated error on the stack's published peaks, each source's model left out of its own "
+            "fit); fits = the range's upper end fits 95 % of the card")  # fmt: skip
+
+
+def summary_lines(advice: Any) -> list[str]:
+    """The decision in words: the cheapest rental and purchase that fit, and the fastest."""
+    lines = []
+    rent, buy, fast = advice.cheapest_rental(), advice.cheapest_purchase(), advice.fastest()
+    if rent is not None:
+        lines.append(f"Cheapest rented: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}): "
+                     f"{fmt_duration(rent.seconds)} (up to {fmt_duration(rent.high)}), ${rent.rental_cost_usd:,.2f} "
+                     "for the run at the range's upper end")  # fmt: skip
+    if buy is not None:
+        lines.append(f"Cheapest to buy that fits: {buy.name} (${buy.price_usd:,.0f}): {fmt_duration(buy.seconds)} "
+                     f"({fmt_duration(buy.low)} to {fmt_duration(buy.high)})")  # fmt: skip
+    if fast is not None:
+        lines.append(f"Fastest that fits: {fast.name}: {fmt_duration(fast.seconds)} "
+                     f"({fast.tokens_per_second:,.0f} tokens/s)")  # fmt: skip
+    cheaper = advice.cheapest_with_choices()
+    if cheaper is not None and cheaper.ladder is not None and cheaper.ladder.fits is not None:
+        rung = cheaper.ladder.fits
+        cost = "no slower" if rung.slowdown <= 1.005 else f"about {(rung.slowdown - 1) * 100:.0f} % slower"
+        lines.append(f"Cheaper with the stack's choices changed: {cheaper.name} (${cheaper.price_usd:,.0f}) fits with "
+                     f"{' and '.join(str(m) for m in rung.moves)}: {rung.footprint.total_gb:.1f} GB (up to "
+                     f"{rung.footprint.high_gb:.1f}), {cost}")  # fmt: skip
+    if not advice.fitting() and cheaper is None:
+        lines.append("None of these GPUs fits this job with room to spare, even with the stack's memory-saving "
+                     "choices: the rows say the nearest ways (QLoRA, a shorter sequence, several GPUs sharded)")
+    return lines
+
+
+def choice_reason(choice: Any) -> str:
+    """Why the choice chose its option, or none (:class:`advisor.llm.advice.ChoiceWhy`)."""
+    from advisor.llm.advice import ChoiceWhy  # the LLM layer, no framework
+
+    within = f" within ${choice.budget:,.0f}" if choice.budget is not None else ""
+    return {
+        ChoiceWhy.RENTED: "rented: the cheapest way to run it",
+        ChoiceWhy.FASTEST: "the fastest that fits" + within,
+        ChoiceWhy.CHEAPEST: "the cheapest to buy that fits" + within,
+        ChoiceWhy.NONE_FOR_SALE: "nothing that fits is for sale within the budget",
+        ChoiceWhy.NONE_FITS: "no catalog GPU fits this job with room to spare: QLoRA, checkpointing or a shorter "
+                             "sequence",
+    }[choice.why]  # fmt: skip
+
+
+def choice_lines(choice: Any) -> list[str]:
+    """The choice in words."""
+    best, rent = choice.best, choice.rent
+    if best is None:
+        return [f"No recommendation ({choice.goal}): {choice_reason(choice)}."]
+    cost = (f"${best.rental_cost_usd:,.2f} for the run at ${best.rental_usd_per_hour:,.2f}/h"
+            f" ({best.rental_provider})" if choice.goal == Goal.COST and best.rental_cost_usd else
+            f"${best.price_usd:,.0f} to buy")  # fmt: skip
+    lines = [f"Best ({choice.goal}): {best.name}, {choice_reason(choice)}: {cost}; {fmt_duration(best.seconds)} a run "
+             f"({fmt_duration(best.low)} to {fmt_duration(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
+             f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
+             f"{best.gpu.value('memory_gb'):g}" + (", activation checkpointing on" if best.checkpointing else "")]
+    if choice.break_even_runs is not None and rent is not None:
+        lines.append(f"Renting instead: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}), "
+                     f"about ${rent.rental_cost_usd:,.2f} a run: buying pays for itself after "
+                     f"{choice.break_even_runs:,.0f} runs (energy not counted)")  # fmt: skip
+    return lines
+
+
+def choice_record(choice: Any) -> dict[str, Any]:
+    """``recommend --model-config --json``."""
+    return {"goal": choice.goal, "reason": choice_reason(choice),
+            "best": option_record(choice.best) if choice.best else None,
+            "rent": option_record(choice.rent) if choice.rent else None,
+            "break_even_runs": choice.break_even_runs, "lines": choice_lines(choice)}  # fmt: skip

@@ -4,22 +4,52 @@ sentences :mod:`advisor.render.prose` writes beside them (the reason, the rental
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import pandas as pd
 
 from advisor.decision.analysis import (
     DEVICE_KEYS,
+    ESTIMATE_KEYS,
     OPTION_KEYS,
     ROW_KEYS,
     Comparison,
     Recommendation,
-    row_record,
     with_baseline_figures,
-    with_estimate_keys,
 )
 from advisor.format.formatting import missing
-from advisor.render import prose
+from advisor.format.vocabulary import Source
+from advisor.render import basis, prose
+
+
+def _machines(row: pd.Series) -> int:
+    workers = row.get("scaling_workers")
+    return int(workers) if workers is not None and not pd.isna(workers) else 1
+
+
+# Record keys worked out from a row's columns (the rest are the columns themselves).
+_RECORD_FIGURES: dict[str, Any] = {"devices": lambda row: int(row.get("device_count") or 1), "machines": _machines,
+                                   "basis": lambda row: basis.sentence(row.get("basis")),
+                                   "basis_parts": lambda row: basis.record(row.get("basis"))}  # fmt: skip
+
+
+def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:
+    """A result row as a JSON-ready dict (NaN becomes None)."""
+    record = {}
+    for key in keys:
+        value = _RECORD_FIGURES[key](row) if key in _RECORD_FIGURES else row.get(key)
+        if isinstance(value, float) and math.isnan(value):
+            value = None
+        elif hasattr(value, "item"):
+            value = value.item()
+        record[key] = value
+    return record
+
+
+def with_estimate_keys(row: pd.Series, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """An estimated row's JSON carries its range (and, for catalog estimates, its bound and basis)."""
+    return keys + ESTIMATE_KEYS if row.get("source") == Source.ESTIMATED else keys
 
 
 def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:

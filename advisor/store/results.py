@@ -48,8 +48,7 @@ FRAME_COLUMNS = (
     "low",  # an estimated time's range (catalog estimates, --quick totals); NaN for measured and quoted times
     "high",
     "bound",  # catalog estimates: arithmetic, memory or per-step
-    "basis",  # catalog estimates: the calibration it rests on
-    "basis_parts",  # catalog estimates: the same by part (perfmodel.Basis)
+    "basis",  # catalog estimates: what it rests on, by part (perf.basis.Basis; render.basis writes its sentence)
     "catalog_id",  # catalog estimates: the GPU's catalog id
     "measured_power_watts",  # the average power measure read during the run (results[].power.average_watts)
     "backend",  # the Keras backend (or framework) that trained
@@ -246,7 +245,6 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
                 "high": seconds + error if estimated else math.nan,
                 "bound": None,
                 "basis": None,
-                "basis_parts": None,
                 "catalog_id": None,
                 "measured_power_watts": _float_or_nan(result.power.average_watts if result.power else None),
                 **_scaling_columns(result.scaling),
