@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import hypothesis.configuration
 import pytest
 
 import helpers
@@ -28,9 +29,22 @@ if sys.dont_write_bytecode:
     os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 
 
+# Hypothesis keeps its example database and its caches in .hypothesis/ of the working folder: the tests keep them
+# in the temporary folder instead, so that no test writes into the checkout.
+hypothesis.configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "advisor-tests-hypothesis")
+
+
+# What Python and pytest themselves keep beside the sources (bytecode, pytest's cache): not a test's writing.
+TOOLS_OWN = {"__pycache__", ".pytest_cache"}
+
+
 def _checkout_profiles_state() -> dict[str, tuple[int, int]]:
-    """The checkout's profiles folder, hidden files included: each name's size and modification time."""
-    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in CHECKOUT_PROFILES.iterdir() if p.is_file()}
+    """The checkout's profiles folder, hidden files included: each name's size and modification time; and the names
+    at the checkout's top and in its tests folder (a test's output left there: a screenshot folder, a database)."""
+    state = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in CHECKOUT_PROFILES.iterdir() if p.is_file()}
+    for folder in (helpers.ROOT, helpers.ROOT / "tests"):
+        state |= {str(p.relative_to(helpers.ROOT)): (0, 0) for p in folder.iterdir() if p.name not in TOOLS_OWN}
+    return state
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,12 +58,12 @@ CHECKOUT_STATE = pytest.StashKey[dict]()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """No test writes into the checkout: a file added to or changed in its profiles folder (an index, a profile)
-    fails the run, naming it."""
+    """No test writes into the checkout: a file added to or changed in its profiles folder (an index, a profile), or
+    a new entry at its top or in its tests folder, fails the run, naming it."""
     before, after = session.config.stash[CHECKOUT_STATE], _checkout_profiles_state()
     changed = sorted(name for name in after if before.get(name) != after[name])
     if changed:
-        print(f"\ntests wrote into the checkout's profiles folder: {', '.join(changed)}", file=sys.stderr)
+        print(f"\ntests wrote into the checkout: {', '.join(changed)}", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

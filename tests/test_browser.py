@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -30,7 +31,8 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a real streamlit server and headless Chromium
 
-ARTIFACTS = ROOT / "tests" / "artifacts"
+# Screenshots go to the temporary folder (never into the checkout), or where ADVISOR_ARTIFACTS says (a CI's upload)
+ARTIFACTS = Path(os.environ.get("ADVISOR_ARTIFACTS") or Path(tempfile.gettempdir()) / "advisor-artifacts")
 
 
 def free_port() -> int:
@@ -118,7 +120,7 @@ def best_upgrade(page) -> str:
 
 
 def keep_screenshot(page, name: str) -> None:
-    """Screenshots go to tests/artifacts; ADVISOR_UPDATE_SCREENSHOT=1 also refreshes the README's docs/app.png."""
+    """Screenshots go to ARTIFACTS; ADVISOR_UPDATE_SCREENSHOT=1 also refreshes the README's docs/app.png."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / name), full_page=False)
     if name == "app.png" and os.environ.get("ADVISOR_UPDATE_SCREENSHOT") == "1":
