@@ -526,7 +526,8 @@ def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog
         if found.widths.summary:
             st.dataframe(pd.DataFrame(list(found.widths.summary)), hide_index=True)
         if found.not_estimated:
-            st.text("\n".join(f"Not estimated: {e.device.name} {e.precision}: {e.reason}" for e in found.not_estimated))
+            st.text("\n".join(f"Not estimated: {e.device.name} {e.precision}: {render_basis.words(e.no_peak)}"
+                               for e in found.not_estimated))
 
 
 def chosen_model(preset: str | None, config_upload) -> tuple[llm_config.ModelConfig | None, str]:

@@ -60,8 +60,9 @@ def test_the_model_reproduces_its_calibration_results_within_its_stated_error(sh
 
 def test_a_gpu_without_the_precisions_hardware_gets_no_estimate(shipped_frame, shipped_catalog):
     found = estimates.estimate_catalog(shipped_frame, shipped_catalog, POST)
-    missing = {(e.device.catalog_id, e.precision): e.reason for e in found.not_estimated}
-    assert "no tensor cores" in missing[("gtx-1080-ti", "mixed_float16")]
+    missing = {(e.device.catalog_id, e.precision): e.no_peak for e in found.not_estimated}
+    assert "no tensor cores" in missing[("gtx-1080-ti", "mixed_float16")].note
+    assert "no tensor cores" in render_basis.words(missing[("gtx-1080-ti", "mixed_float16")])
     assert ("b200", "float32") in missing  # its float32 peak is not sourced: no guess
     assert not ((found.rows["catalog_id"] == "gtx-1080-ti") & (found.rows["precision"] == "mixed_float16")).any()
 

@@ -71,7 +71,7 @@ class JobOption:
 class JobAdvice:
     job: TrainingJob
     options: tuple[JobOption, ...]
-    missing: tuple[str, ...]  # GPUs with no estimate, and why
+    missing: tuple[Any, ...]  # the GPUs with no estimate (perfmodel.Estimate, each saying why)
 
     def fitting(self) -> list[JobOption]:
         return [o for o in self.options if o.verdict == memory.Fit.FITS]
@@ -134,7 +134,7 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
                                             keep_covered=True, devices=counts)  # fmt: skip
         found = estimates.estimate_catalog(frame, catalog, request, samples=samples)
         estimated = set(found.rows["catalog_id"]) if not found.rows.empty else set()
-        missing.extend(f"{e.device.name}: {e.reason}" for e in found.not_estimated
+        missing.extend(e for e in found.not_estimated
                        if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1])  # fmt: skip
         by_gpu: dict[tuple[str, int], dict[str, Any]] = {}
         for row in found.rows.to_dict("records"):

@@ -199,6 +199,15 @@ class NoFp8:
     fitted: tuple[str, ...]  # the architectures it covers
 
 
+@dataclass(frozen=True)
+class NoPeak:
+    """Why a GPU has no estimate in a precision: the catalog lacks its ``peak`` (and the catalog's note on it)."""
+
+    peak: str  # the peak's label, e.g. "bfloat16"
+    device: str
+    note: str = ""
+
+
 Calibration = CatalogCalibration | MachineCalibration | Fp8Calibration
 Situation = CatalogSituation | LanguageModelSituation | Fp8Situation
 Range = SituationRange | LanguageModelRange | Fp8Range

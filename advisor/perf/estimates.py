@@ -247,8 +247,8 @@ def _gpu_rows(gpu: Any, precision: str, request: EstimateRequest, setting: _Sett
     estimate = _with_wait(computing, s.wait)
     if estimate.seconds is None:
         peak = gpu.specs[PEAK_FIELDS[precision]]
-        why = f" ({peak.note})" if peak.note else ""
-        missing.append(dataclasses.replace(estimate, reason=estimate.reason + why))
+        no_peak = dataclasses.replace(estimate.no_peak, note=peak.note or "")
+        missing.append(dataclasses.replace(estimate, no_peak=no_peak))
         return
     room = _memory(s.spec, precision, gpu, s.observed.get(precision))
     if 1 in request.devices:
@@ -370,8 +370,8 @@ def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device
     tracked job's counted operations), never below the host's launches, and their quoted range where they decide."""
     predicted = fit.estimate(work, device, precision, workload)
     if predicted is None:
-        reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
-        return perfmodel.Estimate(device, precision, None, None, None, None, basis.Basis(common), reason)
+        return perfmodel.Estimate(device, precision, None, None, None, None, basis.Basis(common),
+                                  basis.NoPeak(device.peak_label(precision), device.name))  # fmt: skip
     seconds, bound = predicted
     situation = fit.situation(device, workload, precision)
     width, how = crossval.width_for(widths.half_widths, situation, widths.fallback)

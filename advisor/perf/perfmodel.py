@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from advisor.format.vocabulary import Bound, DeviceKind, DType, Precision, WorkloadKind, words
-from advisor.perf.basis import Basis, ClauseRecord, MachineCalibration
+from advisor.perf.basis import Basis, ClauseRecord, MachineCalibration, NoPeak
 from advisor.perf.workload import lstm_step_flops
 from advisor.store.catalog import Gpu
 
@@ -377,8 +377,8 @@ def fit(points: tuple[Point, ...]) -> Params:
 
 @dataclass(frozen=True)
 class Estimate:
-    """An estimate of a device's total for the work, or why there is none (``seconds`` None); ``parts``: what it
-    rests on, by part (a measured machine's: its calibration alone)."""
+    """An estimate of a device's total for the work, or why there is none (``seconds`` None, ``no_peak``); ``basis``:
+    what it rests on, by part (a measured machine's: its calibration alone)."""
 
     device: Device
     precision: str
@@ -387,7 +387,7 @@ class Estimate:
     high: float | None
     bound: str | None
     basis: Basis
-    reason: str = ""
+    no_peak: NoPeak | None = None  # why there is no estimate
 
     def with_clause(self, clause: ClauseRecord, **changes) -> Estimate:
         """The estimate with a clause added to its basis and ``changes``."""
@@ -423,8 +423,8 @@ class Model:
     def estimate(self, work: Work, device: Device, precision: str) -> Estimate:
         predicted = predict(work, device, precision, self.params)
         if predicted is None:
-            reason = f"no {device.peak_label(precision)} peak in the catalog for {device.name}"
-            return Estimate(device, precision, None, None, None, None, Basis(self.basis(work)), reason)
+            return Estimate(device, precision, None, None, None, None, Basis(self.basis(work)),
+                            NoPeak(device.peak_label(precision), device.name))  # fmt: skip
         seconds, bound = predicted
         width, wider = self._width(work, device, precision, bound)
         return Estimate(device, precision, seconds, seconds * math.exp(-width), seconds * math.exp(width), bound,

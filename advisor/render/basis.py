@@ -22,6 +22,7 @@ from advisor.perf.basis import (
     MachineCalibration,
     Mirrored,
     NoFp8,
+    NoPeak,
     RangeMethod,
     Several,
     Sharded,
@@ -201,6 +202,11 @@ def _split(part: Split) -> str:
 def _no_fp8(part: NoFp8) -> str:
     return (f"FP8 is not estimated on {part.architecture} (the tuned FP8 stack's runs are of "
             f"{' and '.join(part.fitted)}): the 16-bit time")
+
+
+@words.register
+def _no_peak(part: NoPeak) -> str:
+    return f"no {part.peak} peak in the catalog for {part.device}" + (f" ({part.note})" if part.note else "")
 
 
 def situation(basis: Any) -> str:

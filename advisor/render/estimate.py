@@ -55,7 +55,7 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list |
         lines.append(f"Several GPUs: {words}.")
     for missing_estimate in found.not_estimated:
         lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
-                     f"{missing_estimate.reason}")  # fmt: skip
+                     f"{basis.words(missing_estimate.no_peak)}")  # fmt: skip
     for estimate in machines or []:
         if estimate.seconds is not None:
             lines.append(

@@ -87,7 +87,8 @@ def job_advice_text(advice: Any) -> str:
         *summary_lines(advice),
     ]
     if advice.missing:
-        head.append(f"Not estimated: {'; '.join(advice.missing[:5])}" + (" ..." if len(advice.missing) > 5 else ""))
+        said = [f"{e.device.name}: {basis.words(e.no_peak)}" for e in advice.missing[:5]]
+        head.append(f"Not estimated: {'; '.join(said)}" + (" ..." if len(advice.missing) > 5 else ""))
     return "\n".join(head)
 
 
