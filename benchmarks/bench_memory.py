@@ -100,7 +100,9 @@ published = frame[(frame["source"] == "quoted") & frame["workload_spec"].map(lam
 cases = []
 for row in published.to_dict("records"):
     gpu = catalog.match(str(row["device_name"]))
-    if gpu is not None and gpu.value("memory_gb") is not None:
+    described = memory.predict(row["workload_spec"], row["precision"], "gpu") is not None  # a language-model job:
+    # its memory is advisor.llm.memory's (python -m advisor.llm.validation checks it on published peaks)
+    if gpu is not None and gpu.value("memory_gb") is not None and described:
         batch = int(row["batch_size"]) if row["batch_size"] == row["batch_size"] else None
         cases.append((row["workload_name"], row["workload_spec"], row["precision"], batch, gpu.value("memory_gb")))
 
@@ -109,7 +111,7 @@ def use(case: tuple, factor: float | None = None) -> float:
     """The predicted share of the GPU's usable memory the published batch takes."""
     _, spec, precision, batch, capacity = case
     return memory.predict(spec, precision, "gpu", batch=batch, activation_factor=factor).total_gb / (
-        capacity * memory.USABLE
+        memory.card_gb(capacity) * memory.USABLE
     )
 
 

@@ -173,9 +173,29 @@ def test_the_memory_model_counts_weights_optimizer_and_activations():
     assert mixed.activation_gb == pytest.approx(big.activation_gb / 2)  # 16-bit activations
     sgd = memory.predict({**lstm, "optimizer": "sgd"}, "float32", "gpu", batch=1)
     assert sgd.static_gb < one.static_gb
-    fits = memory.largest_batch(lstm, "float32", 24.0)
-    assert memory.predict(lstm, "float32", "gpu", batch=fits).total_gb <= 24.0 * memory.USABLE
-    assert memory.predict(lstm, "float32", "gpu", batch=fits + 1).total_gb > 24.0 * memory.USABLE
+    fits = memory.largest_batch(lstm, "float32", 24.0)  # a "24 GB" card: 24 GiB, 25.77 decimal GB
+    usable = memory.card_gb(24.0) * memory.USABLE
+    assert memory.card_gb(24.0) == pytest.approx(24 * 2**30 / 1e9)
+    assert memory.predict(lstm, "float32", "gpu", batch=fits).total_gb <= usable
+    assert memory.predict(lstm, "float32", "gpu", batch=fits + 1).total_gb > usable
+
+
+def test_a_language_model_jobs_memory_is_the_language_model_memory_models_alone(shipped_frame, capsys):
+    """A published language-model workload's description says its tokens and parameters, not its method or stack:
+    the plain memory model, which would count a full fine-tuning's states for a LoRA run (Qwen 7B LoRA at 1,024
+    tokens: 144 GB on the 80 GB A100 it ran on), says nothing; estimate --model-config answers with
+    advisor.llm.memory. A peak published with the run still counts (the measured floor)."""
+    from advisor.llm.job import FAMILY
+    from advisor.perf import memory
+
+    jobs = shipped_frame[shipped_frame["workload_spec"].map(lambda s: s.get("family") == FAMILY)]
+    assert len(jobs) > 50
+    assert all(memory.predict(spec, "mixed_bfloat16", "gpu") is None for spec in jobs["workload_spec"])
+    name = "Qwen 7B (v1), LoRA rank 64 on all linear layers, 1,024 tokens x 1, adamw, activation checkpointing"
+    assert main(["estimate", "--workload", name, "--gpu", "a100-80gb-sxm4", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(row["fits"] for row in rows)
+    assert all(row["memory_gb"] is None or row["memory_gb"] < 80 for row in rows)
 
 
 def test_an_option_that_cannot_hold_the_workload_is_never_recommended(capsys):

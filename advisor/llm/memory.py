@@ -30,19 +30,14 @@ from functools import lru_cache
 from importlib import resources
 
 from advisor.errors import AdvisorError
-from advisor.format.units import CARD_BYTES_PER_STATED_GB
 from advisor.llm.job import OPTIMIZER_STATE_BYTES, Loss, Method, StatePlace, TrainingJob, activation_values_per_token
+from advisor.perf.memory import USABLE, card_gb  # one usable share and one card size for every memory model
 from advisor.store.parse import safe_load
 
 GB = 1e9
 FIT_FILE = "llm_memory_fit.yaml"
 FIT_VERSION = 1
-USABLE = 0.95  # the share of a GPU's memory a run can use (the driver, a display, fragmentation keep the rest)
 
-
-def card_gb(capacity_gb: float) -> float:
-    """A card's memory in decimal GB, from its datasheet's (binary) figure: 24 -> 25.77."""
-    return capacity_gb * CARD_BYTES_PER_STATED_GB
 # NF4: half a byte a weight and an fp32 scale per 64 weights; with double quantization the scales in 8 bits, an
 # fp32 scale per 256 of them (bitsandbytes' bnb_4bit_use_double_quant, torchao's NF4 scaler blocks)
 QUANTIZED_BYTES = {False: 0.5 + 4 / 64, True: 0.5 + 1 / 64 + 4 / (64 * 256)}

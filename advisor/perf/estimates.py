@@ -288,7 +288,7 @@ def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None
     total = max(footprint.total_gb if footprint else 0.0,
                 observed_gb + memory.OVERHEAD_GB[DeviceKind.GPU] if observed_gb is not None else 0.0)  # fmt: skip
     largest = float(memory.largest_batch(spec, precision, capacity)) if footprint else math.nan
-    return {"memory_gb": total, "fits": total <= capacity * memory.USABLE, "largest_batch": largest}
+    return {"memory_gb": total, "fits": total <= memory.card_gb(capacity) * memory.USABLE, "largest_batch": largest}
 
 
 # Workloads that train with Keras: tf.distribute.MirroredStrategy splits the global batch over the GPUs and

@@ -20,7 +20,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.format.units import CARD_BYTES_PER_STATED_GB
 from advisor.format.vocabulary import DeviceKind, Precision, WorkloadKind
+from advisor.llm.job import FAMILY as LANGUAGE_MODEL_FAMILY
 
 GB = 1e9
 # Optimizer states per parameter (each the size of the weights). SGD counts its momentum buffer (the published
@@ -30,11 +32,18 @@ OPTIMIZER_STATES = {"adam": 2, "adamw": 2, "nadam": 2, "adamax": 2, "lamb": 2, "
 DEFAULT_STATES = 2  # an optimizer not in the table: as Adam
 # Activations kept per described activation (the inputs saved for the backward pass, masks; in-place layers keep
 # none), and the framework's own memory, per device kind. GPU: the largest factor at which 95 % of the published
-# per-GPU batches fit (0.66; the CUDA context and workspaces taken as 0.8 GB, not measured here); CPU: fitted on
-# the runs measured here (benchmarks/bench_memory.py, 2026-12-01).
-ACTIVATION_FACTOR = {DeviceKind.GPU: 0.66, DeviceKind.CPU: 1.45}
+# per-GPU batches fit their card's memory (0.71, the card's binary GB counted as the decimal GB they are; the CUDA
+# context and workspaces taken as 0.8 GB, not measured here); CPU: fitted on the runs measured here
+# (benchmarks/bench_memory.py, 2026-12-01; the GPU factor refitted 2026-12-03).
+ACTIVATION_FACTOR = {DeviceKind.GPU: 0.71, DeviceKind.CPU: 1.45}
 OVERHEAD_GB = {DeviceKind.GPU: 0.8, DeviceKind.CPU: 0.135}
-USABLE = 0.95  # the share of a GPU's memory a training run can use (drivers and display keep the rest)
+USABLE = 0.95  # the share of a GPU's memory a training run can use (the driver, a display, fragmentation keep the rest)
+
+
+def card_gb(capacity_gb: float) -> float:
+    """A card's memory in decimal GB (what every prediction counts), from its datasheet's binary figure: 24 -> 25.77."""
+    return capacity_gb * CARD_BYTES_PER_STATED_GB
+
 # Bytes per output value at the loss, in either precision: the output in float32 (Keras keeps an output layer
 # float32 under a mixed policy; a 16-bit output and its float32 copy cost as much), the loss's float32 intermediate
 # it keeps for the backward pass (the log of a softmax), and the output's float32 gradient. Arithmetic: no factor.
@@ -107,7 +116,10 @@ def predict(
     overhead_gb: float | None = None,
 ) -> Footprint | None:
     """The peak training memory of the workload (at its batch per device, or ``batch``); None when its parameters
-    or activations are unknown."""
+    or activations are unknown, and for a language-model job: its memory is :mod:`advisor.llm.memory`'s, which
+    needs what the description leaves out (the method, the adapters, the training stack)."""
+    if spec.get("family") == LANGUAGE_MODEL_FAMILY:
+        return None
     if spec.get("kind") == WorkloadKind.TRACKED:
         return _tracked(spec, precision, device_kind, batch, overhead_gb)
     weights, activations = parameters(spec), activations_per_sample(spec)
@@ -148,9 +160,10 @@ def _tracked(spec: dict[str, Any], precision: str, device_kind: str, batch: int 
 
 
 def largest_batch(spec: dict[str, Any], precision: str, memory_gb: float) -> int:
-    """The largest batch whose footprint fits ``memory_gb`` (x USABLE); 0 when not even one sample does."""
+    """The largest batch whose footprint fits a card of ``memory_gb`` (its datasheet's figure; x USABLE); 0 when not
+    even one sample does."""
     one = predict(spec, precision, batch=1)
     if one is None:
         return 0
-    room = memory_gb * USABLE - one.static_gb - one.overhead_gb
+    room = card_gb(memory_gb) * USABLE - one.static_gb - one.overhead_gb
     return max(0, math.floor(room / one.activation_gb)) if one.activation_gb > 0 else 10**9
