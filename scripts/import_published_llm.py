@@ -57,16 +57,17 @@ LITGPT_TABLE = ("LitGPT 2023 resource table: finetune_lora defaults of LitGPT 86
 LITGPT_HUB = ("LitGPT config hub: config_hub/finetune/<model>/{lora,qlora,full}.yaml (lora_r 32 on query and "
               "value, precision bf16-true, max_seq_length 512; read at Lightning-AI/litgpt 08bf15dd76)")  # fmt: skip
 FACTORY = ("LLaMA-Factory's benchmark in Unsloth's README: LoRA rank 8 on q_proj and v_proj (LLaMA-Factory's "
-           "lora_target default then), batch 4, max length 1,024, gradient checkpointing on (LLaMA-Factory's "
-           "default); the A100's variant is not stated (40 GB taken); the rows without FlashAttention-2 left out")
+           "lora_target default then), batch 4, gradient accumulation 2, max length 1,024, gradient checkpointing "
+           "on (LLaMA-Factory's default); the A100's variant is not stated (40 GB taken); the rows without "
+           "FlashAttention-2 left out")
 MAX_CONTEXT = ("Unsloth's README table of the longest context that fits a VRAM budget: QLoRA rank 32 on every "
                "linear layer, batch 1, sequences padded to the length; the peak is the budget (an upper bound of "
                "the run's own peak) at that length, in decimal GB (a card's stated GB are binary: 8 GB = 8.59e9 "
                "bytes); Hugging Face + FA2 with gradient checkpointing on")
 QWEN = ("Qwen v1 finetune.py as its README's profiling states: LoRA rank 64 on c_attn, c_proj, w1 and w2 (every "
-        "linear layer), gradient checkpointing on, bf16 mixed precision (fp32 master weights and AdamW), "
-        "FlashAttention-2; Q-LoRA on the Int4 (GPTQ) model; the Transformers Trainer over Qwen's own modelling "
-        "code, whose cross-entropy runs on the bf16 logits (no fp32 copy)")  # fmt: skip
+        "linear layer), batch size 1 and gradient accumulation 8, gradient checkpointing on, bf16 mixed precision "
+        "(fp32 master weights and AdamW), FlashAttention-2; Q-LoRA on the Int4 (GPTQ) model; the Transformers "
+        "Trainer over Qwen's own modelling code, whose cross-entropy runs on the bf16 logits (no fp32 copy)")
 
 
 def _litgpt_table(row: dict) -> dict | None:
@@ -94,7 +95,7 @@ def _qwen(row: dict) -> dict | None:
         return None
     return {"method": kind, "seq_len": row["seq_len"], "lora_rank": 64, "lora_targets": ",".join(ALL_LINEAR),
             "pure_16bit": False, "checkpointing": True, "stack": "hf-trainer", "loss": "16bit-logits",
-            "settings": QWEN}  # fmt: skip
+            "grad_accum": 8, "settings": QWEN}  # fmt: skip
 
 
 def _llama_factory(row: dict) -> dict | None:
@@ -104,7 +105,7 @@ def _llama_factory(row: dict) -> dict | None:
     unsloth = "Unsloth" in row["method"]
     return {"method": kind, "seq_len": int(row["seq_len"]), "lora_rank": 8, "lora_targets": "q_proj,v_proj",
             "pure_16bit": False, "checkpointing": True, "stack": "unsloth" if unsloth else "hf-trainer",
-            "activation_offloading": False, "gpu": "a100-40gb-sxm4", "settings": FACTORY}  # fmt: skip
+            "activation_offloading": False, "gpu": "a100-40gb-sxm4", "grad_accum": 2, "settings": FACTORY}  # fmt: skip
 
 
 def _max_context(row: dict) -> dict | None:

@@ -121,16 +121,27 @@ class Footprint:
     high_factor: float
     host_gb: float = 0.0  # what the stack keeps in the host's memory instead (paged or offloaded states, activations)
     loading_gb: float = 0.0  # a stack that quantizes on the GPU: the 16-bit weights there while loading
+    gradients_apart: bool = False  # the gradients exist only in the backward pass and the step (see gradient_phases)
+
+    @property
+    def floor_static_gb(self) -> float:
+        """What the job's numbers decide alone at the peaks the activations are not part of: the loading (the 16-bit
+        weights before they are quantized), and, where the gradients peak apart, the end of the backward pass
+        (weights, gradients and optimizer state, the activations freed); 0 where neither applies."""
+        backward = self.weights_gb + self.gradients_gb + self.optimizer_gb if self.gradients_apart else 0.0
+        return max(self.loading_gb, backward)
 
     @property
     def _floor_gb(self) -> float:
-        """The loading's peak (with the framework's own): the footprint is never below it."""
-        return self.loading_gb + self.overhead_gb if self.loading_gb else 0.0
+        """Those peaks with the framework's own: the footprint is never below them."""
+        return self.floor_static_gb + self.overhead_gb if self.floor_static_gb else 0.0
 
     @property
     def static_gb(self) -> float:
-        """What the job's numbers decide alone: weights, gradients and optimizer state."""
-        return self.weights_gb + self.gradients_gb + self.optimizer_gb
+        """What the job's numbers decide alone beside the activations: weights, optimizer state and the gradients
+        held during the forward pass (all of them, or none where they peak apart)."""
+        held = 0.0 if self.gradients_apart else self.gradients_gb
+        return self.weights_gb + held + self.optimizer_gb
 
     @property
     def fitted_gb(self) -> float:
@@ -265,7 +276,19 @@ def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = N
         gradients, optimizer, loading = gradients / split.model, optimizer / everywhere, loading / split.model
     return Footprint(weights / GB, gradients / GB, optimizer / GB,
                      factor * activation_bytes(job) / split.tensor / GB, overhead_gb,
-                     fitted.range_low, fitted.range_high, host_bytes(job, pure_16bit) / GB, loading / GB)  # fmt: skip
+                     fitted.range_low, fitted.range_high, host_bytes(job, pure_16bit) / GB, loading / GB,
+                     gradient_phases(job))  # fmt: skip
+
+
+def gradient_phases(job: TrainingJob) -> bool:
+    """Whether the activations and the gradients peak apart: the forward pass keeps the activations and holds no
+    gradient (each optimizer step frees them: ``zero_grad(set_to_none=True)``, PyTorch's default), the backward pass
+    frees the activations layer by layer as it makes the gradients, so the peak is the larger of the two, never their
+    sum. Not with gradient accumulation (the earlier micro-batches' gradients are held through the next forward
+    pass), nor in a stack that keeps every gradient in one buffer for the run (Megatron), nor with the step in the
+    backward pass (one parameter's gradient at a time: counted beside the activations)."""
+    return job.grad_accum == 1 and not job.persistent_gradients and not job.optimizer_in_backward
+
 
 
 def _room_for_activations(one: Footprint, capacity_gb: float) -> float:

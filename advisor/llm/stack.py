@@ -121,6 +121,7 @@ class Stack:
     sources: dict[str, str]
     loads_16bit: bool = False  # QLoRA's 16-bit weights on the GPU while loading, before they are quantized
     double_quant: bool = False  # QLoRA's 4-bit blocks' scales quantized too
+    persistent_gradients: bool = False  # every gradient kept in one buffer allocated for the whole run
 
     def choices_for(self, method: Method) -> Choices:
         return self.full if method == Method.FULL else self.choices
@@ -128,6 +129,10 @@ class Stack:
 
 def _choices(entry: dict[str, Any], base: Choices, where: str) -> Choices:
     return replace(base, **{name: BY_NAME[name].parse(value, f"{where}.{name}") for name, value in entry.items()})
+
+
+# What a stack does that is not a choice of the job (no flag overrides it), each a field of the stack's entry
+FLAGS = ("loads_16bit", "double_quant", "persistent_gradients")
 
 
 @lru_cache(maxsize=1)
@@ -139,7 +144,7 @@ def load_stacks() -> tuple[str, str, dict[str, Stack]]:
         raise AdvisorError(f"{where}: stacks_version must be {STACKS_VERSION}")
     stacks = {}
     for name, entry in data["stacks"].items():
-        known = set(BY_NAME) | {"title", "full", "sources", "loads_16bit", "double_quant"}
+        known = set(BY_NAME) | {"title", "full", "sources", *FLAGS}
         unknown = set(entry) - known
         if unknown:
             raise AdvisorError(f"{where}: stacks.{name}: unknown field(s) {sorted(unknown)}")
@@ -149,7 +154,7 @@ def load_stacks() -> tuple[str, str, dict[str, Stack]]:
         own = _choices({k: v for k, v in entry.items() if k in BY_NAME}, Choices(), f"{where}: stacks.{name}")
         full = _choices(entry.get("full") or {}, own, f"{where}: stacks.{name}.full")
         stacks[name] = Stack(name, entry["title"], own, full, dict(entry.get("sources") or {}),
-                             bool(entry.get("loads_16bit", False)), bool(entry.get("double_quant", False)))
+                             **{flag: bool(entry.get(flag, False)) for flag in FLAGS})
     if data["default"] not in stacks:
         raise AdvisorError(f"{where}: default {data['default']!r} is not one of the stacks")
     return data["default"], " ".join(str(data["default_why"]).split()), stacks
@@ -187,8 +192,8 @@ def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     return replace(job, checkpointing=choices.checkpointing, loss=choices.loss,
                    activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
                    optimizer_in_backward=choices.optimizer_in_backward, optimizer=choices.optimizer,
-                   fp8=choices.fp8, tensor_parallel=choices.tensor_parallel, loads_16bit=found.loads_16bit,
-                   double_quant=found.double_quant, stack=stack)  # fmt: skip
+                   fp8=choices.fp8, tensor_parallel=choices.tensor_parallel, stack=stack,
+                   **{flag: getattr(found, flag) for flag in FLAGS})  # fmt: skip
 
 
 @dataclass(frozen=True)

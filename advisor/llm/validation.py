@@ -40,6 +40,9 @@ OVERHEADS = np.linspace(0.0, 3.0, 31)
 OPTIMISM_WEIGHT = 4.0
 MIN_STACK_CASES = 3  # a stack's own constants need this many peaks (and two source-model groups)
 MIN_RANGE_CASES = 8  # a stack's own range needs this many cross-validated errors; fewer take the pooled range
+# A source that does not say how many micro-batches it accumulates is taken to accumulate several: its gradients held
+# through the forward pass, beside the activations (the larger prediction: never optimistic)
+UNSTATED_ACCUMULATION = 2
 # The stack's choices a peak's entry may state beside its own fields (its ``checkpointing`` and ``pure_16bit``)
 CASE_CHOICES = tuple(c.name for c in stack.CHOICES if c.name not in ("checkpointing", "pure_bf16"))
 
@@ -65,7 +68,8 @@ def case_of(entry: dict, presets: dict) -> Case:
     """One peak's job: the model and settings its source states, run with its stack's choices (and the ones the
     source states instead)."""
     job = job_from_options(presets[entry["model"]], entry["method"], entry["seq_len"], entry["batch"],
-                           lora_rank=entry["lora_rank"], lora_targets=entry["lora_targets"])  # fmt: skip
+                           entry.get("grad_accum", UNSTATED_ACCUMULATION), lora_rank=entry["lora_rank"],
+                           lora_targets=entry["lora_targets"])  # fmt: skip
     overrides = {k: entry[k] for k in CASE_CHOICES if k in entry}
     overrides.update(checkpointing=entry["checkpointing"], pure_bf16=entry["pure_16bit"])
     choices = stack.resolve(stack.stack_named(entry["stack"]), job.method, overrides)
@@ -88,20 +92,23 @@ def load_cases() -> tuple[Case, ...]:
 
 
 def _parts(cases: tuple[Case, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per case: the static GB, the activations' GB before the factor, the loading's GB, the published peak."""
-    static, acts, loading = [], [], []
+    """Per case: the static GB beside the activations, the activations' GB before the factor, the static GB of the
+    peaks without them (the loading, the backward pass's end: :attr:`memory.Footprint.floor_static_gb`), the
+    published peak."""
+    static, acts, floors = [], [], []
     for case in cases:
         unit = memory.predict(case.job, case.pure_16bit, factor=1.0, overhead_gb=0.0)
         static.append(unit.static_gb)
         acts.append(unit.activations_gb)
-        loading.append(unit.loading_gb)
-    return np.array(static), np.array(acts), np.array(loading), np.array([c.peak_gb for c in cases])
+        floors.append(unit.floor_static_gb)
+    return np.array(static), np.array(acts), np.array(floors), np.array([c.peak_gb for c in cases])
 
 
-def _predicted(static: np.ndarray, acts: np.ndarray, loading: np.ndarray, factor, overhead) -> np.ndarray:
-    """The model's total (broadcast over grids of constants): the training's peak, or the loading's where higher."""
+def _predicted(static: np.ndarray, acts: np.ndarray, floors: np.ndarray, factor, overhead) -> np.ndarray:
+    """The model's total (broadcast over grids of constants): the activations' peak, or the one without them (the
+    loading, the backward pass's end) where higher."""
     training = static + factor * acts + overhead
-    return np.maximum(training, np.where(loading > 0, loading + overhead, 0.0))
+    return np.maximum(training, np.where(floors > 0, floors + overhead, 0.0))
 
 
 def fit(cases: tuple[Case, ...]) -> tuple[float, float]:

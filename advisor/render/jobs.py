@@ -157,8 +157,10 @@ def _way_record(way: Any) -> dict[str, Any]:
 
 def memory_basis(footprint: Any) -> str:
     """Where a footprint's figures come from, with its stack's range."""
-    return (f"memory: weights, gradients, optimizer state, activations (as the training stack holds them) and the "
-            f"framework's own (advisor.llm.memory), fitted on published peaks; range: the activations and the "
+    apart = (" (the gradients and the activations peak apart, the larger counted: no gradient is held through the "
+             "forward pass without --grad-accum)") if footprint.gradients_apart else ""
+    return (f"memory: weights, gradients, optimizer state, activations (as the training stack holds them){apart} and "
+            f"the framework's own (advisor.llm.memory), fitted on published peaks; range: the activations and the "
             f"framework's part x {footprint.low_factor:.2f}..{footprint.high_factor:.2f} (the 5th-95th percentile of "
             "its cross-validated error on the stack's published peaks, each source's model left out of its own "
             "fit); fits = the range's upper end fits 95 % of the card")  # fmt: skip
