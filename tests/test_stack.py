@@ -122,11 +122,13 @@ def test_the_gradients_and_the_activations_peak_apart_unless_they_are_held_toget
 
 
 def test_the_stack_a_published_peak_ran_predicts_it_within_its_range_mostly():
-    """Cross-validated per stack: each stack's median published / predicted within 0.75-1.15x (the issue's target
-    is 0.9-1.15x: benchmarks/README.md says where each stack stands)."""
+    """Cross-validated per stack (each source's model predicted without its rows): each stack's median published /
+    predicted within the issue's 0.9-1.15x, torchtune's included since its Llama 3.2 3B ladder joined its 8B rows
+    (benchmarks/README.md says where each stack stands, its worst rows too)."""
     report = validation.cross_validate()
+    assert {"hf-trainer", "litgpt", "torchtune", "unsloth"} <= set(report.stacks())
     for name in report.stacks():
-        assert 0.75 <= report.median_ratio(name) <= 1.15, name
+        assert 0.9 <= report.median_ratio(name) <= 1.15, name
 
 
 def test_a_job_that_does_not_fit_gets_the_cheapest_choices_that_make_it_fit():

@@ -58,6 +58,7 @@ class Case:
     gpu_memory_gb: float
     group: str  # source and model: the unit left out together
     label: str
+    workload: str = ""  # the entry's workload, as its file names it
 
     @property
     def stack(self) -> str:
@@ -78,7 +79,7 @@ def case_of(entry: dict, presets: dict) -> Case:
     return Case(job, choices.pure_bf16, float(entry["peak_gb"]), entry["gpu"], float(entry["gpu_memory_gb"]),
                 f"{source}: {entry['model']}",
                 f"{entry['stack']} | {entry['workload']} | {entry['published_method']} | seq {entry['seq_len']} | "
-                f"batch {entry['batch']}")  # fmt: skip
+                f"batch {entry['batch']}", entry["workload"])  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -124,8 +125,9 @@ def fit(cases: tuple[Case, ...]) -> tuple[float, float]:
 
 
 def own_fit(cases: tuple[Case, ...]) -> bool:
-    """Whether these peaks (of one stack) are enough for its own constants."""
-    return len(cases) >= MIN_STACK_CASES
+    """Whether these peaks (of one stack) are enough for its own constants: ``MIN_STACK_CASES`` of them, of two
+    source-model groups at least (one model's peaks fix the two constants for that model alone)."""
+    return len(cases) >= MIN_STACK_CASES and len({c.group for c in cases}) >= 2
 
 
 def _fit_for(stack_name: str, cases: tuple[Case, ...]) -> tuple[float, float, bool]:
