@@ -378,7 +378,8 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
     left, right = st.columns(2)
     # The files are made only when a button is clicked (deferred), not on every re-run: so is the whole table.
     left.download_button(
-        "Download the table (CSV)", partial(options_csv, rec), "advisor-options.csv", "text/csv", on_click="ignore",
+        "Download the table (CSV)", partial(render_compare.options_csv, rec), "advisor-options.csv", "text/csv",
+        on_click="ignore",
     )  # fmt: skip
     right.download_button(
         "Download the recommendation (Markdown)", partial(render_compare.recommendation_markdown, rec),
@@ -404,10 +405,6 @@ def column_width(head: str, cells: Iterable[Any], extra: int = 0) -> int:
         return text_width.option_width(list(cells))
     return text_width.column_px([head, *(str(cell) for cell in cells)], extra)
 
-
-def options_csv(rec: analysis.Recommendation) -> str:
-    """Every option with its numbers, as CSV (made when the download is clicked)."""
-    return rec.options.drop(columns=["workload"]).to_csv(index=False)
 
 
 def devices_section(rec: analysis.Recommendation) -> None:

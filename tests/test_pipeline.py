@@ -163,3 +163,17 @@ def test_an_estimates_basis_is_a_record_its_sentence_is_rendered_from(shipped_fr
     split_back = re.compile(r"""basis["'\]]*\)?\.(split|partition|startswith|endswith|astype|str)\b""")
     sources = [*(ROOT / "advisor").rglob("*.py")]
     assert not [str(p) for p in sources if split_back.search(p.read_text(encoding="utf-8"))]
+
+
+def test_the_options_download_says_each_estimates_basis_in_words(shipped_frame, shipped_catalog):
+    """The app's CSV keeps the numbers and says an estimate's basis as its sentence (the frame holds the record)."""
+    import csv
+    import io
+
+    from advisor.render import compare as render_compare
+
+    rec = Advisor(shipped_frame, shipped_catalog).with_choices(include_estimates=True).recommend("post-cpu-only")
+    rows = list(csv.DictReader(io.StringIO(render_compare.options_csv(rec))))
+    estimated = [row for row in rows if row["source"] == "estimated"]
+    assert estimated and all(row["basis"].startswith("calibrated on ") for row in estimated)
+    assert not any("Basis(" in value for row in rows for value in row.values())

@@ -13,7 +13,7 @@ from advisor.decision.analysis import Comparison, Recommendation
 from advisor.format.formatting import fmt_seconds, fmt_times, fmt_usd, missing
 from advisor.format.metrics import column, markdown_definitions
 from advisor.format.vocabulary import PaybackCounts, Precision, PriceBasis, Source
-from advisor.render import prose
+from advisor.render import basis, prose
 from advisor.render.tables import Column, fmt_seconds_with_source, markdown_safe, table_frame, text_table, text_table_of
 
 COMPARE_COLUMNS: list[Column] = [
@@ -240,3 +240,9 @@ def options_display(options: pd.DataFrame) -> pd.DataFrame:
     """The options as the app shows them (text cells, units, 'unknown')."""
     records = options.to_dict("records")
     return table_frame(records, [(name, render) for name, _, render in DISPLAY_COLUMNS])
+
+
+def options_csv(rec: Recommendation) -> str:
+    """Every option with its numbers, as CSV (the app's download): an estimate's basis as its sentence."""
+    options = rec.options.drop(columns=["workload"])
+    return options.assign(basis=options["basis"].map(basis.sentence)).to_csv(index=False)
