@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -20,7 +21,10 @@ def run(*argv: str | Path, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_the_wheel_installs_and_runs_from_another_folder(tmp_path: Path):
     dist = tmp_path / "dist"
-    built = run(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "--no-build-isolation", "-w", dist,
+    # built from a copy of the sources: setuptools writes its build/ folder beside what it builds, never the checkout
+    source = shutil.copytree(ROOT, tmp_path / "source", ignore=shutil.ignore_patterns(
+        ".git", "build", "*.egg-info", "__pycache__", ".*cache", ".hypothesis", "venv", ".venv"))  # fmt: skip
+    built = run(sys.executable, "-m", "pip", "wheel", source, "--no-deps", "--no-build-isolation", "-w", dist,
                 cwd=tmp_path)  # fmt: skip
     assert built.returncode == 0, built.stderr
     wheel = next(dist.glob("advisor-*.whl"))
