@@ -119,6 +119,13 @@ def test_the_gradients_and_the_activations_peak_apart_unless_they_are_held_toget
              "source": "s"}  # fmt: skip
     assert not memory.gradient_phases(validation.case_of(entry, load_presets()).job)
     assert memory.gradient_phases(validation.case_of({**entry, "grad_accum": 1}, load_presets()).job)
+    found = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "full", "--seq-len", "4096", "--batch", "2",
+                 "--checkpointing", "off", "--gpu", "h100-sxm", "--json")  # fmt: skip
+    record = json.loads(found.stdout)[0]
+    parts = record["memory_parts_gb"]
+    assert record["gradients_apart"] and record["memory_gb"] == pytest.approx(
+        parts["weights"] + parts["optimizer"] + parts["framework"] + max(parts["gradients"], parts["activations"]),
+        abs=0.03)  # fmt: skip
 
 
 def test_the_stack_a_published_peak_ran_predicts_it_within_its_range_mostly():

@@ -109,6 +109,7 @@ def option_record(option: Any) -> dict[str, Any]:
         "memory_high_gb": round(f.high_gb, 2),
         "gpu_memory_gb": option.gpu.value("memory_gb"),
         "memory_parts_gb": {k: round(v, 2) for k, v in f.parts().items()},
+        "gradients_apart": f.gradients_apart,  # the parts peak at two moments: memory_gb is the larger, not the sum
         "largest_micro_batch": option.largest_micro_batch,
         "largest_seq_len": option.largest_seq_len,
         "seconds_estimate": option.seconds,
