@@ -184,7 +184,7 @@ def _split_basis(row: dict[str, Any], count: int, shards: int, split: memory.Spl
     if shards > 1:
         parts = parts.with_clause(basis.Sharded(count))
     if split != memory.WHOLE:
-        parts = parts.with_clause(basis.Split(split.model, split.tensor, split.pipeline, count))
+        parts = parts.with_clause(basis.Split(split.tensor, split.pipeline, count))
     return {**row, "basis": parts}
 
 

@@ -163,7 +163,8 @@ class Launch:
 
 @dataclass(frozen=True)
 class Wait:
-    """The run's measured wait for data, kept: ``seconds`` in all, ``share`` of each step."""
+    """The run's measured wait for data, kept: ``seconds`` in all, ``share`` of each step (measured on the device
+    that tracked it). No GPU shortens it: every estimate of the workload keeps the seconds."""
 
     kind: ClassVar[Clause] = Clause.WAIT
     seconds: float
@@ -180,14 +181,18 @@ class Sharded:
 
 @dataclass(frozen=True)
 class Split:
-    """The model split Megatron's way over ``model`` GPUs (``tensor`` x ``pipeline``), the optimizer's fp32 states
-    sharded over all ``count``."""
+    """The model split Megatron's way over ``tensor`` x ``pipeline`` GPUs, the optimizer's fp32 states sharded over
+    all ``count``."""
 
     kind: ClassVar[Clause] = Clause.SHARDED
-    model: int
     tensor: int
     pipeline: int
     count: int
+
+    @property
+    def model(self) -> int:
+        """The GPUs one copy of the model is split over."""
+        return self.tensor * self.pipeline
 
 
 @dataclass(frozen=True)

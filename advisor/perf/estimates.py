@@ -354,12 +354,12 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
 
 
 
-def _with_wait(estimate: perfmodel.Estimate | None, wait: DataWait | None) -> perfmodel.Estimate | None:
+def _with_wait(estimate: perfmodel.Estimate | None, wait: basis.Wait | None) -> perfmodel.Estimate | None:
     """The estimate with the run's measured wait for data added to its time and its range (Amdahl: the GPU's part
     shrinks, the wait stays)."""
     if wait is None or estimate is None or estimate.seconds is None:
         return estimate
-    return estimate.with_clause(basis.Wait(wait.seconds, wait.share), seconds=estimate.seconds + wait.seconds,
+    return estimate.with_clause(wait, seconds=estimate.seconds + wait.seconds,
                                 low=estimate.low + wait.seconds, high=estimate.high + wait.seconds)  # fmt: skip
 
 
@@ -473,18 +473,9 @@ def _or_zero(value: Any) -> float:
     return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-@dataclass(frozen=True)
-class DataWait:
-    """What a tracked workload's runs waited for data: the whole run's seconds and the share of a step (measured on
-    the device that tracked it). No GPU shortens it: every estimate of the workload keeps the seconds."""
-
-    seconds: float
-    share: float
-
-
-def data_wait(frame: pd.DataFrame, key: tuple) -> DataWait | None:
+def data_wait(frame: pd.DataFrame, key: tuple) -> basis.Wait | None:
     """The measured wait for data of a workload's tracked runs (the median of its results), None where nothing
-    was tracked or nothing waited."""
+    was tracked or nothing waited: the clause every estimate of the workload adds (no GPU shortens it)."""
     if "data_wait_seconds" not in frame.columns:
         return None
     rows = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED) & frame["data_wait_share"].notna()]
@@ -493,7 +484,7 @@ def data_wait(frame: pd.DataFrame, key: tuple) -> DataWait | None:
     share = float(rows["data_wait_share"].median())
     if share <= 0:
         return None
-    return DataWait(float(rows["data_wait_seconds"].median()), share)
+    return basis.Wait(float(rows["data_wait_seconds"].median()), share)
 
 
 def append_rows(frame: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:

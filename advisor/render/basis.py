@@ -246,4 +246,6 @@ def _part_record(part: Any) -> dict[str, Any] | None:
         return None
     kind = str(part.kind) if hasattr(part, "kind") else _KINDS[type(part)]
     figures = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(part).items()}
-    return {"kind": kind, **figures, "words": words(part)}
+    # the figures a record derives (its properties) stand in front of the ones it holds
+    derived = {name: getattr(part, name) for name, member in vars(type(part)).items() if isinstance(member, property)}
+    return {"kind": kind, **derived, **figures, "words": words(part)}
