@@ -132,6 +132,20 @@ def test_memory_is_never_optimistic_on_the_published_peaks():
     assert len(report.said_not_to_fit()) <= 2
 
 
+def test_a_peak_below_its_own_jobs_step_floor_is_set_aside_and_named():
+    """A published peak below what its stated job's weights, gradients and optimizer states hold at the step (LitGPT's
+    config hub: Llama 3.2 3B full fine-tuning in bf16-true at 16.51 GB on one A10G, where those alone are 25.7 GB)
+    describes another run: it is left out of every fit and the report says so, with both figures."""
+    report = validation.cross_validate()
+    named = {c.workload for c in report.set_aside}
+    assert "llama-3.2-3b fine-tuning (LitGPT config hub)" in named
+    assert all(c.peak_gb < validation.step_floor_gb(c) for c in report.set_aside)
+    assert not set(report.cases) & set(report.set_aside)
+    assert all(c.peak_gb >= validation.step_floor_gb(c) for c in report.cases)
+    text = validation.report_text(report)
+    assert "16.51 GB published, below the 25.70 GB" in text
+
+
 def test_the_shipped_fit_is_the_cross_validation():
     """advisor/data/llm_memory_fit.yaml holds the constants and ranges the cross-validation gives (re-fit:
     python -m advisor.llm.validation --write)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -75,6 +75,8 @@ def case_of(entry: dict, presets: dict) -> Case:
     overrides.update(checkpointing=entry["checkpointing"], pure_bf16=entry["pure_16bit"])
     choices = stack.resolve(stack.stack_named(entry["stack"]), job.method, overrides)
     job = stack.apply(job, choices, entry["stack"])
+    # what the stack does beside its choices, where the source's run did otherwise (another version of the stack)
+    job = replace(job, **{flag: bool(entry[flag]) for flag in stack.FLAGS if flag in entry})
     source = entry["source"].split("@")[0].replace("github:", "").strip()
     return Case(job, choices.pure_bf16, float(entry["peak_gb"]), entry["gpu"], float(entry["gpu_memory_gb"]),
                 f"{source}: {entry['model']}",
@@ -90,6 +92,19 @@ def load_cases() -> tuple[Case, ...]:
         text = resources.files("advisor").joinpath("data", name).read_text(encoding="utf-8")
         cases.extend(case_of(entry, presets) for entry in safe_load(text)["cases"])
     return tuple(cases)
+
+
+def step_floor_gb(case: Case) -> float:
+    """The GB a case's stated job holds at its optimizer step whatever its activations and its framework: the
+    weights, the gradients and the optimizer states on the GPU (paged or offloaded states excepted)."""
+    unit = memory.predict(case.job, case.pure_16bit, factor=1.0, overhead_gb=0.0)
+    return unit.weights_gb + unit.gradients_gb + unit.optimizer_gb
+
+
+def contradicting(cases: tuple[Case, ...]) -> tuple[Case, ...]:
+    """The peaks below their own job's step floor (:func:`step_floor_gb`): no run of the job as its source states it
+    holds less, so the row describes another run (more GPUs, another optimizer) and is left out of every fit."""
+    return tuple(c for c in cases if c.peak_gb < step_floor_gb(c))
 
 
 def _parts(cases: tuple[Case, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -146,6 +161,7 @@ class Report:
     fitted_ratios: tuple[float, ...]  # (published - static part) / the fitted part predicted: what the range spans
     statics: tuple[float, ...]  # each case's static part (weights, gradients, optimizer state), GB
     fitted: dict[str, memory.Constants]  # by stack ("" the pooled fit)
+    set_aside: tuple[Case, ...] = ()  # peaks below their own job's step floor (:func:`contradicting`)
 
     def of(self, stack_name: str | None = None) -> tuple[tuple[Case, ...], np.ndarray]:
         pairs = [(c, r) for c, r in zip(self.cases, self.ratios, strict=True)
@@ -193,6 +209,8 @@ def _range(ratios: np.ndarray) -> tuple[float, float]:
 
 def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
     cases = load_cases() if cases is None else cases
+    set_aside = contradicting(cases)
+    cases = tuple(c for c in cases if c not in set_aside)
     static, acts, loading, peaks = _parts(cases)
     predicted = np.empty(len(cases))
     used_own = np.zeros(len(cases), dtype=bool)
@@ -213,7 +231,7 @@ def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
         factor, overhead = fit(own)
         fitted[stack_name] = memory.Constants(round(factor, 3), round(overhead, 2), low, high, len(own), stack_name)
     return Report(cases, tuple(float(r) for r in ratios), tuple(float(r) for r in fitted_ratios),
-                  tuple(float(v) for v in static), fitted)
+                  tuple(float(v) for v in static), fitted, set_aside)
 
 
 def _left_out(case: Case, cases: tuple[Case, ...]) -> tuple[Case, ...]:
@@ -264,6 +282,9 @@ def report_text(report: Report) -> str:
                f"{own.range_low:.3f}..{own.range_high:.3f}" if own else "the pooled fit")  # fmt: skip
         lines.append(f"  {name}: {len(cases)} peaks, median published / predicted {np.median(ratios):.3f} "
                      f"(min {ratios.min():.3f}, max {ratios.max():.3f}); {how}")  # fmt: skip
+    for case in report.set_aside:
+        lines.append(f"  left out: {case.label}: {case.peak_gb:.2f} GB published, below the "
+                     f"{step_floor_gb(case):.2f} GB its weights, gradients and optimizer states alone hold at the step")
     for case, ratio in sorted(zip(report.cases, report.ratios, strict=True), key=lambda p: p[1]):
         lines.append(f"  {ratio:6.3f}  {case.peak_gb:7.2f} GB  {case.label}")
     return "\n".join(lines)
