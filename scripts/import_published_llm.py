@@ -228,6 +228,7 @@ def build_collection(rows: list[dict]) -> dict:
             "source": f"{load_presets()[preset].source} (config.json); work per token by advisor.llm.job",
             "family": spec["family"],
             "model": preset,
+            "operations_per_step": spec["operations_per_step"],
         }
         gpu = GPUS[row["gpu"]]
         source_key = row["source"].split("@")[0].replace("github:", "").strip().split("/")[-1].lower()

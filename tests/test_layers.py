@@ -28,7 +28,7 @@ LAYER_NAMES = ("format", "store", "perf", "measure", "decision", "render", "serv
 LAYERS = {
     FORMAT: ("advisor", "errors", "format*"),
     STORE: ("store*",),
-    PERF: ("perf*", "llm", "llm.config", "llm.job", "llm.memory", "llm.validation", "llm.crossval",
+    PERF: ("perf*", "llm", "llm.config", "llm.job", "llm.operations", "llm.memory", "llm.validation", "llm.crossval",
            "llm.stack", "llm.ladder", "llm.fp8"),
     MEASURE: ("measure*", "track*"),
     DECISION: ("decision*", "llm.advice"),

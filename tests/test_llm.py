@@ -13,7 +13,7 @@ import pytest
 
 from advisor.cli import main
 from advisor.errors import AdvisorError
-from advisor.llm import crossval, memory, validation
+from advisor.llm import crossval, memory, operations, validation
 from advisor.llm.config import load_presets, read_config_json, relative_size_error, resolve
 from advisor.llm.job import Method, TrainingJob, job_from_options, parse_tokens
 from helpers import ROOT, SHIPPED, load_yaml
@@ -269,3 +269,19 @@ def test_fsdp_shards_what_every_gpu_would_otherwise_hold():
                 "--gpu", "a100-80gb-sxm4", "--json")  # fmt: skip
     rows = {r["devices"]: r for r in json.loads(done.stdout)}
     assert rows[2]["memory_gb"] < rows[1]["memory_gb"] and "FSDP" in rows[2]["basis"]
+
+
+@pytest.mark.slow
+def test_the_shipped_operation_counts_are_a_real_steps():
+    """advisor/data/llm_operations.yaml holds what a real step launches: one block of a Llama in transformers with
+    PEFT's LoRA on every linear layer and activation checkpointing, counted again here (re-count:
+    python scripts/count_llm_operations.py --write)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("count_llm_operations", ROOT / "scripts" / "count_llm_operations.py")
+    counting = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(counting)
+    shallow, deep = (counting.count_step(depth, "lora", True) for depth in counting.DEPTHS)
+    shipped = operations.load_counts()["lora"]["checkpointing"]
+    assert (deep - shallow) / (counting.DEPTHS[1] - counting.DEPTHS[0]) == shipped["per_block"]
+    assert operations.per_micro_batch(24, full=False, checkpointing=True) == 24 * shipped["per_block"] + shipped["rest"]

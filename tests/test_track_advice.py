@@ -5,6 +5,7 @@ the shipped ones, through the library, the CLI, crossval's words and the app."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import pytest
 from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
-from advisor.perf import crossval, estimates, launch, memory
+from advisor.llm import crossval as llm_crossval
+from advisor.perf import calibration, crossval, estimates, launch, memory
 from advisor.perf.basis import Clause
 from advisor.render import basis as render_basis
 from advisor.store import results
@@ -65,16 +67,20 @@ def test_every_estimate_keeps_the_wait_and_says_where_it_was_tracked(folder: Pat
 
 def test_a_small_step_is_never_faster_than_its_host_launches_its_kernels(shipped_frame, shipped_catalog):
     """The fixture's step is a small MLP: on any GPU its FLOPs take microseconds, the launches of its 78 counted
-    operations do not. The GPU's part is at least their time, and its range is their quoted range, not the
-    calibration's (which the FLOPs' part of a microsecond would make a few milliseconds wide). Calibrated on every
-    shipped result, as the app does (on the post's LSTM alone, its per-timestep cost stands for every step's)."""
+    operations do not. The GPU's part is at least their time, at the calibration's fitted cost per kernel, and its
+    range is that cost's cross-validated range, not the calibration's (which the FLOPs' part of a microsecond would
+    make a few milliseconds wide). Calibrated on every shipped result, as the app does (on the post's LSTM alone, its
+    per-timestep cost stands for every step's)."""
     profile, _ = store.load_profile(FIXTURE)
     frame = pd.concat([shipped_frame, results.results_frame([profile])], ignore_index=True)
     data = tracked()
     key = analysis.find_workload(frame, data["workload"]["name"])
     rows = estimates.estimate_catalog(frame, shipped_catalog, estimates.EstimateRequest(key)).rows
-    floor = launch.floor_of(data["workload"])
-    assert floor is not None and floor.operations == data["workload"]["operations_per_step"]
+    fit = calibration.fit(estimates.calibration_samples(frame, shipped_catalog))
+    floor = estimates.launch_floor(data["workload"], fit)
+    assert floor is not None and floor.fitted and floor.operations == data["workload"]["operations_per_step"]
+    assert launch.OPERATION_SECONDS_LOW < floor.operation_seconds < launch.OPERATION_SECONDS_HIGH
+    assert math.log(floor.width) == pytest.approx(llm_crossval.load_widths()[llm_crossval.LAUNCH_BOUND])
     wait = data["results"][0]["data_wait"]["seconds_per_step"] * data["workload"]["steps"]
     assert (rows["bound"] == "per-step").all()
     assert rows["seconds"].to_numpy() == pytest.approx(wait + floor.seconds, rel=0.02)

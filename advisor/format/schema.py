@@ -175,8 +175,9 @@ WORKLOAD = (
           "the backward pass, per sample (counted on a real step)", minimum=0, unit="B"),
     Field("output_values_per_sample", "number", "kind tracked: values the model outputs per sample (its logits or "
           "softmax over every step: held at the loss with their gradient)", minimum=0),
-    Field("operations_per_step", "integer", "kind tracked: operations of one optimizer step that launch a kernel "
-          "(views and allocations left out), counted on a real step: a GPU step takes at least their launches",
+    Field("operations_per_step", "integer", "kind tracked or published: operations of one step (a tracked job's "
+          "optimizer step, a published job's iteration of batch_size samples) that launch a kernel (views and "
+          "allocations left out), counted on a real step: a GPU step takes at least their launches",
           minimum=1, maximum=10**9),
     Field("counted_precision", "choice", "kind tracked: the precision of the step its FLOPs and activations were "
           "counted on", choices=PRECISIONS),

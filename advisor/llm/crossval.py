@@ -3,7 +3,9 @@
 - ``llm-new-gpu``: every language-model result of one GPU predicted by a fit that saw no result of that GPU at all;
 - ``llm-new-model``: every result of one model (all its methods, lengths and batches) predicted by a fit that saw
   none of them: a new size of a known family (MPT 7B from MPT 1B...30B, Qwen 14B from Qwen 1.8B, 7B, 72B);
-- ``llm-new-model-new-gpu``: both at once, what a user's own model on a GPU without language-model results is.
+- ``llm-new-model-new-gpu``: both at once, what a user's own model on a GPU without language-model results is;
+- ``launch-bound``: the ``llm-new-model`` results whose time the host's launches decide (their counted kernels at
+  the fitted cost per kernel): the range of a launch floor (:mod:`advisor.perf.launch`).
 
 The 90th percentile of each situation's absolute log errors is the range of a language-model job's estimate in
 it (:mod:`advisor.llm.advice`); the figures live in ``advisor/data/llm_crossval.yaml``, written by
@@ -26,13 +28,15 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from advisor.format.vocabulary import Bound
 from advisor.perf import calibration
 from advisor.perf.calibration import Sample
 from advisor.store.parse import safe_load
 
 FILE = "llm_crossval.yaml"
 QUANTILE = 0.9
-SITUATIONS = ("llm-new-gpu", "llm-new-model", "llm-new-model-new-gpu")
+SITUATIONS = ("llm-new-gpu", "llm-new-model", "llm-new-model-new-gpu", "launch-bound")
+LAUNCH_BOUND = SITUATIONS[-1]
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,8 @@ def run(samples: tuple[Sample, ...]) -> Errors:
             predicted = fit.estimate(s.work, s.device, s.precision, s.workload)
             if predicted is not None:
                 found[situation].append(math.log(predicted[0] / s.seconds))
+                if situation == "llm-new-model" and predicted[1] == Bound.STEP.value:
+                    found[LAUNCH_BOUND].append(math.log(predicted[0] / s.seconds))
 
     for gpu in sorted({s.gpu for s in llm}):
         fit = calibration.fit(tuple(s for s in samples if s.gpu != gpu))

@@ -24,6 +24,7 @@ from typing import Any
 from advisor.errors import AdvisorError
 from advisor.format.units import MOST_DEVICES
 from advisor.format.vocabulary import Precision, WorkloadKind
+from advisor.llm import operations
 from advisor.llm.config import ModelConfig
 
 
@@ -211,6 +212,9 @@ class TrainingJob:
             ],
             "source": f"{self.model.source}; work per token by advisor.llm.job",
             "family": FAMILY,
+            # the kernels a micro-batch launches (counted on a real step: advisor.llm.operations)
+            "operations_per_step": operations.per_micro_batch(self.model.layers, self.method == Method.FULL,
+                                                              self.checkpointing),
             # data parallel all-reduces the trained weights' fp32 gradients once an optimizer step
             "gradient_bytes_per_batch": 4.0 * self.trainable_parameters / self.grad_accum,
         }

@@ -159,6 +159,9 @@ class Launch:
 
     kind: ClassVar[Clause] = Clause.LAUNCH
     operations: float
+    operation_seconds: float  # per kernel launched
+    width: float  # the range of this part: a factor either way
+    fitted: bool  # the calibration's fit and its cross-validated error; else the quoted cost and spread
 
 
 @dataclass(frozen=True)

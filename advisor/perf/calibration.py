@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from advisor.format.vocabulary import Precision, PrecisionGroup
-from advisor.perf import perfmodel
+from advisor.perf import launch, perfmodel
 from advisor.perf.perfmodel import Device, Work
 
 GROUPS = {precision.value: precision.group.value for precision in Precision}
@@ -43,6 +43,9 @@ GLOBAL_PRIORS = {
     "eta": (0.4, 2.0),  # share of the precision's peak that training's matmuls reach
     "mu": (0.5, 2.0),  # share of the memory bandwidth that element-wise work reaches
     "tau": (1e-4, 3.0),  # seconds per dependent step or iteration overhead (kernel launches)
+    # seconds per kernel an iteration launches, where they were counted: the quoted geometric mean of a null kernel's
+    # launch and a PyTorch element-wise kernel's round trip (advisor.perf.launch), a factor e either way
+    "tau_op": (launch.OPERATION_SECONDS, 1.0),
     "startup": (2.0, 2.0),  # seconds of tracing and autotuning in a measured run's first epoch
 }
 # How time scales with the peak and the bandwidth (1: in proportion): (prior, sigma), not in log space.
@@ -99,6 +102,11 @@ SIMILARITY = 1.0  # how fast a workload's weight in the typical scaling falls wi
 
 
 _Terms = tuple[np.ndarray, np.ndarray, np.ndarray, float, float, float]
+
+
+def _log_operations(work: Work) -> np.ndarray:
+    """Per phase: the log of the kernels a step launches, where counted; NaN where not (the fitted per-step term)."""
+    return np.array([math.log(p.operations) if p.operations > 0 else np.nan for p in work.phases])
 
 
 def _terms(work: Work, device: Device, precision: str) -> _Terms | None:
@@ -160,8 +168,10 @@ class Fit:
         alpha, beta = self.factors(device, precision, workload)
         gamma, delta, rho = self.value("gamma", GROUPS[precision]), self.value("delta"), self.value("rho")
         tau = self.value("tau") + self.value("tau_w", workload)
+        operations = _log_operations(work)
+        per_step = np.where(np.isnan(operations), tau, np.nan_to_num(operations) + self.value("tau_op"))
         candidates = np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth,
-                               np.full(len(steps), tau)])  # fmt: skip
+                               per_step])  # fmt: skip
         per_step = np.exp(np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS)
         costs = steps * per_step
         startup = math.exp(self.value("startup")) if work.startup else 0.0
@@ -249,6 +259,10 @@ class Fit:
             "startup_seconds": math.exp(self.value("startup")),
         }
 
+    def operation_seconds(self) -> float | None:
+        """The fitted seconds a GPU step spends per kernel it launches (None: no result with counted kernels)."""
+        return math.exp(self.value("tau_op")) if ("tau_op",) in self.index else None
+
     def terms(self, kind: str) -> dict[tuple, float]:
         """Every fitted term of one kind (eta_arch, eta_gpu, c...) as a factor: exp(its log value)."""
         return {key[1:]: math.exp(float(self.theta[i])) for key, i in self.index.items() if key[0] == kind}
@@ -300,6 +314,8 @@ def _layout(samples: tuple[Sample, ...]) -> tuple[dict[tuple, int], np.ndarray, 
             add(key)
         if s.work.startup:
             add(("startup",))
+        if any(p.operations > 0 for p in s.work.phases):
+            add(("tau_op",))
     means = np.array([_prior(k)[0] for k in keys])
     sigmas = np.array([_prior(k)[1] for k in keys])
     return {key: i for i, key in enumerate(keys)}, means, sigmas
@@ -338,6 +354,14 @@ class _Problem:
         self.tau[:, index[("tau",)]] = 1
         for row, s in enumerate(samples):
             self.tau[row, index[("tau_w", s.workload)]] = 1
+        # the phases whose kernels were counted: their per-step time is log(operations) + tau_op instead
+        self.log_operations = np.full((n, width), np.nan)
+        for row, s in enumerate(samples):
+            self.log_operations[row, : len(s.work.phases)] = _log_operations(s.work)
+        self.counted = ~np.isnan(self.log_operations)
+        self.tau_op = np.zeros((n, size))
+        if ("tau_op",) in index:
+            self.tau_op[self.counted.any(axis=1), index[("tau_op",)]] = 1
         self.start = index.get(("startup",))
         self.observed = np.log([s.seconds for s in samples])
         self.sigma = np.array([APPROXIMATE_SIGMA if s.approximate else RESULT_SIGMA for s in samples])
@@ -346,10 +370,9 @@ class _Problem:
         """Log predicted totals and their Jacobian."""
         alpha = self.alpha @ theta + self.scale_arith @ theta
         beta = self.beta @ theta + self.scale_memory @ theta
-        candidates = np.stack(
-            [alpha[:, None] + self.log_arith, beta[:, None] + self.log_memory,
-             np.broadcast_to((self.tau @ theta)[:, None], self.steps.shape)]
-        )  # fmt: skip
+        per_step = np.where(self.counted, np.nan_to_num(self.log_operations) + (self.tau_op @ theta)[:, None],
+                            (self.tau @ theta)[:, None])  # fmt: skip
+        candidates = np.stack([alpha[:, None] + self.log_arith, beta[:, None] + self.log_memory, per_step])
         log_step = np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS
         weights = np.exp(SMOOTHNESS * (candidates - log_step[None]))  # each bound's share of a step's time
         cost = self.steps * np.exp(log_step)
@@ -359,7 +382,8 @@ class _Problem:
         jacobian = shares[0][:, None] * (self.alpha + self.scale_arith) + shares[1][:, None] * (
             self.beta + self.scale_memory
         )
-        jacobian += shares[2][:, None] * self.tau
+        launched = (cost * weights[2] * self.counted).sum(axis=1) / total  # the counted phases' per-step share
+        jacobian += (shares[2] - launched)[:, None] * self.tau + launched[:, None] * self.tau_op
         if self.start is not None:
             jacobian[:, self.start] += startup / total
         return np.log(total), jacobian

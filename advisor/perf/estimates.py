@@ -28,6 +28,7 @@ from advisor.format.vocabulary import (
     WorkloadKind,
     words,
 )
+from advisor.llm import crossval as llm_crossval
 from advisor.perf import basis, calibration, crossval, launch, memory, perfmodel, scaling
 from advisor.store.catalog import Catalog
 from advisor.store.results import FRAME_COLUMNS
@@ -199,6 +200,13 @@ class _Setting:
     floor: launch.LaunchFloor | None = None  # the host's launches of a tracked job's counted operations
 
 
+def launch_floor(spec: dict[str, Any], fit: calibration.Fit) -> launch.LaunchFloor | None:
+    """A tracked job's launch floor at the calibration's fitted cost per kernel, its range the cross-validated error
+    of the launch-bound results (the quoted cost and spread where either is missing)."""
+    width = llm_crossval.load_widths().get(llm_crossval.LAUNCH_BOUND)
+    return launch.floor_of(spec, fit.operation_seconds(), math.exp(width) if width is not None else None)
+
+
 def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateRequest | tuple,
                      widths: Widths | None = None,
                      samples: tuple[calibration.Sample, ...] | None = None) -> CatalogEstimates:  # fmt: skip
@@ -222,7 +230,7 @@ def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateReq
     setting = _Setting(fit, widths, spec, work_of(spec), calibration_workload(spec, key),
                        calibration_facts(fit, widths), scaling_fit(frame, catalog) if several else scaling.DEFAULT,
                        data_wait(frame, key), observed_peaks(frame, key), _workload_name(frame, key),
-                       catalog.as_of, launch.floor_of(spec))  # fmt: skip
+                       catalog.as_of, launch_floor(spec, fit))  # fmt: skip
     covered: set[tuple[str, str]] = set()
     if not request.keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)]
@@ -367,7 +375,7 @@ def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device
               workload: str, common: basis.CatalogCalibration, kind: str | None = None,
               floor: launch.LaunchFloor | None = None) -> perfmodel.Estimate:  # fmt: skip
     """One GPU's estimate with its range: the cross-validated error of its situation; with a launch floor (a
-    tracked job's counted operations), never below the host's launches, and their quoted range where they decide."""
+    tracked job's counted operations), never below the host's launches, and their range where they decide."""
     predicted = fit.estimate(work, device, precision, workload)
     if predicted is None:
         return perfmodel.Estimate(device, precision, None, None, None, None, basis.Basis(common),
@@ -379,7 +387,8 @@ def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device
                         basis.SituationRange(math.exp(width), how))  # fmt: skip
     floored = launch.apply(seconds, seconds / math.exp(width), seconds * math.exp(width), floor)
     if floored.launch_bound:
-        bound, parts = Bound.STEP.value, parts.with_clause(basis.Launch(floor.operations))  # type: ignore[union-attr]
+        launched = basis.Launch(floor.operations, floor.operation_seconds, floor.width, floor.fitted)  # type: ignore
+        bound, parts = Bound.STEP.value, parts.with_clause(launched)  # type: ignore[union-attr]
     return perfmodel.Estimate(device, precision, floored.seconds, floored.low, floored.high, bound, parts)
 
 

@@ -6,9 +6,11 @@ a batch of a few samples) is bound by that: its GPU waits for the host. The GPU'
 overlap (the host runs ahead), so a step takes the longer of the two, never their sum.
 
 The operations are counted on a real step (``advisor.track.torch``: every dispatched operation that launches a
-kernel, views left out); the cost of one is quoted, not fitted: no GPU result of a tracked job with its operations
-counted exists to fit it on, and the published benchmarks say nothing of their kernels. Its range is the quoted
-spread, which is what is known of it (a factor of 2.6 each way), never the narrower range of the FLOPs' part.
+kernel, views left out; a language-model job's by ``advisor.llm.operations``). The cost of one is fitted: the
+calibration's ``tau_op`` (:mod:`advisor.perf.calibration`), on the published results whose kernels are counted, the
+launch-bound ones among them (Qwen's LoRA fine-tuning at 256 to 1,024 tokens: 1.0 s an iteration whatever the
+length). Its range is the cross-validated error of the launch-bound results (``launch-bound`` in
+``advisor/data/llm_crossval.yaml``), never narrower; without a fit, the quoted cost and its quoted spread.
 
 Pure Python; no I/O.
 """
@@ -29,32 +31,39 @@ OPERATION_SECONDS = math.sqrt(OPERATION_SECONDS_LOW * OPERATION_SECONDS_HIGH)  #
 
 @dataclass(frozen=True)
 class LaunchFloor:
-    """The least time a run's steps take on a GPU: ``steps`` x ``operations`` launches at the quoted cost."""
+    """The least time a run's steps take on a GPU: ``steps`` x ``operations`` launches at ``operation_seconds`` each,
+    within a factor ``width`` either way (``fitted``: the calibration's cost and its cross-validated error; else the
+    quoted cost and spread)."""
 
-    operations: float  # per optimizer step, counted
-    steps: float  # optimizer steps of the run
+    operations: float  # per step, counted
+    steps: float  # steps of the run
+    operation_seconds: float = OPERATION_SECONDS
+    width: float = math.sqrt(OPERATION_SECONDS_HIGH / OPERATION_SECONDS_LOW)
+    fitted: bool = False
 
     @property
     def seconds(self) -> float:
-        return self.steps * self.operations * OPERATION_SECONDS
+        return self.steps * self.operations * self.operation_seconds
 
     @property
     def low(self) -> float:
-        return self.steps * self.operations * OPERATION_SECONDS_LOW
+        return self.seconds / self.width
 
     @property
     def high(self) -> float:
-        return self.steps * self.operations * OPERATION_SECONDS_HIGH
+        return self.seconds * self.width
 
 
-def floor_of(spec: dict) -> LaunchFloor | None:
+def floor_of(spec: dict, operation_seconds: float | None = None, width: float | None = None) -> LaunchFloor | None:
     """A tracked workload's launch floor (None where its operations were not counted: a Keras run, a published
-    benchmark, a profile from before they were)."""
+    benchmark, a profile from before they were), at the fitted cost and width where given, else the quoted ones."""
     operations = spec.get("operations_per_step")
     steps = spec.get("steps")
     if not operations or not steps:
         return None
-    return LaunchFloor(float(operations), float(steps))
+    if operation_seconds is None or width is None:
+        return LaunchFloor(float(operations), float(steps))
+    return LaunchFloor(float(operations), float(steps), operation_seconds, width, fitted=True)
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ class Phase:
     weight_bytes: float  # per step at float32, re-read unless resident
     resident_bytes: float  # float32 size of what must stay in cache for the weights to be resident
     other_bytes: float = 0.0  # per step at float32, never resident (activations)
+    operations: float = 0.0  # kernels a step launches, where counted (the step takes at least their launches)
 
 
 @dataclass(frozen=True)
@@ -119,17 +120,18 @@ def published_work(workload: dict, batch_size: int | None = None, devices: int =
     """
     batch = batch_size or workload["batch_size"]
     iterations = workload["train_samples"] * workload["epochs"] / devices / batch
-    return _phased_work(workload, batch, iterations)
+    return _phased_work(workload, batch, iterations, launches=True)
 
 
 def tracked_work(workload: dict) -> Work:
     """A tracked run's work (a profile's ``workload`` of kind tracked): its phases as counted on a real step, for
     each of the run's optimizer steps (``steps``), ``batch_size`` samples a step. Like a published throughput, the
-    total has no start-up: a tracked total is its steady steps (the warm-up is timed apart)."""
+    total has no start-up: a tracked total is its steady steps (the warm-up is timed apart). Its counted kernels are
+    not a phase: their launches overlap the GPU's work, a floor under the estimate (:mod:`advisor.perf.launch`)."""
     return _phased_work(workload, workload["batch_size"], float(workload["steps"]))
 
 
-def _phased_work(workload: dict, batch: float, iterations: float) -> Work:
+def _phased_work(workload: dict, batch: float, iterations: float, launches: bool = False) -> Work:
     weights = 4.0 * (workload.get("parameters") or 0)
     phases = []
     for number, phase in enumerate(workload["phases"]):
@@ -149,8 +151,11 @@ def _phased_work(workload: dict, batch: float, iterations: float) -> Work:
         )
     # What an iteration costs besides its work (kernel launches, the optimizer's step, the data loader): its
     # length is fitted per workload (the per-step term), which makes a small batch slower per sample.
+    # With ``launches``, where the kernels an iteration launches were counted (a language-model job), that phase's
+    # per-step cost is their launches instead, at the fitted cost of one.
+    operations = float(workload.get("operations_per_step") or 0.0) if launches else 0.0
     phases.append(Phase(name="per-iteration overhead", steps=iterations, flops=0.0, weight_bytes=0.0,
-                        resident_bytes=0.0))  # fmt: skip
+                        resident_bytes=0.0, operations=operations))  # fmt: skip
     return Work(name=str(workload["name"]), phases=tuple(phases), startup=False)
 
 

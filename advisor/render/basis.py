@@ -168,9 +168,14 @@ def _mirrored(part: Mirrored) -> str:
 
 @words.register
 def _launch(part: Launch) -> str:
+    if part.fitted:
+        how = (f"fitted on the published results whose kernels are counted, x/{part.width:.2f}..x{part.width:.2f}: "
+               "the launch-bound results' cross-validated error, the range of this part")  # fmt: skip
+    else:
+        how = (f"{launch.OPERATION_SECONDS_LOW * 1e6:g}-{launch.OPERATION_SECONDS_HIGH * 1e6:g} us quoted: the range "
+               "of this part")  # fmt: skip
     return (f"at least the host's launches: {part.operations:,.0f} operations a step counted on a real step, "
-            f"{launch.OPERATION_SECONDS * 1e6:.1f} us each ({launch.OPERATION_SECONDS_LOW * 1e6:g}-"
-            f"{launch.OPERATION_SECONDS_HIGH * 1e6:g} us quoted: the range of this part)")  # fmt: skip
+            f"{part.operation_seconds * 1e6:.1f} us each ({how})")  # fmt: skip
 
 
 @words.register
