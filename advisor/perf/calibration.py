@@ -169,9 +169,9 @@ class Fit:
         gamma, delta, rho = self.value("gamma", GROUPS[precision]), self.value("delta"), self.value("rho")
         tau = self.value("tau") + self.value("tau_w", workload)
         operations = _log_operations(work)
-        per_step = np.where(np.isnan(operations), tau, np.nan_to_num(operations) + self.value("tau_op"))
+        launches = np.where(np.isnan(operations), tau, np.nan_to_num(operations) + self.value("tau_op"))
         candidates = np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth,
-                               per_step])  # fmt: skip
+                               launches])  # fmt: skip
         per_step = np.exp(np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS)
         costs = steps * per_step
         startup = math.exp(self.value("startup")) if work.startup else 0.0
