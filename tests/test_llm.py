@@ -169,6 +169,25 @@ def test_fits_tight_and_does_not_fit_follow_the_range():
     assert memory.predict(fitting).verdict(24) == memory.Fit.FITS
 
 
+def test_each_bound_has_its_share_of_a_language_model_result(shipped_frame, shipped_catalog):
+    """The shares of the predicted time by bound add up to the whole. Qwen's small LoRA rows (1.0 s an iteration at
+    256 to 1,024 tokens alike) are launch-bound: the kernels they launch decide a third of their time or more, and
+    they make the range of a launch floor; MPT 30B's pre-training steps are decided by their arithmetic."""
+    from advisor.perf import calibration, estimates
+
+    samples = estimates.calibration_samples(shipped_frame, shipped_catalog)
+    fit = calibration.fit(samples)
+    language = [s for s in samples if s.model]
+    for sample in language:
+        shares = fit.shares(sample.work, sample.device, sample.precision, sample.workload)
+        assert sum(shares.values()) == pytest.approx(1.0)
+    launch_bound = {s.model for s in language if crossval.launch_bound(fit, s)}
+    assert launch_bound and launch_bound <= {"qwen-1.8b", "qwen-7b", "qwen-14b"}
+    for sample in (s for s in language if s.model == "mpt-30b"):
+        shares = fit.shares(sample.work, sample.device, sample.precision, sample.workload)
+        assert max(shares, key=shares.get) == "arithmetic"
+
+
 def test_the_llm_crossval_file_has_every_situation():
     widths = crossval.load_widths()
     assert set(widths) == set(crossval.SITUATIONS)

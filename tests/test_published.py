@@ -121,10 +121,10 @@ def test_cross_validation_on_a_small_subset_gives_fixed_results(frame, shipped_c
 # The subset's results, recorded when the model was written: a change to the model that moves them is a change to
 # its accuracy, to be re-measured (python -m advisor crossval) and re-recorded on purpose.
 FIXED = {
-    ("new-gpu", "float32"): (36, 1.11, 1.26), ("new-gpu", "mixed"): (36, 1.2, 1.41),
-    ("new-gpu", "all"): (72, 1.14, 1.33),
+    ("new-gpu", "float32"): (36, 1.11, 1.26), ("new-gpu", "mixed"): (36, 1.23, 1.44),
+    ("new-gpu", "all"): (72, 1.14, 1.36),
     ("new-workload", "float32"): (180, 1.1, 1.27), ("new-workload", "mixed"): (180, 1.08, 1.2),
-    ("new-workload", "all"): (360, 1.09, 1.22),
+    ("new-workload", "all"): (360, 1.09, 1.23),
 }  # fmt: skip
 
 

@@ -5,7 +5,8 @@
   none of them: a new size of a known family (MPT 7B from MPT 1B...30B, Qwen 14B from Qwen 1.8B, 7B, 72B);
 - ``llm-new-model-new-gpu``: both at once, what a user's own model on a GPU without language-model results is;
 - ``launch-bound``: the ``llm-new-model`` results whose time the host's launches decide (their counted kernels at
-  the fitted cost per kernel): the range of a launch floor (:mod:`advisor.perf.launch`).
+  the fitted cost per kernel: a third of the predicted time or more, ``LAUNCH_SHARE``): the range of a launch floor
+  (:mod:`advisor.perf.launch`).
 
 The 90th percentile of each situation's absolute log errors is the range of a language-model job's estimate in
 it (:mod:`advisor.llm.advice`); the figures live in ``advisor/data/llm_crossval.yaml``, written by
@@ -37,6 +38,7 @@ FILE = "llm_crossval.yaml"
 QUANTILE = 0.9
 SITUATIONS = ("llm-new-gpu", "llm-new-model", "llm-new-model-new-gpu", "launch-bound")
 LAUNCH_BOUND = SITUATIONS[-1]
+LAUNCH_SHARE = 1 / 3  # launch-bound: the launches decide this share of the predicted time or more (one bound of three)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,12 @@ def model_of(sample: Sample) -> str | None:
     return sample.model
 
 
+def launch_bound(fit: calibration.Fit, sample: Sample) -> bool:
+    """Whether the host's kernel launches decide at least ``LAUNCH_SHARE`` of a result's predicted time."""
+    shares = fit.shares(sample.work, sample.device, sample.precision, sample.workload)
+    return shares.get(Bound.STEP.value, 0.0) >= LAUNCH_SHARE
+
+
 def run(samples: tuple[Sample, ...]) -> Errors:
     llm = [s for s in samples if model_of(s)]
     found: dict[str, list[float]] = defaultdict(list)
@@ -66,7 +74,7 @@ def run(samples: tuple[Sample, ...]) -> Errors:
             predicted = fit.estimate(s.work, s.device, s.precision, s.workload)
             if predicted is not None:
                 found[situation].append(math.log(predicted[0] / s.seconds))
-                if situation == "llm-new-model" and predicted[1] == Bound.STEP.value:
+                if situation == "llm-new-model" and launch_bound(fit, s):
                     found[LAUNCH_BOUND].append(math.log(predicted[0] / s.seconds))
 
     for gpu in sorted({s.gpu for s in llm}):

@@ -9,12 +9,15 @@ smoothly; a measured total adds a start-up. What the fit learns are the efficien
     arithmetic time = FLOPs / peak x exp(c[workload] - eta - eta_arch[architecture] - eta_gpu[gpu])
     memory time     = bytes / bandwidth x exp(m[workload] - mu - mu_arch[architecture] - mu_gpu[gpu])
 
-per precision group (float32, mixed). ``eta`` and ``mu`` are the shares of the peak and of the bandwidth that
-training reaches on average; the architecture and GPU terms say how far one architecture or one GPU reaches
-more or less (cuDNN's kernels for it, its clocks under load, its caches); ``c`` and ``m`` say how far a
-workload's kernels reach more or less than its described FLOPs and bytes suggest. Every term but the global ones
-has a ridge prior at 0 (sigma in ``PRIOR_SIGMA``): a GPU with no result gets its architecture's terms, an
-architecture with no result the global ones, a workload with no GPU result its description at face value.
+per precision group (float32, mixed), the arithmetic time also times (peak / REFERENCE_TFLOPS)^(1 - gamma); in mixed
+precision gamma grows by ``kappa`` per unit of the work's log arithmetic intensity (a language model's large matmuls
+follow a newer GPU's tensor peak more closely than a convolutional network's small kernels). ``eta`` and ``mu`` are
+the shares of the peak and of the bandwidth that training reaches on average; the architecture and GPU terms say how
+far one architecture or one GPU reaches more or less (cuDNN's kernels for it, its clocks under load, its caches);
+``c`` and ``m`` say how far a workload's kernels reach more or less than its described FLOPs and bytes suggest.
+Every term but the global ones has a ridge prior at 0 (sigma in ``PRIOR_SIGMA``): a GPU with no result gets its
+architecture's terms, an architecture with no result the global ones, a workload with no GPU result its description
+at face value.
 
 Fitted by damped Gauss-Newton (Levenberg-Marquardt) with an analytic Jacobian and Huber weights, in NumPy; no
 I/O. :mod:`advisor.perf.crossval` measures how far the predictions are off on results the fit did not see.
@@ -48,8 +51,11 @@ GLOBAL_PRIORS = {
     "tau_op": (launch.OPERATION_SECONDS, 1.0),
     "startup": (2.0, 2.0),  # seconds of tracing and autotuning in a measured run's first epoch
 }
-# How time scales with the peak and the bandwidth (1: in proportion): (prior, sigma), not in log space.
-SCALING_PRIORS = {"gamma": (1.0, 0.5), "delta": (1.0, 0.5), "rho": (0.0, 0.5)}
+# How time scales with the peak and the bandwidth (1: in proportion): (prior, sigma), not in log space. ``kappa``:
+# how much closer to proportional the mixed-precision peak's scaling gets per unit of the work's log arithmetic
+# intensity (large matmuls follow the tensor peak, small kernels do not), pivoting at REFERENCE_INTENSITY.
+SCALING_PRIORS = {"gamma": (1.0, 0.5), "delta": (1.0, 0.5), "rho": (0.0, 0.5), "kappa": (0.0, 0.25)}
+REFERENCE_INTENSITY = 4.0  # log(FLOPs / byte) where kappa pivots: about ResNet-50's, the middle of the workloads
 REFERENCE_TFLOPS = 100.0  # the scaling exponents pivot here: a GPU of this peak, bandwidth and power is unaffected
 REFERENCE_GBS = 1000.0
 REFERENCE_WATTS = 300.0
@@ -159,24 +165,45 @@ class Fit:
                 - self.value("mu_gpu", gpu))  # fmt: skip
         return alpha, beta
 
-    def predict(self, work: Work, device: Device, precision: str, workload: str) -> tuple[float, str] | None:
-        """(total seconds, the bound of the costliest phase), or None when the device lacks the precision's peak."""
+    def _step_candidates(self, work: Work, device: Device, precision: str,
+                         workload: str) -> tuple[np.ndarray, np.ndarray] | None:  # fmt: skip
+        """Per phase: its steps, and the log seconds a step takes by each bound (arithmetic, memory, per-step)."""
         terms = _terms(work, device, precision)
         if terms is None:
             return None
         steps, arith, memory, peak, bandwidth, power = terms
         alpha, beta = self.factors(device, precision, workload)
         gamma, delta, rho = self.value("gamma", GROUPS[precision]), self.value("delta"), self.value("rho")
+        if GROUPS[precision] == PrecisionGroup.MIXED:
+            gamma += self.value("kappa") * (_intensity(work) - REFERENCE_INTENSITY)
         tau = self.value("tau") + self.value("tau_w", workload)
         operations = _log_operations(work)
         launches = np.where(np.isnan(operations), tau, np.nan_to_num(operations) + self.value("tau_op"))
-        candidates = np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth,
-                               launches])  # fmt: skip
-        per_step = np.exp(np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS)
-        costs = steps * per_step
+        return steps, np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth,
+                                launches])  # fmt: skip
+
+    def predict(self, work: Work, device: Device, precision: str, workload: str) -> tuple[float, str] | None:
+        """(total seconds, the bound of the costliest phase), or None when the device lacks the precision's peak."""
+        found = self._step_candidates(work, device, precision, workload)
+        if found is None:
+            return None
+        steps, candidates = found
+        costs = steps * np.exp(np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS)
         startup = math.exp(self.value("startup")) if work.startup else 0.0
         bound = perfmodel.BOUNDS[int(np.argmax(candidates[:, int(np.argmax(costs))]))]
         return startup + float(costs.sum()), bound
+
+    def shares(self, work: Work, device: Device, precision: str, workload: str) -> dict[str, float]:
+        """Each bound's share of the predicted steps' time (the smooth maximum's weights, by phase cost): how far
+        the arithmetic, the memory traffic or the per-step cost decides it; empty without the precision's peak."""
+        found = self._step_candidates(work, device, precision, workload)
+        if found is None:
+            return {}
+        steps, candidates = found
+        log_step = np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS
+        costs = steps * np.exp(log_step)
+        weights = np.exp(SMOOTHNESS * (candidates - log_step[None])) * costs[None] / costs.sum()
+        return dict(zip(perfmodel.BOUNDS, (float(w) for w in weights.sum(axis=1)), strict=True))
 
     def estimate(self, work: Work, device: Device, precision: str, workload: str) -> tuple[float, str] | None:
         """The estimate: :meth:`predict`, except for a workload with results on one GPU only, whose own description
@@ -253,6 +280,7 @@ class Fit:
             "mu": math.exp(self.value("mu")),
             "gamma_float32": self.value("gamma", PrecisionGroup.FLOAT32),
             "gamma_mixed": self.value("gamma", PrecisionGroup.MIXED),
+            "kappa_mixed": self.value("kappa"),
             "delta": self.value("delta"),
             "rho": self.value("rho"),
             "step_seconds": math.exp(self.value("tau")),
@@ -312,6 +340,8 @@ def _layout(samples: tuple[Sample, ...]) -> tuple[dict[tuple, int], np.ndarray, 
                     ("c", s.workload, s.group), ("m", s.workload, s.group), ("tau",), ("tau_w", s.workload),
                     ("gamma", s.group), ("delta",), ("rho",)):  # fmt: skip
             add(key)
+        if s.group == PrecisionGroup.MIXED:
+            add(("kappa",))
         if s.work.startup:
             add(("startup",))
         if any(p.operations > 0 for p in s.work.phases):
@@ -342,6 +372,8 @@ class _Problem:
             self.log_arith[row, :count] = arith
             self.log_memory[row, :count] = memory
             self.scale_arith[row, index[("gamma", s.group)]] = -peak
+            if s.group == PrecisionGroup.MIXED:
+                self.scale_arith[row, index[("kappa",)]] = -peak * (_intensity(s.work) - REFERENCE_INTENSITY)
             self.scale_arith[row, index[("rho",)]] = -power
             self.scale_memory[row, index[("delta",)]] = -bandwidth
             self.alpha[row, index[("c", s.workload, s.group)]] += 1

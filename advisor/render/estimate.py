@@ -12,6 +12,7 @@ from advisor.format.formatting import fmt_seconds, fmt_usd, missing
 from advisor.format.vocabulary import Source
 from advisor.perf import crossval
 from advisor.perf.basis import Basis, Clause
+from advisor.perf.calibration import REFERENCE_INTENSITY
 from advisor.perf.estimates import CatalogEstimates
 from advisor.render import basis
 from advisor.render.tables import Column, text_table_of
@@ -33,7 +34,8 @@ def constants_text(constants: dict[str, float]) -> str:
     """The calibration's global constants in one line (docs/reference.md explains each)."""
     c = constants
     return (f"Constants: eta {c['eta_float32']:.3f} (float32) / {c['eta_mixed']:.3f} (mixed) of the peak, mu "
-            f"{c['mu']:.2f} of the bandwidth, time ~ peak^-{c['gamma_float32']:.2f} / ^-{c['gamma_mixed']:.2f}, "
+            f"{c['mu']:.2f} of the bandwidth, time ~ peak^-{c['gamma_float32']:.2f} / ^-{c['gamma_mixed']:.2f} "
+            f"(mixed: {c['kappa_mixed']:+.2f} a unit of log FLOPs per byte above {REFERENCE_INTENSITY:.0f}), "
             f"bandwidth^-{c['delta']:.2f}, power^-{c['rho']:.2f}; per step {c['step_seconds'] * 1e6:.1f} us, start-up "
             f"{c['startup_seconds']:.2f} s.")  # fmt: skip
 
