@@ -194,7 +194,10 @@ def static_bytes(job: TrainingJob, pure_16bit: bool = False) -> tuple[float, flo
         # Megatron's and NeMo's layout; PyTorch's autocast casts a layer at a time, a little less)
         copy = 0.0 if pure_16bit else compute * blocks + 2.0 * (m.parameters - blocks)
         weights = master * m.parameters + copy
-        gradients = master * trained + (0.0 if pure_16bit else 2.0 * trained)
+        # the 16-bit gradients beside the fp32 ones, but in Megatron's buffer (persistent_gradients): its backward
+        # hook adds each parameter's 16-bit gradient into the fp32 main_grad and frees it at once
+        held_16bit = 0.0 if pure_16bit or job.persistent_gradients else 2.0 * trained
+        gradients = master * trained + held_16bit
     else:
         other = m.parameters - blocks
         base = QUANTIZED_BYTES[job.double_quant] if job.method == Method.QLORA else compute
