@@ -13,7 +13,7 @@ from advisor.cli import main
 from advisor.decision import analysis
 from advisor.perf import calibration, crossval, estimates, scaling
 from advisor.store import collection, results
-from helpers import SHIPPED, copy_small_shipped, load_yaml
+from helpers import ROOT, SHIPPED, copy_small_shipped, load_yaml
 
 COLLECTION = SHIPPED / "published-lambda-pytorch.yaml"
 
@@ -74,6 +74,48 @@ def test_the_workloads_are_described_as_their_published_figures(loaded):
     assert dense == pytest.approx(3 * 2 * bert["parameters"] * 384, rel=0.01)  # 2 x parameters x tokens forward
 
 
+def test_an_iteration_is_a_batch_of_items_in_the_throughputs_unit(loaded):
+    """Tacotron 2's throughput counts mel frames, its batch utterances: an epoch of LJSpeech at a batch of 128 is
+    about 102 iterations of 128 utterances (13,100 clips), each of 800 dependent decoder steps that launch their
+    counted operations; WaveGlow's batch counts 16,000-sample segments, Transformer-XL's sequences of tgt_len tokens."""
+    from advisor.perf import perfmodel
+
+    specs = {p.data["workload"]["name"]: p.data["workload"] for p in loaded.profiles}
+    tacotron = specs["Tacotron 2 (published, PyTorch)"]
+    work = perfmodel.published_work(tacotron, batch_size=128)
+    decoder, *_, iteration = work.phases
+    assert iteration.iteration and iteration.steps == pytest.approx(13_100 / 128, rel=0.01)
+    assert decoder.steps == pytest.approx(800 * iteration.steps) and decoder.operations == 138
+    assert iteration.operations == tacotron["operations_per_step"]
+    for name, items in (("WaveGlow (published, PyTorch)", 13_100), ("Transformer-XL base (published, PyTorch)",
+                                                                     103_227_021 / 192)):  # fmt: skip
+        iteration = perfmodel.published_work(specs[name], batch_size=8).phases[-1]
+        assert iteration.steps == pytest.approx(items / 8, rel=0.01)
+    # a tracked job counted its own iteration (a launch floor), not a fitted iteration's cost
+    tracked = {"name": "t", "batch_size": 4, "steps": 10, "phases": [{"kind": "matmul", "flops_per_sample": 1.0}]}
+    assert not perfmodel.tracked_work(tracked).phases[-1].iteration
+
+
+@pytest.mark.slow
+def test_the_shipped_tacotron2_and_waveglow_operations_are_a_real_steps(loaded):
+    """The operations the published Tacotron 2 and WaveGlow workloads launch, counted again on a real step of each
+    (scripts/count_published_operations.py)."""
+    import importlib.util
+
+    path = ROOT / "scripts" / "count_published_operations.py"
+    spec = importlib.util.spec_from_file_location("count_published_operations", path)
+    counting = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(counting)
+    found = counting.counts()
+    specs = {p.data["workload"]["name"]: p.data["workload"] for p in loaded.profiles}
+    tacotron = specs["Tacotron 2 (published, PyTorch)"]
+    decoder = next(ph for ph in tacotron["phases"] if ph["kind"] == "recurrent")
+    assert decoder["operations_per_step"] == found["tacotron2"]["per_frame"]
+    assert decoder["sequential_steps"] == counting.FRAMES
+    assert tacotron["operations_per_step"] == found["tacotron2"]["rest"]
+    assert specs["WaveGlow (published, PyTorch)"]["operations_per_step"] == found["waveglow"]["iteration"]
+
+
 def test_the_posts_workload_comes_first_and_published_ones_are_offered(frame):
     order = analysis.workload_order(frame)
     names = frame.groupby("workload")["workload_name"].first()
@@ -121,10 +163,10 @@ def test_cross_validation_on_a_small_subset_gives_fixed_results(frame, shipped_c
 # The subset's results, recorded when the model was written: a change to the model that moves them is a change to
 # its accuracy, to be re-measured (python -m advisor crossval) and re-recorded on purpose.
 FIXED = {
-    ("new-gpu", "float32"): (36, 1.11, 1.26), ("new-gpu", "mixed"): (36, 1.23, 1.44),
-    ("new-gpu", "all"): (72, 1.14, 1.36),
-    ("new-workload", "float32"): (180, 1.1, 1.27), ("new-workload", "mixed"): (180, 1.08, 1.2),
-    ("new-workload", "all"): (360, 1.09, 1.23),
+    ("new-gpu", "float32"): (36, 1.11, 1.27), ("new-gpu", "mixed"): (36, 1.24, 1.44),
+    ("new-gpu", "all"): (72, 1.14, 1.4),
+    ("new-workload", "float32"): (180, 1.1, 1.26), ("new-workload", "mixed"): (180, 1.08, 1.19),
+    ("new-workload", "all"): (360, 1.09, 1.24),
 }  # fmt: skip
 
 
@@ -148,14 +190,17 @@ def test_two_gpus_are_offered_with_their_price_and_what_the_second_buys(capsys):
     rows = {(r["gpu"], r["precision"]): r for r in json.loads(capsys.readouterr().out)}
     one, two = rows[("GeForce RTX 4090", "float32")], rows[("2x GeForce RTX 4090", "float32")]
     assert two["price_usd"] == 2 * one["price_usd"]
-    assert one["seconds_estimate"] / 2 < two["seconds_estimate"] < one["seconds_estimate"]
+    # the post's small job is bound by its 10,000 dependent steps: half a batch a GPU saves little of them, and the
+    # all-reduce costs more than that saves (never faster than half of one GPU's time)
+    assert one["seconds_estimate"] / 2 < two["seconds_estimate"]
+    assert "per-step-bound" in two["basis"] and "efficiency" in two["basis"]
     assert "data parallel" in two["basis"] and two["high"] / two["low"] > one["high"] / one["low"]
     assert main(["recommend", "--current", "post-gtx-1070-ti", "--estimates", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     pairs = [o for o in data["options"] if o["profile"].endswith(":2x")]
     assert pairs and all(o["source"] == "estimated" for o in pairs)
     added = {d["profile"]: d for d in data["added_devices"]}
-    assert 1 < added["catalog:rtx-4090:2x"]["scaling_speedup"] <= 2
+    assert 0 < added["catalog:rtx-4090:2x"]["scaling_speedup"] < 1  # the same: a second GPU buys this job nothing
     assert main(["estimate", "--devices", "0"]) == 1
 
 

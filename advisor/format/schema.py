@@ -126,6 +126,8 @@ PHASE = (
     Field("activations_per_sample", "number", "values written per sample (memory traffic: read and written "
           "forward and backward)", minimum=0),
     Field("sequential_steps", "integer", "dependent steps per batch (recurrent: the longest sequence)", minimum=1),
+    Field("operations_per_step", "integer", "operations one of its dependent steps launches (a recurrent decoder's "
+          "step), counted on a real step: each step takes at least their launches", minimum=1, maximum=10**9),
     Field("note", "string", "how the figure was derived"),
 )
 WORKLOAD = (
@@ -164,6 +166,9 @@ WORKLOAD = (
     Field("not_counted", "strings", "kind model or tracked: layers the FLOP counter does not know (counted as 0)"),
     Field("unit", "string", "kind published: what one sample is (images, sequences, tokens...)",
           required_if=("kind", WorkloadKind.PUBLISHED)),
+    Field("units_per_item", "number", "kind published: samples (in its unit) one item of a batch holds, where the "
+          "batch counts other items than the throughput (Tacotron 2: an utterance of about 565 mel frames); 1 "
+          "otherwise", positive=True),
     Field("phases", "sections", "kind published or tracked: its work by kind, per sample (for the performance "
           "model)", fields=PHASE, required_if=("kind", DESCRIBED_BY_PHASES)),
     Field("steps", "integer", "kind tracked: optimizer steps of the whole run (the run's planned length)",
@@ -176,8 +181,9 @@ WORKLOAD = (
     Field("output_values_per_sample", "number", "kind tracked: values the model outputs per sample (its logits or "
           "softmax over every step: held at the loss with their gradient)", minimum=0),
     Field("operations_per_step", "integer", "kind tracked or published: operations of one step (a tracked job's "
-          "optimizer step, a published job's iteration of batch_size samples) that launch a kernel (views and "
-          "allocations left out), counted on a real step: a GPU step takes at least their launches",
+          "optimizer step, a published job's iteration of batch_size items, less its phases' own counted steps) that "
+          "launch a kernel (views and allocations left out), counted on a real step: a GPU step takes at least their "
+          "launches",
           minimum=1, maximum=10**9),
     Field("counted_precision", "choice", "kind tracked: the precision of the step its FLOPs and activations were "
           "counted on", choices=PRECISIONS),

@@ -5,8 +5,9 @@
   none of them: a new size of a known family (MPT 7B from MPT 1B...30B, Qwen 14B from Qwen 1.8B, 7B, 72B);
 - ``llm-new-model-new-gpu``: both at once, what a user's own model on a GPU without language-model results is;
 - ``launch-bound``: the ``llm-new-model`` results whose time the host's launches decide (their counted kernels at
-  the fitted cost per kernel: a third of the predicted time or more, ``LAUNCH_SHARE``): the range of a launch floor
-  (:mod:`advisor.perf.launch`).
+  the fitted cost per kernel: a third of the predicted time or more, ``LAUNCH_SHARE``), and those of the published
+  workloads whose kernels were counted (Tacotron 2's decoder), each predicted by a fit without its workload: the
+  range of a launch floor (:mod:`advisor.perf.launch`).
 
 The 90th percentile of each situation's absolute log errors is the range of a language-model job's estimate in
 it (:mod:`advisor.llm.advice`); the figures live in ``advisor/data/llm_crossval.yaml``, written by
@@ -47,9 +48,9 @@ class Errors:
 
     def summary(self) -> dict[str, dict[str, float]]:
         found = {}
-        for situation, errors in self.by_situation.items():
-            absolute = np.abs(errors)
-            found[situation] = {"results": len(errors), "median": float(math.exp(np.median(absolute))),
+        for situation in (s for s in SITUATIONS if s in self.by_situation):
+            absolute = np.abs(self.by_situation[situation])
+            found[situation] = {"results": len(absolute), "median": float(math.exp(np.median(absolute))),
                                 "p90": float(math.exp(np.quantile(absolute, QUANTILE)))}  # fmt: skip
         return found
 
@@ -77,6 +78,12 @@ def run(samples: tuple[Sample, ...]) -> Errors:
                 if situation == "llm-new-model" and launch_bound(fit, s):
                     found[LAUNCH_BOUND].append(math.log(predicted[0] / s.seconds))
 
+    counted = {s.workload for s in samples if not model_of(s) and any(p.operations for p in s.work.phases)}
+    for workload in sorted(counted):  # a published workload whose kernels were counted, held out entirely
+        fit = calibration.fit(tuple(s for s in samples if s.workload != workload))
+        found[LAUNCH_BOUND].extend(math.log(predicted[0] / s.seconds) for s in samples if s.workload == workload
+                                   and launch_bound(fit, s)
+                                   and (predicted := fit.estimate(s.work, s.device, s.precision, s.workload)))
     for gpu in sorted({s.gpu for s in llm}):
         fit = calibration.fit(tuple(s for s in samples if s.gpu != gpu))
         held(fit, [s for s in llm if s.gpu == gpu], "llm-new-gpu")

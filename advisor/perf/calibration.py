@@ -45,7 +45,8 @@ HUBER = 1.5  # residuals beyond this many sigmas weigh less (a published outlier
 GLOBAL_PRIORS = {
     "eta": (0.4, 2.0),  # share of the precision's peak that training's matmuls reach
     "mu": (0.5, 2.0),  # share of the memory bandwidth that element-wise work reaches
-    "tau": (1e-4, 3.0),  # seconds per dependent step or iteration overhead (kernel launches)
+    "tau": (1e-4, 3.0),  # seconds per dependent step (an RNN's timestep: its kernel launches)
+    "tau_iteration": (1e-3, 3.0),  # seconds an iteration costs besides its work (the optimizer's step, the host)
     # seconds per kernel an iteration launches, where they were counted: the quoted geometric mean of a null kernel's
     # launch and a PyTorch element-wise kernel's round trip (advisor.perf.launch), a factor e either way
     "tau_op": (launch.OPERATION_SECONDS, 1.0),
@@ -108,6 +109,11 @@ SIMILARITY = 1.0  # how fast a workload's weight in the typical scaling falls wi
 
 
 _Terms = tuple[np.ndarray, np.ndarray, np.ndarray, float, float, float]
+
+
+def _iterations(work: Work) -> np.ndarray:
+    """Per phase: whether it is an iteration's own cost (its per-step term ``tau_iteration``, else ``tau``)."""
+    return np.array([p.iteration for p in work.phases])
 
 
 def _log_operations(work: Work) -> np.ndarray:
@@ -176,7 +182,8 @@ class Fit:
         gamma, delta, rho = self.value("gamma", GROUPS[precision]), self.value("delta"), self.value("rho")
         if GROUPS[precision] == PrecisionGroup.MIXED:
             gamma += self.value("kappa") * (_intensity(work) - REFERENCE_INTENSITY)
-        tau = self.value("tau") + self.value("tau_w", workload)
+        own = np.where(_iterations(work), self.value("tau_iteration"), self.value("tau"))
+        tau = own + self.value("tau_w", workload)
         operations = _log_operations(work)
         launches = np.where(np.isnan(operations), tau, np.nan_to_num(operations) + self.value("tau_op"))
         return steps, np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth,
@@ -284,6 +291,7 @@ class Fit:
             "delta": self.value("delta"),
             "rho": self.value("rho"),
             "step_seconds": math.exp(self.value("tau")),
+            "iteration_seconds": math.exp(self.value("tau_iteration")),
             "startup_seconds": math.exp(self.value("startup")),
         }
 
@@ -346,6 +354,8 @@ def _layout(samples: tuple[Sample, ...]) -> tuple[dict[tuple, int], np.ndarray, 
             add(("startup",))
         if any(p.operations > 0 for p in s.work.phases):
             add(("tau_op",))
+        if any(p.iteration and not p.operations for p in s.work.phases):
+            add(("tau_iteration",))
     means = np.array([_prior(k)[0] for k in keys])
     sigmas = np.array([_prior(k)[1] for k in keys])
     return {key: i for i, key in enumerate(keys)}, means, sigmas
@@ -382,15 +392,23 @@ class _Problem:
             self.beta[row, index[("m", s.workload, s.group)]] += 1
             for key in (("mu",), ("mu_arch", s.architecture), ("mu_gpu", s.gpu)):
                 self.beta[row, index[key]] -= 1
-        self.tau = np.zeros((n, size))  # d log(per-step time) / d theta
+        self.tau = np.zeros((n, size))  # d log(per-step time) / d theta: a dependent step's
         self.tau[:, index[("tau",)]] = 1
+        self.tau_iteration = np.zeros((n, size))  # an iteration's own
         for row, s in enumerate(samples):
             self.tau[row, index[("tau_w", s.workload)]] = 1
+            self.tau_iteration[row, index[("tau_w", s.workload)]] = 1
+            if ("tau_iteration",) in index:
+                self.tau_iteration[row, index[("tau_iteration",)]] = 1
         # the phases whose kernels were counted: their per-step time is log(operations) + tau_op instead
         self.log_operations = np.full((n, width), np.nan)
         for row, s in enumerate(samples):
             self.log_operations[row, : len(s.work.phases)] = _log_operations(s.work)
         self.counted = ~np.isnan(self.log_operations)
+        self.iteration = np.zeros((n, width), dtype=bool)  # the phases that are an iteration's own cost, uncounted
+        for row, s in enumerate(samples):
+            self.iteration[row, : len(s.work.phases)] = _iterations(s.work)
+        self.iteration &= ~self.counted
         self.tau_op = np.zeros((n, size))
         if ("tau_op",) in index:
             self.tau_op[self.counted.any(axis=1), index[("tau_op",)]] = 1
@@ -402,8 +420,9 @@ class _Problem:
         """Log predicted totals and their Jacobian."""
         alpha = self.alpha @ theta + self.scale_arith @ theta
         beta = self.beta @ theta + self.scale_memory @ theta
+        uncounted = np.where(self.iteration, (self.tau_iteration @ theta)[:, None], (self.tau @ theta)[:, None])
         per_step = np.where(self.counted, np.nan_to_num(self.log_operations) + (self.tau_op @ theta)[:, None],
-                            (self.tau @ theta)[:, None])  # fmt: skip
+                            uncounted)  # fmt: skip
         candidates = np.stack([alpha[:, None] + self.log_arith, beta[:, None] + self.log_memory, per_step])
         log_step = np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS
         weights = np.exp(SMOOTHNESS * (candidates - log_step[None]))  # each bound's share of a step's time
@@ -415,7 +434,9 @@ class _Problem:
             self.beta + self.scale_memory
         )
         launched = (cost * weights[2] * self.counted).sum(axis=1) / total  # the counted phases' per-step share
-        jacobian += (shares[2] - launched)[:, None] * self.tau + launched[:, None] * self.tau_op
+        iterated = (cost * weights[2] * self.iteration).sum(axis=1) / total  # the iterations' own, uncounted
+        jacobian += ((shares[2] - launched - iterated)[:, None] * self.tau + iterated[:, None] * self.tau_iteration
+                     + launched[:, None] * self.tau_op)  # fmt: skip
         if self.start is not None:
             jacobian[:, self.start] += startup / total
         return np.log(total), jacobian

@@ -69,6 +69,7 @@ class Phase:
     resident_bytes: float  # float32 size of what must stay in cache for the weights to be resident
     other_bytes: float = 0.0  # per step at float32, never resident (activations)
     operations: float = 0.0  # kernels a step launches, where counted (the step takes at least their launches)
+    iteration: bool = False  # a training iteration's own cost (the optimizer's step, the host), not a dependent step
 
 
 @dataclass(frozen=True)
@@ -114,11 +115,14 @@ def model_work(workload: dict) -> Work:
 def published_work(workload: dict, batch_size: int | None = None, devices: int = 1) -> Work:
     """A published benchmark's work (a profile's ``workload`` of kind published) on one of ``devices`` GPUs.
 
-    Per iteration of ``batch_size`` samples (the result's own batch when it ran another), each phase does its
-    FLOPs for the batch (a recurrent phase in ``sequential_steps`` dependent steps) and moves its activations
-    three times (written forward, read forward and backward); the matmul phase re-reads the weights three times.
+    Per iteration of ``batch_size`` items (the result's own batch when it ran another; each ``units_per_item``
+    samples of the throughput's unit), each phase does its FLOPs for the batch (a recurrent phase in
+    ``sequential_steps`` dependent steps) and moves its activations three times (written forward, read forward and
+    backward); the matmul phase re-reads the weights three times. Where counted, a phase's step launches its
+    ``operations_per_step`` and the iteration the workload's own.
     """
-    batch = batch_size or workload["batch_size"]
+    # a batch's samples in the throughput's unit (a batch of utterances holds their mel frames)
+    batch = (batch_size or workload["batch_size"]) * float(workload.get("units_per_item") or 1.0)
     iterations = workload["train_samples"] * workload["epochs"] / devices / batch
     return _phased_work(workload, batch, iterations, launches=True)
 
@@ -147,15 +151,19 @@ def _phased_work(workload: dict, batch: float, iterations: float, launches: bool
                 weight_bytes=3 * weights if reads_weights else 0.0,
                 resident_bytes=weights if reads_weights else 0.0,
                 other_bytes=3 * 4.0 * float(phase.get("activations_per_sample") or 0.0) * per_step,
+                operations=float(phase.get("operations_per_step") or 0.0) if launches else 0.0,
             )
         )
     # What an iteration costs besides its work (kernel launches, the optimizer's step, the data loader): its
     # length is fitted per workload (the per-step term), which makes a small batch slower per sample.
-    # With ``launches``, where the kernels an iteration launches were counted (a language-model job), that phase's
-    # per-step cost is their launches instead, at the fitted cost of one.
+    # With ``launches`` (a published job), where the kernels an iteration launches were counted, that phase's
+    # per-step cost is their launches instead, at the fitted cost of one; else an iteration's own fitted cost (the
+    # optimizer's step, the host's data loading). A tracked job counted its iteration's kernels, optimizer step
+    # included, and timed its data wait apart (a floor and a wait: advisor.perf.launch), so its iteration is a plain
+    # dependent step here.
     operations = float(workload.get("operations_per_step") or 0.0) if launches else 0.0
     phases.append(Phase(name="per-iteration overhead", steps=iterations, flops=0.0, weight_bytes=0.0,
-                        resident_bytes=0.0, operations=operations))  # fmt: skip
+                        resident_bytes=0.0, operations=operations, iteration=launches))  # fmt: skip
     return Work(name=str(workload["name"]), phases=tuple(phases), startup=False)
 
 

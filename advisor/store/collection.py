@@ -45,8 +45,11 @@ DESCRIPTION = (
     Field("source", "string", "where the description comes from", required=True),
     Field("family", "string", "the family whose fitted terms it shares (transformer)"),
     Field("model", "string", "the language model a job of the transformer family trains (a preset's id)"),
-    Field("operations_per_step", "integer", "the kernels one iteration of a GPU's batch launches (counted on a real "
-          "step: advisor.llm.operations)", minimum=1, maximum=10**9),
+    Field("units_per_item", "number", "samples (in its unit) one item of a batch holds, where the batch counts "
+          "other items than the throughput (an utterance of mel frames, a sequence of tokens)", positive=True),
+    Field("operations_per_step", "integer", "the kernels one iteration of a GPU's batch launches, less its phases' "
+          "own counted steps (counted on a real step: advisor.llm.operations, scripts/count_published_operations.py)",
+          minimum=1, maximum=10**9),
 )  # fmt: skip
 SYSTEM = (
     Field("name", "string", "the system's name as published", required=True),
@@ -127,6 +130,7 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
         "source": described["source"],
         **({"family": described["family"]} if described.get("family") else {}),
         **({"model": described["model"]} if described.get("model") else {}),
+        **({"units_per_item": described["units_per_item"]} if described.get("units_per_item") else {}),
         **({"operations_per_step": described["operations_per_step"]} if described.get("operations_per_step") else {}),
         "note": f"the time for {described['work']}: {described['samples']:,} {described['unit']} / the throughput",
     }

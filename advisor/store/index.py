@@ -25,7 +25,7 @@ from advisor.format.schema import SCHEMA_VERSION
 INDEX_NAME = ".advisor-index.sqlite"  # hidden: a folder listing never takes it for a profile
 # Written in the meta table; anything else is rebuilt. The profile format's version is part of it: an outcome
 # validated by an older format (its problems, its migration) is never served to a newer one.
-FORMAT = f"advisor profile index 6, profiles of schema version {SCHEMA_VERSION}"
+FORMAT = f"advisor profile index 7, profiles of schema version {SCHEMA_VERSION}"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE files (name TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, ctime_ns INTEGER, "
