@@ -4,7 +4,9 @@ GPU result the performance model can describe (the post's LSTM, the published be
 Each result is a total time of some described work on a catalog GPU. Its prediction keeps the three physical
 bounds of :mod:`advisor.perf.perfmodel`: every step of every phase takes the slowest of its arithmetic time (its
 FLOPs over the precision's peak), its memory time (its bytes over the bandwidth) and a per-step cost, combined
-smoothly; a measured total adds a start-up. What the fit learns are the efficiencies, in log space:
+smoothly (the per-step cost: a dependent step's ``tau``, a training iteration's own ``tau_iteration``, or, where the
+kernels a step launches were counted, their number times one fitted cost per kernel, ``tau_op``); a measured total
+adds a start-up. What the fit learns are the efficiencies, in log space:
 
     arithmetic time = FLOPs / peak x exp(c[workload] - eta - eta_arch[architecture] - eta_gpu[gpu])
     memory time     = bytes / bandwidth x exp(m[workload] - mu - mu_arch[architecture] - mu_gpu[gpu])

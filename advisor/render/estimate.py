@@ -36,7 +36,8 @@ def constants_text(constants: dict[str, float]) -> str:
     return (f"Constants: eta {c['eta_float32']:.3f} (float32) / {c['eta_mixed']:.3f} (mixed) of the peak, mu "
             f"{c['mu']:.2f} of the bandwidth, time ~ peak^-{c['gamma_float32']:.2f} / ^-{c['gamma_mixed']:.2f} "
             f"(mixed: {c['kappa_mixed']:+.2f} a unit of log FLOPs per byte above {REFERENCE_INTENSITY:.0f}), "
-            f"bandwidth^-{c['delta']:.2f}, power^-{c['rho']:.2f}; per step {c['step_seconds'] * 1e6:.1f} us, start-up "
+            f"bandwidth^-{c['delta']:.2f}, power^-{c['rho']:.2f}; per step {c['step_seconds'] * 1e6:.1f} us, per "
+            f"iteration {c['iteration_seconds'] * 1e3:.1f} ms, start-up "
             f"{c['startup_seconds']:.2f} s.")  # fmt: skip
 
 
