@@ -190,7 +190,7 @@ def test_two_gpus_are_offered_with_their_price_and_what_the_second_buys(capsys):
     rows = {(r["gpu"], r["precision"]): r for r in json.loads(capsys.readouterr().out)}
     one, two = rows[("GeForce RTX 4090", "float32")], rows[("2x GeForce RTX 4090", "float32")]
     assert two["price_usd"] == 2 * one["price_usd"]
-    # the post's small job is bound by its 10,000 dependent steps: half a batch a GPU saves little of them, and the
+    # the post's small job is bound by its 100,000 dependent steps: half a batch a GPU saves little of them, and the
     # all-reduce costs more than that saves (never faster than half of one GPU's time)
     assert one["seconds_estimate"] / 2 < two["seconds_estimate"]
     assert "per-step-bound" in two["basis"] and "efficiency" in two["basis"]
