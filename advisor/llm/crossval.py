@@ -107,7 +107,8 @@ def load_widths() -> dict[str, float]:
 
 
 def text(summary: dict[str, dict[str, float]]) -> str:
-    lines = ["Language-model throughputs, each predicted by a fit that did not see it:"]
+    lines = ["Language-model throughputs, each predicted by a fit that did not see it (launch-bound: with the "
+             "published results whose kernels were counted, Tacotron 2's among them):"]  # fmt: skip
     for situation, row in summary.items():
         lines.append(f"  {situation:24} {row['results']:4d} results  median error {row['median']:.3f}x  "
                      f"90th percentile {row['p90']:.3f}x")  # fmt: skip
