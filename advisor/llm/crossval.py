@@ -81,9 +81,10 @@ def run(samples: tuple[Sample, ...]) -> Errors:
     counted = {s.workload for s in samples if not model_of(s) and any(p.operations for p in s.work.phases)}
     for workload in sorted(counted):  # a published workload whose kernels were counted, held out entirely
         fit = calibration.fit(tuple(s for s in samples if s.workload != workload))
-        found[LAUNCH_BOUND].extend(math.log(predicted[0] / s.seconds) for s in samples if s.workload == workload
-                                   and launch_bound(fit, s)
-                                   and (predicted := fit.estimate(s.work, s.device, s.precision, s.workload)))
+        for s in (s for s in samples if s.workload == workload and launch_bound(fit, s)):
+            predicted = fit.estimate(s.work, s.device, s.precision, s.workload)
+            if predicted is not None:
+                found[LAUNCH_BOUND].append(math.log(predicted[0] / s.seconds))
     for gpu in sorted({s.gpu for s in llm}):
         fit = calibration.fit(tuple(s for s in samples if s.gpu != gpu))
         held(fit, [s for s in llm if s.gpu == gpu], "llm-new-gpu")

@@ -173,9 +173,10 @@ class Fit:
                 - self.value("mu_gpu", gpu))  # fmt: skip
         return alpha, beta
 
-    def _step_candidates(self, work: Work, device: Device, precision: str,
-                         workload: str) -> tuple[np.ndarray, np.ndarray] | None:  # fmt: skip
-        """Per phase: its steps, and the log seconds a step takes by each bound (arithmetic, memory, per-step)."""
+    def _phase_costs(self, work: Work, device: Device, precision: str,
+                     workload: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:  # fmt: skip
+        """Per phase: the log seconds a step takes by each bound (arithmetic, memory, per-step), the log seconds of a
+        step (their smooth maximum) and the phase's seconds; None without the precision's peak."""
         terms = _terms(work, device, precision)
         if terms is None:
             return None
@@ -188,16 +189,17 @@ class Fit:
         tau = own + self.value("tau_w", workload)
         operations = _log_operations(work)
         launches = np.where(np.isnan(operations), tau, np.nan_to_num(operations) + self.value("tau_op"))
-        return steps, np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth,
-                                launches])  # fmt: skip
+        candidates = np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth,
+                               launches])  # fmt: skip
+        log_step = np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS
+        return candidates, log_step, steps * np.exp(log_step)
 
     def predict(self, work: Work, device: Device, precision: str, workload: str) -> tuple[float, str] | None:
         """(total seconds, the bound of the costliest phase), or None when the device lacks the precision's peak."""
-        found = self._step_candidates(work, device, precision, workload)
+        found = self._phase_costs(work, device, precision, workload)
         if found is None:
             return None
-        steps, candidates = found
-        costs = steps * np.exp(np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS)
+        candidates, _, costs = found
         startup = math.exp(self.value("startup")) if work.startup else 0.0
         bound = perfmodel.BOUNDS[int(np.argmax(candidates[:, int(np.argmax(costs))]))]
         return startup + float(costs.sum()), bound
@@ -205,12 +207,10 @@ class Fit:
     def shares(self, work: Work, device: Device, precision: str, workload: str) -> dict[str, float]:
         """Each bound's share of the predicted steps' time (the smooth maximum's weights, by phase cost): how far
         the arithmetic, the memory traffic or the per-step cost decides it; empty without the precision's peak."""
-        found = self._step_candidates(work, device, precision, workload)
+        found = self._phase_costs(work, device, precision, workload)
         if found is None:
             return {}
-        steps, candidates = found
-        log_step = np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS
-        costs = steps * np.exp(log_step)
+        candidates, log_step, costs = found
         weights = np.exp(SMOOTHNESS * (candidates - log_step[None])) * costs[None] / costs.sum()
         return dict(zip(perfmodel.BOUNDS, (float(w) for w in weights.sum(axis=1)), strict=True))
 
@@ -397,20 +397,18 @@ class _Problem:
         self.tau = np.zeros((n, size))  # d log(per-step time) / d theta: a dependent step's
         self.tau[:, index[("tau",)]] = 1
         self.tau_iteration = np.zeros((n, size))  # an iteration's own
+        if ("tau_iteration",) in index:
+            self.tau_iteration[:, index[("tau_iteration",)]] = 1
+        # the phases whose kernels were counted: their per-step time is log(operations) + tau_op instead
+        self.log_operations = np.full((n, width), np.nan)
+        self.iteration = np.zeros((n, width), dtype=bool)  # the phases that are an iteration's own cost
         for row, s in enumerate(samples):
             self.tau[row, index[("tau_w", s.workload)]] = 1
             self.tau_iteration[row, index[("tau_w", s.workload)]] = 1
-            if ("tau_iteration",) in index:
-                self.tau_iteration[row, index[("tau_iteration",)]] = 1
-        # the phases whose kernels were counted: their per-step time is log(operations) + tau_op instead
-        self.log_operations = np.full((n, width), np.nan)
-        for row, s in enumerate(samples):
             self.log_operations[row, : len(s.work.phases)] = _log_operations(s.work)
-        self.counted = ~np.isnan(self.log_operations)
-        self.iteration = np.zeros((n, width), dtype=bool)  # the phases that are an iteration's own cost, uncounted
-        for row, s in enumerate(samples):
             self.iteration[row, : len(s.work.phases)] = _iterations(s.work)
-        self.iteration &= ~self.counted
+        self.counted = ~np.isnan(self.log_operations)
+        self.iteration &= ~self.counted  # counted, an iteration's per-step time is its launches
         self.tau_op = np.zeros((n, size))
         if ("tau_op",) in index:
             self.tau_op[self.counted.any(axis=1), index[("tau_op",)]] = 1
