@@ -303,7 +303,7 @@ NOT_DECISIONS = {"--help", "--json", "--profiles", "--collection", "--current", 
 JOB_OPTIONS = {"--model-config", "--method", "--seq-len", "--batch", "--grad-accum", "--tokens", "--checkpointing",
                "--lora-rank", "--lora-targets", "--fsdp", "--pure-bf16", "--optimizer", "--devices",
                "--gpu", "--stack", "--loss", "--activation-offloading", "--optimizer-states",
-               "--optimizer-in-backward", "--fp8",
+               "--optimizer-in-backward", "--fp8", "--compile",
                "--tensor-parallel"}  # fmt: skip  (each stack choice is driven in test_stack.py and test_fp8.py)
 
 

@@ -71,6 +71,7 @@ def _memory(*flags: str) -> dict:
     ("--optimizer", "adamw_8bit", "optimizer"),
     ("--stack", "torchtune", "optimizer"),
     ("--fp8", "on", "weights"),
+    ("--compile", "on", "activations"),
 ])  # fmt: skip
 def test_each_stack_choice_lowers_the_part_it_is_about(flag, value, part):
     """From Transformers' Trainer defaults (fp32 logits, no checkpointing, resident AdamW), each flag takes memory

@@ -38,6 +38,8 @@ class ModelConfig:
     tied_embeddings: bool
     head_dim: int | None = None  # hidden / heads unless the config says otherwise (Gemma, Qwen3)
     gated_mlp: bool = True  # SwiGLU / GeGLU (gate, up and down); False: up and down only (GPT-2, Phi-2, MPT)
+    layer_norm: bool = False  # LayerNorm (keeps its 16-bit input); False: RMSNorm, computed on an fp32 upcast it keeps
+    shared_norm: bool = False  # attention and MLP side by side from one norm (Phi-1.5/2, GPT-J, Falcon 7B, Cohere)
     parameters_b: float | None = None  # the size the model card states (a preset's self-check)
     source: str = ""
 
@@ -105,6 +107,9 @@ GATED_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2"
                          "olmo2", "granite", "cohere", "starcoder2_gated", "internlm2", "deepseek", "yi"})  # fmt: skip
 PLAIN_TYPES = frozenset({"gpt2", "gpt_neox", "phi", "mpt", "falcon", "gptj", "opt", "bloom", "starcoder2",
                          "gpt_bigcode", "stablelm"})  # fmt: skip
+# LayerNorm's model types (the rest normalize with RMSNorm), and those whose attention and MLP read one norm's output
+LAYER_NORM_TYPES = PLAIN_TYPES | {"olmo", "cohere"}
+SHARED_NORM_TYPES = frozenset({"phi", "gptj", "cohere"})
 MOE_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 # Fields of a config.json that change the blocks into something the model does not describe (its work and memory
 # are a dense decoder-only transformer's): the field, and what it makes the model.
@@ -171,12 +176,16 @@ def config_from_mapping(data: Any, file: str, name: str | None = None) -> ModelC
     if values["heads"] % kv:
         raise AdvisorError(f"{file}: {values['heads']} attention heads are not a multiple of {kv} key-value heads")
     tied = data.get("tie_word_embeddings")
+    # Falcon's 7B: attention and MLP in parallel from one norm; its newer architecture (40B, 180B) has two
+    shared = model_type in SHARED_NORM_TYPES or (model_type == "falcon" and bool(data.get("parallel_attn", True))
+                                                 and not data.get("new_decoder_architecture"))  # fmt: skip
     return ModelConfig(
         name=name or str(data.get("_name_or_path") or Path(file).parent.name or "model"),
         layers=values["layers"], hidden=values["hidden"], heads=values["heads"], kv_heads=kv,
         intermediate=values["intermediate"], vocab=values["vocab"],
         tied_embeddings=bool(tied) if tied is not None else model_type in {"gpt2", "mpt", "gemma", "gemma2"},
-        head_dim=values["head_dim"], gated_mlp=gated, source=f"{file} (read from disk)",
+        head_dim=values["head_dim"], gated_mlp=gated, layer_norm=model_type in LAYER_NORM_TYPES, shared_norm=shared,
+        source=f"{file} (read from disk)",
     )  # fmt: skip
 
 

@@ -75,6 +75,9 @@ CHOICES = (
            "offloaded (states and step on the CPU)"),
     Choice("optimizer_in_backward", SWITCH, "--optimizer-in-backward",
            "each parameter's step as soon as its gradient is ready, the gradient freed (gradient accumulation 1)"),
+    Choice("compile", SWITCH, "--compile",
+           "torch.compile over the model: its fused kernels keep fewer activations for the backward pass (the "
+           "norms' and the MLP's element-wise work recomputed there)"),
     Choice("pure_bf16", SWITCH, "--pure-bf16", "weights, gradients and optimizer states in bf16, no fp32 master copy"),
     Choice("optimizer", (), "--optimizer", "the optimizer (the stack's recipe's where not given)"),
     Choice("fp8", SWITCH, "--fp8",
@@ -98,6 +101,7 @@ class Choices:
     activation_offloading: bool = False
     optimizer_states: StatePlace = StatePlace.RESIDENT
     optimizer_in_backward: bool = False
+    compile: bool = False
     pure_bf16: bool = False
     optimizer: str = "adamw"
     fp8: bool = False
@@ -191,7 +195,8 @@ def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     found = stack_named(stack)
     return replace(job, checkpointing=choices.checkpointing, loss=choices.loss,
                    activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
-                   optimizer_in_backward=choices.optimizer_in_backward, optimizer=choices.optimizer,
+                   optimizer_in_backward=choices.optimizer_in_backward, compiled=choices.compile,
+                   optimizer=choices.optimizer,
                    fp8=choices.fp8, tensor_parallel=choices.tensor_parallel, stack=stack,
                    **{flag: getattr(found, flag) for flag in FLAGS})  # fmt: skip
 

@@ -19,7 +19,7 @@ def _job_memory(option: Any) -> str:
 
 MOVE_WORDS = {"chunked loss": "chunked loss", "fused loss": "fused loss", "activation checkpointing": "checkpointing",
               "activation offloading": "offloading", "paged optimizer states": "paged states",
-              "optimizer step in the backward pass": "step in backward"}  # fmt: skip
+              "optimizer step in the backward pass": "step in backward", "torch.compile": "torch.compile"}  # fmt: skip
 
 
 def ladder_text(option: Any) -> str:

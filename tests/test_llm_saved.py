@@ -1,0 +1,99 @@
+"""The memory model's count of what a block keeps for its backward pass is what autograd really saves: a tiny
+Transformers Llama (bf16 weights, PEFT's fp32 adapters under bf16 autocast, as the Trainer runs them) is run forward
+with a hook on every saved tensor, at two depths; their difference per block and token is compared with
+:func:`advisor.llm.memory.block_saved_values`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from advisor.llm import memory
+from advisor.llm.config import ModelConfig, config_from_mapping
+from advisor.llm.job import ALL_LINEAR, Method, TrainingJob
+
+# every width distinct, so a saved tensor's width says what it is; the sequence (40) and the tokens (80) appear in no
+# weight's shape, so the adapters' weight casts (autocast's cache) are told apart from the activations
+WIDTHS = {"hidden": 96, "heads": 4, "kv_heads": 2, "head_dim": 16, "intermediate": 160, "vocab": 256}
+BATCH, SEQ, RANK = 2, 40, 8
+DEPTHS = (2, 4)
+# per token and block, beside the 16-bit values: each RMSNorm's fp32 inverse root (4 bytes) and the attention's fp32
+# log-sum-exp per head (4 bytes each): the count leaves these few bytes out
+STATISTICS_BYTES = 2 * 4 + WIDTHS["heads"] * 4
+
+
+def saved_bytes_per_token(layers: int, targets: tuple[str, ...] | None) -> float:
+    """Bytes of the tensors saved for the backward pass (parameters and weight casts left out), per token."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    peft = pytest.importorskip("peft")
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=WIDTHS["hidden"], num_attention_heads=WIDTHS["heads"], num_key_value_heads=WIDTHS["kv_heads"],
+        head_dim=WIDTHS["head_dim"], intermediate_size=WIDTHS["intermediate"], vocab_size=WIDTHS["vocab"],
+        num_hidden_layers=layers, max_position_embeddings=128, attn_implementation="sdpa")  # fmt: skip
+    model = transformers.LlamaForCausalLM(config).to(torch.bfloat16)
+    if targets is not None:
+        model.enable_input_require_grads()
+        model = peft.get_peft_model(model, peft.LoraConfig(r=RANK, lora_alpha=16, lora_dropout=0.0,
+                                                           target_modules=list(targets)))  # fmt: skip
+    model.train()
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        per_token = SEQ in tensor.shape or BATCH * SEQ in tensor.shape
+        if per_token and storage.data_ptr() not in parameters:
+            saved.setdefault(storage.data_ptr(), storage.nbytes())
+        return tensor
+
+    ids = torch.randint(0, WIDTHS["vocab"], (BATCH, SEQ))
+    with torch.autocast("cpu", dtype=torch.bfloat16), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(input_ids=ids, labels=ids)
+    return sum(saved.values()) / (BATCH * SEQ)
+
+
+@pytest.mark.slow  # builds real transformers models (PyTorch, transformers and PEFT imported: 3-10 s)
+@pytest.mark.parametrize("method, targets", [(Method.FULL, None), (Method.LORA, ALL_LINEAR),
+                                             (Method.LORA, ("q_proj", "v_proj"))])  # fmt: skip
+def test_a_blocks_saved_tensors_are_the_counted_ones(method, targets):
+    shallow, deep = (saved_bytes_per_token(layers, targets) for layers in DEPTHS)
+    measured = (deep - shallow) / (DEPTHS[1] - DEPTHS[0]) - STATISTICS_BYTES
+    model = ModelConfig("tiny llama", layers=DEPTHS[0], vocab=WIDTHS["vocab"], tied_embeddings=False,
+                        **{k: v for k, v in WIDTHS.items() if k != "vocab"})  # fmt: skip
+    job = TrainingJob(model, method, lora_rank=RANK, lora_targets=targets or ALL_LINEAR)
+    counted = 2.0 * memory.block_saved_values(job)
+    assert measured == pytest.approx(counted, rel=0.02), (method, targets, measured, counted)
+
+
+def test_frozen_layers_keep_less_and_compiling_keeps_less_still():
+    """LoRA on two projections keeps less than full fine-tuning (the frozen MLP keeps no inputs), LoRA on every
+    linear layer more (each adapter its own copy of its input); a compiled job less than the eager one; a LayerNorm
+    model sharing one norm between attention and MLP (Phi) less than the same shape with two RMSNorms."""
+    model = ModelConfig("m", layers=4, hidden=2048, heads=16, kv_heads=16, intermediate=8192, vocab=1000,
+                        tied_embeddings=False)  # fmt: skip
+    full, every, two = (TrainingJob(model, method, lora_targets=targets) for method, targets in
+                        ((Method.FULL, ALL_LINEAR), (Method.LORA, ALL_LINEAR), (Method.LORA, ("q_proj", "v_proj"))))
+    values = [memory.block_saved_values(job) for job in (full, every, two)]
+    assert values[2] < values[0] < values[1]
+    for job in (full, every, two):
+        assert memory.block_saved_values(replace(job, compiled=True)) < memory.block_saved_values(job)
+    phi = replace(model, gated_mlp=False, layer_norm=True, shared_norm=True)
+    plain = replace(model, gated_mlp=False)
+    assert memory.block_saved_values(TrainingJob(phi, Method.FULL)) < memory.block_saved_values(
+        TrainingJob(plain, Method.FULL))
+
+
+@pytest.mark.parametrize("config, layer_norm, shared_norm", [
+    ({"model_type": "phi", "hidden_act": "gelu_new"}, True, True),
+    ({"model_type": "gpt_neox", "use_parallel_residual": True}, True, False),
+    ({"model_type": "falcon", "parallel_attn": True}, True, True),
+    ({"model_type": "falcon", "parallel_attn": True, "new_decoder_architecture": True}, True, False),
+    ({"model_type": "llama"}, False, False),
+])  # fmt: skip
+def test_a_config_json_says_its_norms(config, layer_norm, shared_norm):
+    shape = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}
+    model = config_from_mapping({**shape, **config}, "config.json")
+    assert (model.layer_norm, model.shared_norm) == (layer_norm, shared_norm)
