@@ -62,6 +62,8 @@ def test_200_concurrent_submits_lose_and_duplicate_nothing(database_url, referen
         same = profile("the-same-one", 34.5)  # the same content from every client at once: stored once
         with ThreadPoolExecutor(CLIENTS) as pool:
             replies = list(pool.map(lambda _: submit(service.url, same, token), range(CLIENTS)))
+        failed = [(status, answer) for status, answer in replies if "id" not in answer]
+        assert not failed, failed  # the service's own answer (its error) where a submit got no id
         assert {answer["id"] for _, answer in replies} == {replies[0][1]["id"]}
         assert sorted(status for status, _ in replies) == [200] * (CLIENTS - 1) + [201]
     finally:
