@@ -576,6 +576,10 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
         pure_16bit = middle.selectbox("Pure bf16 (no fp32 master copy)", ["stack", "on", "off"], key="llm_pure_bf16",
                                       format_func=lambda c: "the stack's" if c == "stack" else c,
                                       help="Weights, gradients and optimizer state in bf16, as LitGPT's bf16-true.")
+        compiled = middle.selectbox("torch.compile", ["stack", "on", "off"], key="llm_compile",
+                                    format_func=lambda c: "the stack's" if c == "stack" else c,
+                                    help="Compiled kernels keep fewer activations for the backward pass "
+                                    "(torchtune's README measured its memory with it on; its recipes ship it off).")
         model, problem = chosen_model(preset, upload)
         if problem:
             st.error(safe(problem))
@@ -586,7 +590,8 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
             shape = llm_stack.JobShape(model, method, int(seq_len), int(batch),
                                        tokens=int(examples) * int(seq_len) * float(epochs))  # fmt: skip
             request = llm_stack.job_request(
-                shape, stack_name, {"pure_bf16": None if pure_16bit == "stack" else pure_16bit},
+                shape, stack_name, {"pure_bf16": None if pure_16bit == "stack" else pure_16bit,
+                                    "compile": None if compiled == "stack" else compiled},
                 None if checkpointing == "stack" else checkpointing, int(devices), fsdp)  # fmt: skip
             found = advisor.job_advice(request)  # kept in the cached advisor: a re-run does not work it out again
         except AdvisorError as error:

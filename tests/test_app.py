@@ -261,6 +261,11 @@ def job_table(at: AppTest):
     return next(d.value for d in at.dataframe if "fits?" in d.value.columns)
 
 
+def memory_gb(cell: str) -> float:
+    """The predicted GB of a job table's memory cell ("22.8 GB (20-25) of 24")."""
+    return float(cell.split(" GB")[0])
+
+
 def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     """What are you training? Llama 3.1 8B with LoRA, 10,000 examples of 2,048 tokens: per GPU whether it fits, its
     tokens/s, the run's time and cost, and the cheapest rental that fits."""
@@ -281,6 +286,11 @@ def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     ladder = "least memory that fits (the stack's choices)"
     assert rows.loc["GeForce RTX 4090", "fits?"] != "fits" and "GB" in rows.loc["GeForce RTX 4090", ladder]
     assert rows.loc["H100 SXM5 80GB", ladder] == ""  # it fits as asked
+    eager = memory_gb(rows.loc["H100 SXM5 80GB", "memory (range) of the card"])
+    at.selectbox(key="llm_compile").set_value("on").run()  # compiled kernels keep fewer activations
+    compiled = memory_gb(job_table(at).set_index("gpu").loc["H100 SXM5 80GB", "memory (range) of the card"])
+    assert compiled < eager, (compiled, eager)
+    at.selectbox(key="llm_compile").set_value("stack").run()
     at.selectbox(key="llm_stack").set_value("trl-sft").run()
     at.selectbox(key="llm_method").set_value("qlora").run()  # QLoRA fits where LoRA does not
     rows = job_table(at).set_index("gpu")
