@@ -93,6 +93,7 @@ class TrainingJob:
     loads_16bit: bool = False  # QLoRA: the stack puts the 16-bit weights on the GPU before quantizing them
     double_quant: bool = False  # QLoRA: the 4-bit blocks' scales quantized too (bitsandbytes' double quantization)
     persistent_gradients: bool = False  # the stack keeps every gradient in one buffer for the whole run (Megatron)
+    transformer_engine: bool = False  # the blocks are Transformer Engine's fused modules (NeMo, Megatron-Core)
     fp8: bool = False  # the linear layers' matmuls in FP8 (Transformer Engine), at the tuned stack's fitted speed
     tensor_parallel: bool = False  # the model split over the GPUs as Megatron does (tensor, sequence, pipeline)
     stack: str = ""  # the stack's name: its fitted memory constants ("": the pooled fit's)

@@ -258,6 +258,8 @@ def block_saved_values(job: TrainingJob) -> float:
     says 14.7 and 21.3."""
     m = job.model
     norms = 1 if m.shared_norm else 2
+    if job.transformer_engine:
+        return _transformer_engine_values(job)
     if job.compiled:
         values = norms * m.hidden + 2 * m.attention_width + 2 * m.kv_width
         values += (2 if m.gated_mlp else 1) * m.intermediate
@@ -270,6 +272,23 @@ def block_saved_values(job: TrainingJob) -> float:
     values += (3 if m.gated_mlp else 1) * m.intermediate
     if job.method == Method.FULL:
         return values + norms * (1.0 if m.layer_norm else 2.0) * m.hidden + m.intermediate
+    shapes = m.linear_shapes()
+    return values + sum(shapes[t][0] + job.lora_rank for t in job.lora_targets if t in shapes)
+
+
+def _transformer_engine_values(job: TrainingJob) -> float:
+    """What Transformer Engine's fused blocks keep (16-bit values per token; an FP8 tensor is half of one). The
+    norm-and-linear modules keep the norm's 16-bit input and its output (FP8 under ``fp8``), the MLP's module its
+    first layer's 16-bit output (gate and up) and the activation's output (FP8 under ``fp8``), the output projection
+    its input (FP8 under ``fp8``), the attention its q, k, v and output. Adapters (NeMo's LoRA) keep their own copy
+    of their input, as elsewhere."""
+    m = job.model
+    cast = 0.5 if job.fp8 else 1.0
+    first = (2 if m.gated_mlp else 1) * m.intermediate
+    values = 2 * (1.0 + cast) * m.hidden + 2 * m.attention_width + 2 * m.kv_width + cast * m.attention_width
+    values += first + cast * m.intermediate
+    if job.method == Method.FULL:
+        return values
     shapes = m.linear_shapes()
     return values + sum(shapes[t][0] + job.lora_rank for t in job.lora_targets if t in shapes)
 

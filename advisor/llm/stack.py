@@ -126,6 +126,7 @@ class Stack:
     loads_16bit: bool = False  # QLoRA's 16-bit weights on the GPU while loading, before they are quantized
     double_quant: bool = False  # QLoRA's 4-bit blocks' scales quantized too
     persistent_gradients: bool = False  # every gradient kept in one buffer allocated for the whole run
+    transformer_engine: bool = False  # the blocks are Transformer Engine's fused modules (what they keep: memory)
 
     def choices_for(self, method: Method) -> Choices:
         return self.full if method == Method.FULL else self.choices
@@ -136,7 +137,7 @@ def _choices(entry: dict[str, Any], base: Choices, where: str) -> Choices:
 
 
 # What a stack does that is not a choice of the job (no flag overrides it), each a field of the stack's entry
-FLAGS = ("loads_16bit", "double_quant", "persistent_gradients")
+FLAGS = ("loads_16bit", "double_quant", "persistent_gradients", "transformer_engine")
 
 
 @lru_cache(maxsize=1)
