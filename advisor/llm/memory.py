@@ -260,17 +260,12 @@ def block_saved_values(job: TrainingJob) -> float:
         return _transformer_engine_values(job)
     m = job.model
     norms = 1 if m.shared_norm else 2
-    if job.compiled:
-        values = norms * m.hidden + 2 * m.attention_width + 2 * m.kv_width
-        values += (2 if m.gated_mlp else 1) * m.intermediate
-        if job.method == Method.FULL:
-            return values + norms * m.hidden + m.intermediate
-        return values + _adapter_values(job)
-    norm_input = 1.0 if m.layer_norm else 2.0
-    values = norms * norm_input * m.hidden + 2 * m.attention_width + 2 * m.kv_width
-    values += (3 if m.gated_mlp else 1) * m.intermediate
+    # a norm's kept input, and (full fine-tuning) its output and normalized cast, in values a hidden unit each
+    norm = 1.0 if m.layer_norm or job.compiled else 2.0
+    mlp = (2 if job.compiled else 3) if m.gated_mlp else 1
+    values = norms * norm * m.hidden + 2 * m.attention_width + 2 * m.kv_width + mlp * m.intermediate
     if job.method == Method.FULL:
-        return values + norms * (1.0 if m.layer_norm else 2.0) * m.hidden + m.intermediate
+        return values + norms * norm * m.hidden + m.intermediate
     return values + _adapter_values(job)
 
 
