@@ -55,7 +55,8 @@ LITGPT_TABLE = ("LitGPT 2023 resource table: finetune_lora defaults of LitGPT 86
                 "activation checkpointing; sequence length taken as the Alpaca set's longest example (1,304 tokens, "
                 "as the source notes: the peak comes from the longest batch); QLoRA's 16-bit weights never all on "
                 "the GPU at once (the 13B's QLoRA peaks, 22.55 and 23.14 GB, are below its 26.0 GB of 16-bit "
-                "weights)")  # fmt: skip
+                "weights) and bitsandbytes' 4-bit layers kept their inputs (fixed in 2024): the stack's past "
+                "version litgpt-2023, fitted apart")  # fmt: skip
 LITGPT_HUB = ("LitGPT config hub: config_hub/finetune/<model>/{lora,qlora,full}.yaml (lora_r 32 on query and "
               "value, precision bf16-true, max_seq_length 512; read at Lightning-AI/litgpt 08bf15dd76)")  # fmt: skip
 FACTORY = ("LLaMA-Factory's benchmark in Unsloth's README: LoRA rank 8 on q_proj and v_proj (LLaMA-Factory's "
@@ -78,7 +79,7 @@ def _litgpt_table(row: dict) -> dict | None:
         return None
     kind = "qlora" if method.startswith("QLoRA") else "lora"
     return {"method": kind, "seq_len": 1304, "lora_rank": 8, "lora_targets": "q_proj,v_proj", "pure_16bit": True,
-            "checkpointing": False, "stack": "litgpt", "loads_16bit": False, "settings": LITGPT_TABLE}  # fmt: skip
+            "checkpointing": False, "stack": "litgpt-2023", "settings": LITGPT_TABLE}  # fmt: skip
 
 
 def _litgpt_hub(row: dict) -> dict | None:

@@ -134,7 +134,8 @@ def test_memory_is_never_optimistic_on_the_published_peaks():
 
 def test_a_peak_below_its_own_jobs_step_floor_is_set_aside_and_named():
     """A published peak below what its stated job's weights, gradients and optimizer states hold at the step (LitGPT's
-    config hub: Llama 3.2 3B full fine-tuning in bf16-true at 16.51 GB on one A10G, where those alone are 25.7 GB)
+    config hub: Llama 3.2 3B full fine-tuning in bf16-true at 16.51 GB on one A10G, where those alone are 28.9 GB, its
+    tied embedding held and trained twice as LitGPT's model does)
     describes another run: it is left out of every fit and the report says so, with both figures."""
     report = validation.cross_validate()
     named = {c.workload for c in report.set_aside}
@@ -143,7 +144,7 @@ def test_a_peak_below_its_own_jobs_step_floor_is_set_aside_and_named():
     assert not set(report.cases) & set(report.set_aside)
     assert all(c.peak_gb >= validation.step_floor_gb(c) for c in report.cases)
     text = validation.report_text(report)
-    assert "16.51 GB published, below the 25.70 GB" in text
+    assert "16.51 GB published, below the 28.85 GB" in text
 
 
 def test_the_shipped_fit_is_the_cross_validation():

@@ -23,8 +23,10 @@ DEPTHS = (2, 4)
 STATISTICS_BYTES = 2 * 4 + WIDTHS["heads"] * 4
 
 
-def saved_bytes_per_token(layers: int, targets: tuple[str, ...] | None) -> float:
-    """Bytes of the tensors saved for the backward pass (parameters and weight casts left out), per token."""
+def saved_bytes_per_token(layers: int, targets: tuple[str, ...] | None, frozen_keep_inputs: bool = False) -> float:
+    """Bytes of the tensors saved for the backward pass (parameters and weight casts left out), per token;
+    ``frozen_keep_inputs``: every frozen linear layer keeps its input as bitsandbytes' 4-bit layer did before its
+    pull request #1270 (``MatMul4Bit`` held its input A for a weight gradient it never computed)."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     peft = pytest.importorskip("peft")
@@ -39,6 +41,8 @@ def saved_bytes_per_token(layers: int, targets: tuple[str, ...] | None) -> float
         model = peft.get_peft_model(model, peft.LoraConfig(r=RANK, lora_alpha=16, lora_dropout=0.0,
                                                            target_modules=list(targets)))  # fmt: skip
     model.train()
+    if frozen_keep_inputs:
+        _keep_frozen_inputs(torch, model)
     parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
     saved: dict[int, int] = {}
 
@@ -53,6 +57,42 @@ def saved_bytes_per_token(layers: int, targets: tuple[str, ...] | None) -> float
     with torch.autocast("cpu", dtype=torch.bfloat16), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         model(input_ids=ids, labels=ids)
     return sum(saved.values()) / (BATCH * SEQ)
+
+
+def _keep_frozen_inputs(torch, model) -> None:
+    """Each frozen linear layer's forward through a function that keeps its input, as the old 4-bit layer did."""
+
+    class KeepsInput(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inputs, weight):
+            ctx.save_for_backward(inputs, weight)
+            return torch.nn.functional.linear(inputs, weight)
+
+        @staticmethod
+        def backward(ctx, grad):
+            _, weight = ctx.saved_tensors
+            return grad @ weight, None
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear) and not module.weight.requires_grad:
+            module.forward = lambda inputs, layer=module: KeepsInput.apply(inputs, layer.weight)
+
+
+@pytest.mark.slow  # builds real transformers models (PyTorch, transformers and PEFT imported: 3-10 s)
+def test_old_4bit_layers_keep_the_inputs_counted():
+    """QLoRA measured with bitsandbytes before July 2024 (``keeps_4bit_inputs``): each frozen layer's input kept
+    adds, per block, both norms' outputs and the down projection's input (the output projection's is the attention's
+    output, kept already)."""
+    extra = []
+    for keep in (False, True):
+        shallow, deep = (saved_bytes_per_token(layers, ("q_proj", "v_proj"), keep) for layers in DEPTHS)
+        extra.append((deep - shallow) / (DEPTHS[1] - DEPTHS[0]))
+    model = ModelConfig("tiny llama", layers=DEPTHS[0], vocab=WIDTHS["vocab"], tied_embeddings=False,
+                        **{k: v for k, v in WIDTHS.items() if k != "vocab"})  # fmt: skip
+    job = TrainingJob(model, Method.QLORA, lora_rank=RANK, lora_targets=("q_proj", "v_proj"))
+    counted = 2.0 * (memory.block_saved_values(replace(job, keeps_4bit_inputs=True))
+                     - memory.block_saved_values(job))  # fmt: skip
+    assert counted > 0 and extra[1] - extra[0] == pytest.approx(counted, rel=0.02), (extra, counted)
 
 
 @pytest.mark.slow  # builds real transformers models (PyTorch, transformers and PEFT imported: 3-10 s)

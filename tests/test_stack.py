@@ -196,3 +196,34 @@ def test_a_config_field_the_model_does_not_describe_is_named(tmp_path):
     done = _cli("estimate", "--model-config", str(path))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "config.json: attn_layer_period: a hybrid of attention and state-space layers" in done.stderr
+
+
+def test_a_stack_that_unties_the_embeddings_holds_them_twice():
+    """LitGPT's model has an output layer of its own (``unties_embeddings``): Llama 3.2 1B, which ties it, holds one
+    more vocabulary x hidden matrix in 16 bits under LitGPT than under Transformers, and trains it in full
+    fine-tuning; a model that does not tie it is the same under both."""
+    presets = load_presets()
+    for name, tied in (("llama-3.2-1b", True), ("llama-3.1-8b", False)):
+        model = presets[name]
+        assert model.tied_embeddings == tied
+        shape = JobShape(model, "lora", 512, 1)
+        litgpt, hf = (job_request(shape, name).job for name in ("litgpt", "hf-trainer"))
+        extra = memory.static_bytes(litgpt, True)[0] - memory.static_bytes(hf, True)[0]
+        assert extra == pytest.approx(2.0 * model.vocab * model.hidden if tied else 0.0)
+        full = job_request(JobShape(model, "full", 512, 1), "litgpt").job
+        assert full.trainable_parameters == model.parameters + (model.vocab * model.hidden if tied else 0)
+
+
+def test_a_past_version_is_checked_on_its_peaks_but_never_offered():
+    """LitGPT's 2023 resource table ran lit-gpt 8641822 with 2023's bitsandbytes: a past version of the stack with
+    constants of its own; ``--stack`` refuses its name and lists the stacks offered; the reference names it."""
+    past = stack.load_past_versions()
+    assert past["litgpt-2023"].of == "litgpt" and past["litgpt-2023"].keeps_4bit_inputs
+    assert "litgpt-2023" not in stack.load_stacks()[2]
+    assert stack.stack_named("litgpt-2023", past=True) is past["litgpt-2023"]
+    with pytest.raises(AdvisorError, match="not a known stack"):
+        stack.stack_named("litgpt-2023")
+    report = validation.cross_validate()
+    cases, ratios = report.of("litgpt-2023")
+    assert len(cases) >= 8 and "litgpt-2023" in report.fitted and float(ratios.min()) >= 0.9
+    assert "`litgpt-2023`, an earlier `litgpt`" in stack.markdown_reference()

@@ -94,6 +94,8 @@ class TrainingJob:
     double_quant: bool = False  # QLoRA: the 4-bit blocks' scales quantized too (bitsandbytes' double quantization)
     persistent_gradients: bool = False  # the stack keeps every gradient in one buffer for the whole run (Megatron)
     transformer_engine: bool = False  # the blocks are Transformer Engine's fused modules (NeMo, Megatron-Core)
+    keeps_4bit_inputs: bool = False  # QLoRA: each 4-bit layer keeps its input (bitsandbytes before July 2024)
+    unties_embeddings: bool = False  # the stack's model has its own output layer where the model ties it (LitGPT)
     fp8: bool = False  # the linear layers' matmuls in FP8 (Transformer Engine), at the tuned stack's fitted speed
     tensor_parallel: bool = False  # the model split over the GPUs as Megatron does (tensor, sequence, pipeline)
     stack: str = ""  # the stack's name: its fitted memory constants ("": the pooled fit's)
@@ -141,7 +143,14 @@ class TrainingJob:
 
     @property
     def trainable_parameters(self) -> int:
-        return self.model.parameters if self.method == Method.FULL else self.adapter_parameters
+        return self.held_parameters if self.method == Method.FULL else self.adapter_parameters
+
+    @property
+    def held_parameters(self) -> int:
+        """The weights the stack's model holds while training: the model's, and an output layer of its own where
+        the stack unties the one the model shares with its input embedding (``unties_embeddings``: LitGPT)."""
+        untied = self.unties_embeddings and self.model.tied_embeddings
+        return self.model.parameters + (self.model.vocab * self.model.hidden if untied else 0)
 
     def attention_flops_per_token(self) -> float:
         """Causal attention's forward per token over all layers: scores and weighted sum, 2 x 2 x (seq / 2) x width."""

@@ -193,14 +193,14 @@ def static_bytes(job: TrainingJob, pure_16bit: bool = False) -> tuple[float, flo
     if job.method == Method.FULL:
         # mixed precision: fp32 master weights and gradients beside the 16-bit ones the kernels use (DeepSpeed's,
         # Megatron's and NeMo's layout; PyTorch's autocast casts a layer at a time, a little less)
-        copy = 0.0 if pure_16bit else compute * blocks + 2.0 * (m.parameters - blocks)
-        weights = master * m.parameters + copy
+        copy = 0.0 if pure_16bit else compute * blocks + 2.0 * (job.held_parameters - blocks)
+        weights = master * job.held_parameters + copy
         # the 16-bit gradients beside the fp32 ones, but in Megatron's buffer (persistent_gradients): its backward
         # hook adds each parameter's 16-bit gradient into the fp32 main_grad and frees it at once
         held_16bit = 0.0 if pure_16bit or job.persistent_gradients else 2.0 * trained
         gradients = master * trained + held_16bit
     else:
-        other = m.parameters - blocks
+        other = job.held_parameters - blocks
         base = QUANTIZED_BYTES[job.double_quant] if job.method == Method.QLORA else compute
         weights = base * blocks + 2.0 * other + master * trained
         gradients = master * trained
@@ -247,7 +247,8 @@ def block_saved_values(job: TrainingJob) -> float:
       layers keep) and, RMSNorm's weight training, its normalized 16-bit value; the down projection's input (the
       output projection's is the attention's output, already kept). LoRA: each adapter keeps its own copy of its
       layer's input (PEFT casts it to the adapter's dtype, LitGPT's dropout makes one) and its rank-wide product;
-      the frozen layers keep nothing (their weight gradients are not needed).
+      the frozen layers keep nothing (their weight gradients are not needed), but for old bitsandbytes' 4-bit
+      layers (:func:`_kept_4bit_inputs`).
 
     Compiled (``torch.compile``): its partitioner recomputes cheap element-wise work in the backward pass instead of
     keeping it. Each norm keeps its 16-bit input (the fp32 upcast is fused away), the MLP the gate's and the up
@@ -266,7 +267,19 @@ def block_saved_values(job: TrainingJob) -> float:
     values = norms * norm * m.hidden + 2 * m.attention_width + 2 * m.kv_width + mlp * m.intermediate
     if job.method == Method.FULL:
         return values + norms * norm * m.hidden + m.intermediate
-    return values + _adapter_values(job)
+    return values + _adapter_values(job) + _kept_4bit_inputs(job)
+
+
+def _kept_4bit_inputs(job: TrainingJob) -> float:
+    """What QLoRA's 4-bit layers keep where bitsandbytes saves each one's input (``keeps_4bit_inputs``: before its
+    pull request #1270, merged 2024-07-16, ``MatMul4Bit`` saved its input A, which only the frozen weight's gradient
+    would read): each norm's output (the attention's and the MLP's input layers read it) and the down projection's
+    input (the MLP's product or activation output); the output projection's input is the attention's output, already
+    kept (the attention kernels lay it out as the projection reads it). None otherwise."""
+    if not (job.keeps_4bit_inputs and job.method == Method.QLORA):
+        return 0.0
+    m = job.model
+    return (1 if m.shared_norm else 2) * m.hidden + m.intermediate
 
 
 def _adapter_values(job: TrainingJob) -> float:
@@ -327,7 +340,7 @@ def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = N
         weights, gradients, optimizer = weights / shards + gathered, gradients / shards, optimizer / shards
     loading = 2.0 * job.model.parameters / shards if job.loads_16bit and job.method == Method.QLORA else 0.0
     if split != WHOLE:
-        trained = job.model.parameters if job.method == Method.FULL else job.trainable_parameters
+        trained = job.trainable_parameters
         master = 0.0 if pure_16bit else 4.0 * trained
         everywhere = split.model * split.data
         weights = (weights - master) / split.model + master / everywhere

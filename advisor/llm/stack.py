@@ -127,6 +127,9 @@ class Stack:
     double_quant: bool = False  # QLoRA's 4-bit blocks' scales quantized too
     persistent_gradients: bool = False  # every gradient kept in one buffer allocated for the whole run
     transformer_engine: bool = False  # the blocks are Transformer Engine's fused modules (what they keep: memory)
+    keeps_4bit_inputs: bool = False  # QLoRA: each 4-bit layer keeps its input (bitsandbytes before July 2024)
+    unties_embeddings: bool = False  # its model keeps an output layer of its own where the model ties it
+    of: str = ""  # a past version's: the stack it is an earlier version of (checked on its peaks, never offered)
 
     def choices_for(self, method: Method) -> Choices:
         return self.full if method == Method.FULL else self.choices
@@ -137,42 +140,71 @@ def _choices(entry: dict[str, Any], base: Choices, where: str) -> Choices:
 
 
 # What a stack does that is not a choice of the job (no flag overrides it), each a field of the stack's entry
-FLAGS = ("loads_16bit", "double_quant", "persistent_gradients", "transformer_engine")
+FLAGS = ("loads_16bit", "double_quant", "persistent_gradients", "transformer_engine", "keeps_4bit_inputs",
+         "unties_embeddings")
+
+
+@lru_cache(maxsize=1)
+def _stacks_file() -> dict:
+    where = f"advisor/data/{STACKS_FILE}"
+    data = safe_load(resources.files("advisor").joinpath("data", STACKS_FILE).read_text(encoding="utf-8"))
+    if data.get("stacks_version") != STACKS_VERSION:
+        raise AdvisorError(f"{where}: stacks_version must be {STACKS_VERSION}")
+    return data
+
+
+def _stack(name: str, entry: dict[str, Any], where: str, extra: tuple[str, ...] = ()) -> Stack:
+    """One stack's entry, every choice written out and nothing the table does not know."""
+    known = set(BY_NAME) | {"title", "full", "sources", *FLAGS, *extra}
+    unknown = set(entry) - known
+    if unknown:
+        raise AdvisorError(f"{where}: unknown field(s) {sorted(unknown)}")
+    missing = set(BY_NAME) - set(entry)
+    if missing:
+        raise AdvisorError(f"{where}: every choice is written out; missing {sorted(missing)}")
+    own = _choices({k: v for k, v in entry.items() if k in BY_NAME}, Choices(), where)
+    full = _choices(entry.get("full") or {}, own, f"{where}.full")
+    return Stack(name, entry["title"], own, full, dict(entry.get("sources") or {}),
+                 **{flag: bool(entry.get(flag, False)) for flag in FLAGS}, of=str(entry.get("of", "")))  # fmt: skip
 
 
 @lru_cache(maxsize=1)
 def load_stacks() -> tuple[str, str, dict[str, Stack]]:
     """(the default stack's name, why it is the default, the stacks by name) from the packaged file."""
     where = f"advisor/data/{STACKS_FILE}"
-    data = safe_load(resources.files("advisor").joinpath("data", STACKS_FILE).read_text(encoding="utf-8"))
-    if data.get("stacks_version") != STACKS_VERSION:
-        raise AdvisorError(f"{where}: stacks_version must be {STACKS_VERSION}")
-    stacks = {}
-    for name, entry in data["stacks"].items():
-        known = set(BY_NAME) | {"title", "full", "sources", *FLAGS}
-        unknown = set(entry) - known
-        if unknown:
-            raise AdvisorError(f"{where}: stacks.{name}: unknown field(s) {sorted(unknown)}")
-        missing = set(BY_NAME) - set(entry)
-        if missing:
-            raise AdvisorError(f"{where}: stacks.{name}: every choice is written out; missing {sorted(missing)}")
-        own = _choices({k: v for k, v in entry.items() if k in BY_NAME}, Choices(), f"{where}: stacks.{name}")
-        full = _choices(entry.get("full") or {}, own, f"{where}: stacks.{name}.full")
-        stacks[name] = Stack(name, entry["title"], own, full, dict(entry.get("sources") or {}),
-                             **{flag: bool(entry.get(flag, False)) for flag in FLAGS})
+    data = _stacks_file()
+    stacks = {name: _stack(name, entry, f"{where}: stacks.{name}") for name, entry in data["stacks"].items()}
     if data["default"] not in stacks:
         raise AdvisorError(f"{where}: default {data['default']!r} is not one of the stacks")
     return data["default"], " ".join(str(data["default_why"]).split()), stacks
+
+
+@lru_cache(maxsize=1)
+def load_past_versions() -> dict[str, Stack]:
+    """The earlier versions of stacks whose published peaks the memory check still reads (each with its own
+    constants: its code kept other memory), by name; never offered as a ``--stack``."""
+    where = f"advisor/data/{STACKS_FILE}"
+    offered = load_stacks()[2]
+    past = {name: _stack(name, entry, f"{where}: past_versions.{name}", ("of",))
+            for name, entry in (_stacks_file().get("past_versions") or {}).items()}  # fmt: skip
+    for name, found in past.items():
+        if found.of not in offered or name in offered:
+            raise AdvisorError(f"{where}: past_versions.{name}: 'of' must name one of the stacks, and the name be "
+                               "its own")  # fmt: skip
+    return past
 
 
 def default_stack() -> str:
     return load_stacks()[0]
 
 
-def stack_named(name: str | None) -> Stack:
-    """The stack of that name (None: the default); an unknown one lists the known."""
+def stack_named(name: str | None, past: bool = False) -> Stack:
+    """The stack of that name (None: the default; ``past``: a past version's name too, as the published peaks name
+    them); an unknown one lists the known."""
     default, _, stacks = load_stacks()
     wanted = (name or default).strip().lower()
+    if past and wanted in load_past_versions():
+        return load_past_versions()[wanted]
     if wanted not in stacks:
         raise AdvisorError(f"--stack: {name!r} is not a known stack; the known: {', '.join(stacks)}")
     return stacks[wanted]
@@ -193,7 +225,7 @@ def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     if choices.optimizer_in_backward and choices.optimizer_states == StatePlace.OFFLOADED:
         raise AdvisorError("--optimizer-in-backward runs each step on the GPU during the backward pass: it cannot "
                            "run with --optimizer-states offloaded (the step on the CPU after it)")  # fmt: skip
-    found = stack_named(stack)
+    found = stack_named(stack, past=True)
     return replace(job, checkpointing=choices.checkpointing, loss=choices.loss,
                    activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
                    optimizer_in_backward=choices.optimizer_in_backward, compiled=choices.compile,
@@ -251,4 +283,11 @@ def markdown_reference() -> str:
     lines += ["", f"The default, `{default}`: {why}", "", "Where each default is written:", ""]
     for found in stacks.values():
         lines.append(f"- `{found.name}`: " + "; ".join(f"{k}: {v}" for k, v in found.sources.items()))
+    past = load_past_versions()
+    if past:
+        lines += ["", "Past versions, whose published peaks the memory check reads with constants of their own "
+                  "(not offered as `--stack`):", ""]  # fmt: skip
+        for found in past.values():
+            lines.append(f"- `{found.name}`, an earlier `{found.of}`: {found.title}; "
+                         + "; ".join(f"{k}: {v}" for k, v in found.sources.items()))
     return "\n".join(lines) + "\n"

@@ -73,7 +73,7 @@ def case_of(entry: dict, presets: dict) -> Case:
                            lora_targets=entry["lora_targets"])  # fmt: skip
     overrides = {k: entry[k] for k in CASE_CHOICES if k in entry}
     overrides.update(checkpointing=entry["checkpointing"], pure_bf16=entry["pure_16bit"])
-    choices = stack.resolve(stack.stack_named(entry["stack"]), job.method, overrides)
+    choices = stack.resolve(stack.stack_named(entry["stack"], past=True), job.method, overrides)
     job = stack.apply(job, choices, entry["stack"])
     # what the stack does beside its choices, where the source's run did otherwise (another version of the stack)
     job = replace(job, **{flag: bool(entry[flag]) for flag in stack.FLAGS if flag in entry})
