@@ -70,7 +70,8 @@ MAX_CONTEXT = ("Unsloth's README table of the longest context that fits a VRAM b
 QWEN = ("Qwen v1 finetune.py as its README's profiling states: LoRA rank 64 on c_attn, c_proj, w1 and w2 (every "
         "linear layer), batch size 1 and gradient accumulation 8, gradient checkpointing on, bf16 mixed precision "
         "(fp32 master weights and AdamW), FlashAttention-2; Q-LoRA on the Int4 (GPTQ) model; the Transformers "
-        "Trainer over Qwen's own modelling code, whose cross-entropy runs on the bf16 logits (no fp32 copy)")
+        "Trainer over Qwen's own modelling code, whose cross-entropy runs on the bf16 logits (no fp32 copy): "
+        "the past version qwen-v1-finetune of the hf-trainer stack, fitted apart")
 
 
 def _litgpt_table(row: dict) -> dict | None:
@@ -97,8 +98,8 @@ def _qwen(row: dict) -> dict | None:
     if kind is None or row["gpus"] != 1:  # LoRA (emb) also trains the embeddings: not a method modelled here
         return None
     return {"method": kind, "seq_len": row["seq_len"], "lora_rank": 64, "lora_targets": ",".join(ALL_LINEAR),
-            "pure_16bit": False, "checkpointing": True, "stack": "hf-trainer", "loss": "16bit-logits",
-            "grad_accum": 8, "settings": QWEN}  # fmt: skip
+            "pure_16bit": False, "checkpointing": True, "stack": "qwen-v1-finetune", "grad_accum": 8,
+            "settings": QWEN}  # fmt: skip
 
 
 def _llama_factory(row: dict) -> dict | None:

@@ -318,7 +318,9 @@ def _kept_and_working(job: TrainingJob, offloaded: bool) -> tuple[float, float]:
 def activation_bytes(job: TrainingJob) -> float:
     """The bytes the backward pass needs on the GPU at its peak, before the factor: per token of a micro-batch."""
     kept, working = _kept_and_working(job, offloaded=job.activation_offloading)
-    return float(job.tokens_per_micro_batch) * (kept + working + LOGIT_BYTES[job.loss] * job.model.vocab)
+    # the loss's tensors are freed once its backward pass has made the last hidden state's gradient, before the
+    # first checkpointed block is recomputed: the two never peak together
+    return float(job.tokens_per_micro_batch) * (kept + max(working, LOGIT_BYTES[job.loss] * job.model.vocab))
 
 
 def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = None,
