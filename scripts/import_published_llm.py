@@ -58,7 +58,9 @@ LITGPT_TABLE = ("LitGPT 2023 resource table: finetune_lora defaults of LitGPT 86
                 "weights) and bitsandbytes' 4-bit layers kept their inputs (fixed in 2024): the stack's past "
                 "version litgpt-2023, fitted apart")  # fmt: skip
 LITGPT_HUB = ("LitGPT config hub: config_hub/finetune/<model>/{lora,qlora,full}.yaml (lora_r 32 on query and "
-              "value, precision bf16-true, max_seq_length 512; read at Lightning-AI/litgpt 08bf15dd76)")  # fmt: skip
+              "value, precision bf16-true, max_seq_length 512; read at Lightning-AI/litgpt 08bf15dd76); QLoRA on "
+              "bitsandbytes 0.42.0, the one LitGPT's finetune/lora.py then supported (c16c72c04c: 'LitGPT only "
+              "supports bitsandbytes v0.42.0'), whose 4-bit layers kept their inputs (fixed in 0.43.2)")  # fmt: skip
 FACTORY = ("LLaMA-Factory's benchmark in Unsloth's README: LoRA rank 8 on q_proj and v_proj (LLaMA-Factory's "
            "lora_target default then), batch 4, gradient accumulation 2, max length 1,024, gradient checkpointing "
            "on (LLaMA-Factory's default); the A100's variant is not stated (40 GB taken); the rows without "
@@ -89,8 +91,10 @@ def _litgpt_hub(row: dict) -> dict | None:
     kind = {"LoRA": "lora", "QLoRA": "qlora", "full fine-tuning": "full"}.get(row["method"])
     if kind is None:
         return None
+    # its QLoRA ran the bitsandbytes LitGPT then required (0.42.0), whose 4-bit layers kept their inputs
+    old_4bit = {"keeps_4bit_inputs": True} if kind == "qlora" else {}
     return {"method": kind, "seq_len": 512, "lora_rank": 32, "lora_targets": "q_proj,v_proj", "pure_16bit": True,
-            "checkpointing": False, "stack": "litgpt", "settings": LITGPT_HUB}  # fmt: skip
+            "checkpointing": False, "stack": "litgpt", **old_4bit, "settings": LITGPT_HUB}  # fmt: skip
 
 
 def _qwen(row: dict) -> dict | None:

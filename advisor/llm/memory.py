@@ -340,7 +340,7 @@ def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = N
     if shards > 1:
         gathered = 2 * 2.0 * job.model.block_linear_parameters
         weights, gradients, optimizer = weights / shards + gathered, gradients / shards, optimizer / shards
-    loading = 2.0 * job.model.parameters / shards if job.loads_16bit and job.method == Method.QLORA else 0.0
+    loading = 2.0 * job.held_parameters / shards if job.loads_16bit and job.method == Method.QLORA else 0.0
     if split != WHOLE:
         trained = job.trainable_parameters
         master = 0.0 if pure_16bit else 4.0 * trained

@@ -203,8 +203,10 @@ class Report:
 
 
 def _range(ratios: np.ndarray) -> tuple[float, float]:
-    low, high = np.percentile(ratios, [5, 95])
-    return round(float(low), 3), round(float(high), 3)
+    """The 5th-95th percentile of the cross-validated errors, each end taken at an observed error on its outer side
+    and rounded outwards (never narrower than the errors it spans: the range's upper end decides "fits")."""
+    low, high = np.percentile(ratios, 5, method="lower"), np.percentile(ratios, 95, method="higher")
+    return math.floor(float(low) * 1000) / 1000, math.ceil(float(high) * 1000) / 1000
 
 
 def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
