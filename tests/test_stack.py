@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import subprocess
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,7 @@ from advisor.cli import main
 from advisor.errors import AdvisorError
 from advisor.llm import ladder, memory, stack, validation
 from advisor.llm.config import load_presets
-from advisor.llm.job import Loss, StatePlace
+from advisor.llm.job import Checkpointing, Loss, StatePlace
 from advisor.llm.stack import JobShape, job_request
 from helpers import SHIPPED
 
@@ -95,6 +96,22 @@ def test_the_parts_follow_the_choices_arithmetic():
                                            {"optimizer_states": "paged"}), "hf-trainer")  # fmt: skip
     assert paged.optimizer_states == StatePlace.PAGED
     assert memory.static_bytes(paged)[2] == 0 and memory.host_bytes(paged) == pytest.approx(8 * job.adapter_parameters)
+
+
+def test_the_loss_and_a_recomputed_block_never_peak_together():
+    """With checkpointing the loss's tensors are freed before the first block is recomputed: a job keeps the blocks'
+    inputs plus the larger of the loss's bytes and one block's, never their sum; without checkpointing every block's
+    activations are alive at the loss, and the two add."""
+    request = job_request(JobShape(LLAMA, "lora", 2048, 1), "hf-trainer", checkpointing=Checkpointing.ON)
+    tokens, logits = 2048, memory.LOGIT_BYTES[Loss.FP32_LOGITS] * LLAMA.vocab
+    block = 2.0 * memory.block_saved_values(request.job)
+    kept = LLAMA.layers * 2.0 * LLAMA.hidden
+    assert logits > block
+    assert memory.activation_bytes(request.job) == pytest.approx(tokens * (kept + logits))
+    fused = replace(request.job, loss=Loss.FUSED)
+    assert memory.activation_bytes(fused) == pytest.approx(tokens * (kept + block))
+    eager = replace(request.job, checkpointing=False)
+    assert memory.activation_bytes(eager) == pytest.approx(tokens * (LLAMA.layers * block + logits))
 
 
 
