@@ -33,6 +33,7 @@ from advisor.llm.job import TrainingJob, job_from_options
 from advisor.store.parse import safe_load
 
 PEAKS_FILES = ("llm_memory_peaks.yaml", "stack_memory_peaks.yaml")
+HELD_OUT_FILE = "held_out_memory_peaks.yaml"  # kept out of every fit: the shipped constants are tested on them
 FACTORS = np.exp(np.linspace(math.log(0.3), math.log(4.0), 60))
 OVERHEADS = np.linspace(0.0, 3.0, 31)
 # An under-prediction (a published peak above the prediction) weighs this many times an over-prediction of the same
@@ -84,14 +85,47 @@ def case_of(entry: dict, presets: dict) -> Case:
                 f"batch {entry['batch']}", entry["workload"])  # fmt: skip
 
 
-@lru_cache(maxsize=1)
-def load_cases() -> tuple[Case, ...]:
+def _read_cases(names: tuple[str, ...]) -> tuple[Case, ...]:
     presets = load_presets()
     cases = []
-    for name in PEAKS_FILES:
+    for name in names:
         text = resources.files("advisor").joinpath("data", name).read_text(encoding="utf-8")
         cases.extend(case_of(entry, presets) for entry in safe_load(text)["cases"])
     return tuple(cases)
+
+
+@lru_cache(maxsize=1)
+def load_cases() -> tuple[Case, ...]:
+    """The published peaks the constants are fitted and cross-validated on."""
+    return _read_cases(PEAKS_FILES)
+
+
+@lru_cache(maxsize=1)
+def load_held_out() -> tuple[Case, ...]:
+    """The published peaks kept out of every fit (``HELD_OUT_FILE``)."""
+    return _read_cases((HELD_OUT_FILE,))
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """A held-out peak against the shipped model's prediction of it."""
+
+    case: Case
+    footprint: memory.Footprint
+
+    @property
+    def ratio(self) -> float:
+        """Published / predicted."""
+        return self.case.peak_gb / self.footprint.total_gb
+
+    @property
+    def in_range(self) -> bool:
+        return self.footprint.low_gb <= self.case.peak_gb <= self.footprint.high_gb
+
+
+def held_out() -> list[HeldOut]:
+    """Each held-out peak predicted with the shipped constants (``advisor/data/llm_memory_fit.yaml``)."""
+    return [HeldOut(case, memory.predict(case.job, case.pure_16bit)) for case in load_held_out()]
 
 
 def step_floor_gb(case: Case) -> float:
@@ -289,6 +323,12 @@ def report_text(report: Report) -> str:
                      f"{step_floor_gb(case):.2f} GB its weights, gradients and optimizer states alone hold at the step")
     for case, ratio in sorted(zip(report.cases, report.ratios, strict=True), key=lambda p: p[1]):
         lines.append(f"  {ratio:6.3f}  {case.peak_gb:7.2f} GB  {case.label}")
+    lines.append("kept out of every fit, predicted with the shipped constants (published / predicted, the range):")
+    for found in held_out():
+        where = "inside" if found.in_range else "OUTSIDE"
+        lines.append(f"  {found.ratio:6.3f}  {found.case.peak_gb:7.2f} GB  {found.footprint.total_gb:.2f} GB "
+                     f"({found.footprint.low_gb:.2f}-{found.footprint.high_gb:.2f}), {where} its range  "
+                     f"{found.case.label}")  # fmt: skip
     return "\n".join(lines)
 
 
