@@ -8,12 +8,14 @@ each of its groups is left out (so that its claimed accuracy is its own constant
 together (the pooled fit). The check is
 leave-one-group-out: each source's model (Qwen 7B's rows, LitGPT's Llama 2 7B rows...) is predicted by constants
 fitted without it, so a figure is never checked against itself; a stack's range is the 5th-95th percentile of its
-own cross-validated errors where it has ``MIN_RANGE_CASES`` of them, else the pooled one's.
+own cross-validated errors where it has ``MIN_RANGE_CASES`` of them, else the pooled one's. A past version of a
+stack (``past_versions`` in ``stacks.yaml``: its code kept other memory) is a stack of its own here. The peaks of
+``HELD_OUT_FILE`` are kept out of all of it: the shipped constants predict them, as a buyer's job would be.
 
     python -m advisor.llm.validation           # the errors per stack
     python -m advisor.llm.validation --write   # and write advisor/data/llm_memory_fit.yaml, what memory.py reads
 
-Pure NumPy, but for :func:`load_cases` and :func:`write_fit` (one file each).
+Pure NumPy, but for :func:`load_cases`, :func:`load_held_out` and :func:`write_fit` (one file each).
 """
 
 from __future__ import annotations
