@@ -245,3 +245,18 @@ def test_a_past_version_is_checked_on_its_peaks_but_never_offered(name, of):
     cases, ratios = report.of(name)
     assert len(cases) >= 8 and name in report.fitted and float(ratios.min()) >= 0.8
     assert f"`{name}`, an earlier `{of}`" in stack.markdown_reference()
+
+
+def test_the_stacks_command_lists_every_stack_and_its_sources():
+    """``advisor stacks`` (which ``--stack``'s help names) prints the reference's table; ``--json`` one object per
+    stack, the offered ones then the past versions, each choice in the flags' words and every source."""
+    text = _cli("stacks")
+    assert text.returncode == 0 and text.stdout == stack.markdown_reference()
+    done = _cli("stacks", "--json")
+    rows = json.loads(done.stdout)
+    offered = [r["name"] for r in rows if not r["past_version_of"]]
+    assert offered == list(stack.load_stacks()[2]) and sum(r["default"] for r in rows) == 1
+    assert {r["name"] for r in rows if r["past_version_of"]} == set(stack.load_past_versions())
+    torchtune = next(r for r in rows if r["name"] == "torchtune")
+    assert torchtune["choices"]["checkpointing"] == "on" and torchtune["full_fine_tuning"]["loss"] == "fused"
+    assert all(r["sources"] for r in rows)

@@ -15,10 +15,11 @@ from advisor.commands import (
     recommend,
     schema,
     serve,
+    stacks,
     submit,
     validate,
 )
 
 # In the order the help lists them.
-COMMANDS = (listing, validate, compare, recommend, catalog, estimate, crossval, calibration, models, examples, add,
-            schema, measure, submit, serve)  # fmt: skip
+COMMANDS = (listing, validate, compare, recommend, catalog, estimate, crossval, calibration, models, stacks, examples,
+            add, schema, measure, submit, serve)  # fmt: skip

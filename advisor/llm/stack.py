@@ -267,6 +267,21 @@ def job_request(shape: JobShape, stack_name: str | None = None, overrides: dict[
     return JobRequest(job, mode, int(devices), bool(sharded), choices.pure_bf16, gpu_ids)
 
 
+def stack_rows() -> list[dict[str, Any]]:
+    """``advisor stacks --json``: one object per stack (the offered ones, then the past versions the memory check
+    reads): its choices in the flags' words, those it makes differently for full fine-tuning, what it does beside
+    them, where each default is written, and whether it is the default or a past version of another."""
+    default, _, stacks = load_stacks()
+    rows = []
+    for found in (*stacks.values(), *load_past_versions().values()):
+        words = found.choices.words()
+        rows.append({"name": found.name, "title": found.title, "default": found.name == default,
+                     "past_version_of": found.of or None, "choices": words,
+                     "full_fine_tuning": {k: v for k, v in found.full.words().items() if words[k] != v},
+                     **{flag: getattr(found, flag) for flag in FLAGS}, "sources": dict(found.sources)})  # fmt: skip
+    return rows
+
+
 def markdown_reference() -> str:
     """The reference's table of the stacks: each one's choices (and those it makes differently for full fine-tuning),
     the default and why, and where each default is written (``docs/reference.md``, tested against this)."""
