@@ -229,6 +229,9 @@ def test_a_stack_that_unties_the_embeddings_holds_them_twice():
         assert extra == pytest.approx(2.0 * model.vocab * model.hidden if tied else 0.0)
         full = job_request(JobShape(model, "full", 512, 1), "litgpt").job
         assert full.trainable_parameters == model.parameters + (model.vocab * model.hidden if tied else 0)
+    said = _cli("estimate", "--model-config", "llama-3.2-1b", "--method", "full", "--stack", "litgpt", "--gpu",
+                "rtx-4090")  # fmt: skip
+    assert said.returncode == 0 and "1.24 B parameters, 1.50 B as litgpt holds them" in said.stdout
 
 
 @pytest.mark.parametrize("name, of", [("litgpt-2023", "litgpt"), ("qwen-v1-finetune", "hf-trainer")])

@@ -73,9 +73,12 @@ def fp8_source(advice: Any) -> str:
 def job_advice_text(advice: Any) -> str:
     """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
     job = advice.job
+    held = job.held_parameters
+    untied = (f", {held / 1e9:.2f} B as {job.stack} holds them with an output layer of its own"
+              if held != job.model.parameters else "")  # fmt: skip
     head = [
         f"Training job: {job.describe()}; {job.run_tokens:,.0f} tokens "
-        f"({job.model.parameters / 1e9:.2f} B parameters, {job.trainable_parameters / 1e6:,.1f} M trained, "
+        f"({job.model.parameters / 1e9:.2f} B parameters{untied}, {job.trainable_parameters / 1e6:,.1f} M trained, "
         f"{job.flops_per_token() / 1e9:.1f} GFLOPs per token).",
         "Estimated, not measured: time from the performance model calibrated on every published result (the "
         "language-model throughputs of llm-foundry, NeMo AutoModel and Qwen among them), its range the "
