@@ -597,17 +597,16 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
         except AdvisorError as error:
             st.error(safe(str(error)))
             return None
-        language_model_answer(found, model)
+        language_model_answer(found)
         st.button("Compare the profiles instead", key="llm_back", on_click=forget_job,
                   help="Back to the profiles' workload: the page answers for it again.")
     return request
 
 
-def language_model_answer(found, model) -> None:
+def language_model_answer(found) -> None:
     """The job's answer: what it trains, the library's summary lines, its table per GPU and what it rests on."""
-    st.markdown(f"**{safe(found.job.describe())}**: " + safe(f"{found.job.run_tokens:,.0f} tokens, "
-                f"{found.job.trainable_parameters / 1e6:,.1f} M of {model.parameters / 1e9:.2f} B weights "
-                "trained."))  # fmt: skip
+    st.markdown(f"**{safe(found.job.describe())}**: "
+                + safe(f"{found.job.run_tokens:,.0f} tokens, {render_jobs.weights_text(found.job)}."))
     for line in render_jobs.summary_lines(found):
         st.markdown("- " + safe(line))
     table = pd.DataFrame([{name: render(o) for name, render in render_jobs.JOB_TABLE} for o in found.options])

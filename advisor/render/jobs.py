@@ -70,15 +70,19 @@ def fp8_source(advice: Any) -> str:
     return FP8_SOURCE if any(o.precision == FP8_PRECISION for o in advice.options) else ""
 
 
-def job_advice_text(advice: Any) -> str:
-    """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
-    job = advice.job
+def weights_text(job: Any) -> str:
+    """'8.03 B parameters, 41.9 M trained' (and how many the stack holds where it unties a tied embedding)."""
     held = job.held_parameters
     untied = (f", {held / 1e9:.2f} B as {job.stack} holds them with an output layer of its own"
               if held != job.model.parameters else "")  # fmt: skip
+    return f"{job.model.parameters / 1e9:.2f} B parameters{untied}, {job.trainable_parameters / 1e6:,.1f} M trained"
+
+
+def job_advice_text(advice: Any) -> str:
+    """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
+    job = advice.job
     head = [
-        f"Training job: {job.describe()}; {job.run_tokens:,.0f} tokens "
-        f"({job.model.parameters / 1e9:.2f} B parameters{untied}, {job.trainable_parameters / 1e6:,.1f} M trained, "
+        f"Training job: {job.describe()}; {job.run_tokens:,.0f} tokens ({weights_text(job)}, "
         f"{job.flops_per_token() / 1e9:.1f} GFLOPs per token).",
         "Estimated, not measured: time from the performance model calibrated on every published result (the "
         "language-model throughputs of llm-foundry, NeMo AutoModel and Qwen among them), its range the "
