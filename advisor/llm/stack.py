@@ -134,6 +134,15 @@ class Stack:
     def choices_for(self, method: Method) -> Choices:
         return self.full if method == Method.FULL else self.choices
 
+    def full_differences(self) -> dict[str, str]:
+        """The choices it makes differently for full fine-tuning, in the flags' words."""
+        words = self.choices.words()
+        return {k: v for k, v in self.full.words().items() if words[k] != v}
+
+    def sources_text(self) -> str:
+        """'loss: ...; checkpointing: ...': where each default is written."""
+        return "; ".join(f"{k}: {v}" for k, v in self.sources.items())
+
 
 def _choices(entry: dict[str, Any], base: Choices, where: str) -> Choices:
     return replace(base, **{name: BY_NAME[name].parse(value, f"{where}.{name}") for name, value in entry.items()})
@@ -203,8 +212,9 @@ def stack_named(name: str | None, past: bool = False) -> Stack:
     them); an unknown one lists the known."""
     default, _, stacks = load_stacks()
     wanted = (name or default).strip().lower()
-    if past and wanted in load_past_versions():
-        return load_past_versions()[wanted]
+    past_versions = load_past_versions() if past else {}
+    if wanted in past_versions:
+        return past_versions[wanted]
     if wanted not in stacks:
         raise AdvisorError(f"--stack: {name!r} is not a known stack; the known: {', '.join(stacks)}")
     return stacks[wanted]
@@ -274,10 +284,9 @@ def stack_rows() -> list[dict[str, Any]]:
     default, _, stacks = load_stacks()
     rows = []
     for found in (*stacks.values(), *load_past_versions().values()):
-        words = found.choices.words()
         rows.append({"name": found.name, "title": found.title, "default": found.name == default,
-                     "past_version_of": found.of or None, "choices": words,
-                     "full_fine_tuning": {k: v for k, v in found.full.words().items() if words[k] != v},
+                     "past_version_of": found.of or None, "choices": found.choices.words(),
+                     "full_fine_tuning": found.full_differences(),
                      **{flag: getattr(found, flag) for flag in FLAGS}, "sources": dict(found.sources)})  # fmt: skip
     return rows
 
@@ -290,19 +299,17 @@ def markdown_reference() -> str:
     lines = ["| stack | " + " | ".join(c.flag for c in CHOICES) + " | full fine-tuning |",
              "|---|" + "---|" * (len(names) + 1)]  # fmt: skip
     for found in stacks.values():
-        words = found.choices.words()
-        full = {k: v for k, v in found.full.words().items() if words[k] != v}
+        words, full = found.choices.words(), found.full_differences()
         mark = " (default)" if found.name == default else ""
         lines.append(f"| `{found.name}`{mark}: {found.title} | " + " | ".join(words[n] for n in names) + " | "
                      + (", ".join(f"{k} {v}" for k, v in full.items()) or "the same") + " |")
     lines += ["", f"The default, `{default}`: {why}", "", "Where each default is written:", ""]
     for found in stacks.values():
-        lines.append(f"- `{found.name}`: " + "; ".join(f"{k}: {v}" for k, v in found.sources.items()))
+        lines.append(f"- `{found.name}`: {found.sources_text()}")
     past = load_past_versions()
     if past:
         lines += ["", "Past versions, whose published peaks the memory check reads with constants of their own "
                   "(not offered as `--stack`):", ""]  # fmt: skip
         for found in past.values():
-            lines.append(f"- `{found.name}`, an earlier `{found.of}`: {found.title}; "
-                         + "; ".join(f"{k}: {v}" for k, v in found.sources.items()))
+            lines.append(f"- `{found.name}`, an earlier `{found.of}`: {found.title}; {found.sources_text()}")
     return "\n".join(lines) + "\n"
