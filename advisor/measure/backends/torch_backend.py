@@ -50,7 +50,7 @@ class KerasBackend(Backend):
         torch = self.torch
         facts: dict[str, Any] = {
             "framework": "torch",
-            "framework_version": torch.__version__,
+            "framework_version": str(torch.__version__),
             "keras_version": keras.__version__,
             "keras_backend": keras.backend.backend(),
         }
@@ -82,4 +82,4 @@ class KerasBackend(Backend):
         return (bool(oom) and isinstance(error, oom)) or super().is_out_of_memory(error)
 
     def version(self) -> str:
-        return self.torch.__version__
+        return str(self.torch.__version__)

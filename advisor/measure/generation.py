@@ -1,0 +1,193 @@
+"""Time a real text generation on this device: a decoder-only model from its config (random weights: the speed of a
+generation does not depend on their values) or a local model folder, run by transformers' ``generate``.
+
+What is timed, per batch size (concurrent sequences), after a warm-up run that is never counted:
+
+- **prefill**: the prompt's forward pass that fills the cache (``generate`` with one new token: the time to the
+  first token, unloaded);
+- **decode**: ``generate`` of ``output_tokens`` new tokens; a step's time is the difference between the two runs over
+  the ``output_tokens - 1`` steps after the first, so the prompt's work is not counted twice.
+
+Each figure is the median of ``repeats`` runs with its spread (min, max, relative standard deviation). Peak memory is
+the framework allocator's peak over the runs. torch and transformers are imported here only (``measure_generation``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import AdvisorError
+from advisor.llm.config import ModelConfig
+from advisor.measure import timing
+
+DTYPES = ("bfloat16", "float16", "float32")  # the weights' and activations' type of a timed generation
+
+
+@dataclass(frozen=True)
+class GenerationPlan:
+    """What to time: the model, the prompt and output lengths, the batch sizes (concurrent sequences) and repeats."""
+
+    model: ModelConfig | None = None  # a config's shape with random weights (None: ``model_path`` is loaded)
+    model_path: Path | None = None  # a local folder with config.json (and weights, if any)
+    dtype: str = "bfloat16"
+    prompt_tokens: int = 512
+    output_tokens: int = 128
+    batches: tuple[int, ...] = (1,)
+    repeats: int = 5
+    device: str = "auto"  # auto | cpu | gpu
+    seed: int = 0
+    attention: str = "sdpa"  # transformers' attn_implementation
+
+
+@dataclass
+class GenerationResult:
+    """One batch size's timings (seconds) and what they give in tokens per second."""
+
+    batch: int
+    prefill_seconds: list[float] = field(default_factory=list)
+    generate_seconds: list[float] = field(default_factory=list)
+    peak_memory_bytes: int | None = None
+
+    def record(self, prompt_tokens: int, output_tokens: int) -> dict[str, Any]:
+        prefill = timing.stats_of(self.prefill_seconds)
+        whole = timing.stats_of(self.generate_seconds)
+        assert prefill is not None and whole is not None
+        steps = max(output_tokens - 1, 1)
+        step = max(whole.median - prefill.median, 1e-9) / steps
+        out: dict[str, Any] = {
+            "batch": self.batch,
+            "prefill": prefill.as_dict(),
+            "generate": whole.as_dict(),
+            "time_to_first_token_s": round(prefill.median, 6),
+            "time_per_output_token_s": float(f"{step:.6g}"),
+            "prefill_tokens_per_s": float(f"{self.batch * prompt_tokens / prefill.median:.6g}"),
+            "decode_tokens_per_s": float(f"{self.batch / step:.6g}"),
+        }
+        if self.peak_memory_bytes is not None:
+            out["peak_memory_gb"] = round(self.peak_memory_bytes / 1e9, 3)
+        return out
+
+
+def hf_config_of(model: ModelConfig) -> dict[str, Any]:
+    """A Llama-architecture ``config.json`` with the preset's shapes: the same matrices, cache and work per token."""
+    return {
+        "model_type": "llama",
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": model.hidden,
+        "intermediate_size": model.intermediate,
+        "num_hidden_layers": model.layers,
+        "num_attention_heads": model.heads,
+        "num_key_value_heads": model.kv_heads,
+        "head_dim": model.head_size,
+        "vocab_size": model.vocab,
+        "tie_word_embeddings": model.tied_embeddings,
+        "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-5,
+    }
+
+
+def _build(plan: GenerationPlan, torch, transformers, device: str):
+    dtype = getattr(torch, plan.dtype)
+    if plan.model_path is not None:
+        folder = plan.model_path
+        has_weights = any(folder.glob("*.safetensors")) or any(folder.glob("*.bin"))
+        if has_weights:
+            return transformers.AutoModelForCausalLM.from_pretrained(
+                folder, dtype=dtype, local_files_only=True, attn_implementation=plan.attention
+            ).to(device)
+        config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
+    else:
+        assert plan.model is not None
+        config = transformers.LlamaConfig(**hf_config_of(plan.model))
+    config._attn_implementation = plan.attention
+    with torch.device(device):
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
+    return model.eval()
+
+
+def _timed(torch, device: str, fn: Callable[[], Any]) -> float:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Time ``plan``'s generation on this device; the record of an inference measurement (see the module's doc)."""
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise AdvisorError(
+            "timing a generation needs torch and transformers: pip install torch transformers"
+        ) from None
+    if plan.dtype not in DTYPES:
+        raise AdvisorError(f"dtype: {plan.dtype!r} is not one of {', '.join(DTYPES)}")
+    on_gpu = plan.device != "cpu" and torch.cuda.is_available()
+    if plan.device == "gpu" and not on_gpu:
+        raise AdvisorError("device: gpu asked, but no GPU is visible to PyTorch")
+    device = "cuda:0" if on_gpu else "cpu"
+    torch.manual_seed(plan.seed)
+    progress(f"building the model on {device} ({plan.dtype})")
+    model = _build(plan, torch, transformers, device)
+    parameters = sum(p.numel() for p in model.parameters())
+    vocab = model.config.vocab_size
+    results = []
+    for batch in plan.batches:
+        progress(f"batch {batch}: prompt {plan.prompt_tokens}, output {plan.output_tokens}")
+        prompt = torch.randint(0, vocab, (batch, plan.prompt_tokens), device=device)
+        mask = torch.ones_like(prompt)
+        result = GenerationResult(batch)
+
+        def generate(new_tokens: int, prompt=prompt, mask=mask) -> None:
+            with torch.inference_mode():
+                model.generate(input_ids=prompt, attention_mask=mask, max_new_tokens=new_tokens,
+                               min_new_tokens=new_tokens, do_sample=False, pad_token_id=0)  # fmt: skip
+
+        if on_gpu:
+            torch.cuda.reset_peak_memory_stats()
+        try:
+            generate(plan.output_tokens)  # warm-up: kernels chosen, memory pools filled; never counted
+            for _ in range(plan.repeats):
+                result.prefill_seconds.append(_timed(torch, device, lambda: generate(1)))
+                result.generate_seconds.append(_timed(torch, device, lambda: generate(plan.output_tokens)))
+        except torch.OutOfMemoryError:
+            progress(f"batch {batch}: out of memory; larger batches skipped")
+            break
+        if on_gpu:
+            result.peak_memory_bytes = int(torch.cuda.max_memory_allocated())
+        results.append(result.record(plan.prompt_tokens, plan.output_tokens))
+        gc.collect()
+    device_facts: dict[str, Any] = {"kind": "gpu" if on_gpu else "cpu"}
+    if on_gpu:
+        props = torch.cuda.get_device_properties(0)
+        device_facts.update({"name": torch.cuda.get_device_name(0), "memory_gb": round(props.total_memory / 1e9, 2),
+                             "compute_capability": f"{props.major}.{props.minor}"})  # fmt: skip
+    software = {"engine": "transformers", "engine_version": str(transformers.__version__), "torch": str(torch.__version__),
+                "attention": plan.attention}  # fmt: skip
+    with contextlib.suppress(Exception):
+        if on_gpu and torch.version.cuda:
+            software["cuda"] = str(torch.version.cuda)
+    return {
+        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "model": plan.model.name if plan.model is not None else str(plan.model_path),
+        "parameters": parameters,
+        "weights": "random (the config's shapes)" if plan.model is not None else "as loaded",
+        "dtype": plan.dtype,
+        "prompt_tokens": plan.prompt_tokens,
+        "output_tokens": plan.output_tokens,
+        "repeats": plan.repeats,
+        "device": device_facts,
+        "software": software,
+        "results": results,
+    }
