@@ -1,5 +1,5 @@
-"""Time transformers' generation of the presets on this machine's GPU (``advisor.measure.generation``), all records in
-one YAML (``generation.yaml``, rewritten after each model) in the folder given (default: the current one). Run where a GPU is: the device machine's run.
+"""Time transformers' generation of the presets on this machine's GPU (``advisor.measure.generation``): all records
+in one YAML (``generation.yaml``, rewritten after each model) in the folder given (default: the current one).
 
     python benchmarks/gpu_generation.py OUT_DIR [--quick]
 
@@ -17,8 +17,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from advisor.llm.config import ModelConfig, load_presets  # noqa: E402
-from advisor.measure.generation import GenerationPlan, measure_generation  # noqa: E402
+from advisor.llm.config import ModelConfig, load_presets
+from advisor.measure.generation import GenerationPlan, measure_generation
 
 # (preset, prompt tokens, output tokens, batch sizes): a small model (the per-step floor), an 8B (bandwidth-bound
 # decode, compute-bound prefill) at two prompt lengths and growing batches, and a 32B.
@@ -37,14 +37,21 @@ def main() -> int:
     presets = load_presets()
     runs = RUNS
     if quick:
-        tiny = ModelConfig(name="tiny", layers=2, hidden=64, heads=4, kv_heads=2, intermediate=128, vocab=256,
-                           tied_embeddings=False)  # fmt: skip
+        tiny = ModelConfig(
+            name="tiny", layers=2, hidden=64, heads=4, kv_heads=2, intermediate=128, vocab=256, tied_embeddings=False
+        )
         runs = [(tiny, 16, 8, (1, 2))]
     records = []
     for model, prompt, output, batches in runs:
         config = presets[model] if isinstance(model, str) else model
-        plan = GenerationPlan(model=config, prompt_tokens=prompt, output_tokens=output, batches=batches,
-                              repeats=3, dtype="float32" if quick else "bfloat16")  # fmt: skip
+        plan = GenerationPlan(
+            model=config,
+            prompt_tokens=prompt,
+            output_tokens=output,
+            batches=batches,
+            repeats=3,
+            dtype="float32" if quick else "bfloat16",
+        )
         if quick:
             plan = replace(plan, device="cpu")
         start = time.perf_counter()
@@ -54,9 +61,12 @@ def main() -> int:
         (out / "generation.yaml").write_text(yaml.safe_dump(records, sort_keys=False), encoding="utf-8")
         print(f"{record['preset']} prompt {prompt}: {time.perf_counter() - start:.0f} s", flush=True)
         for row in record["results"]:
-            print(f"  batch {row['batch']}: ttft {row['time_to_first_token_s'] * 1e3:.1f} ms, "
-                  f"tpot {row['time_per_output_token_s'] * 1e3:.2f} ms, decode {row['decode_tokens_per_s']:.0f} tok/s, "
-                  f"prefill {row['prefill_tokens_per_s']:.0f} tok/s, peak {row.get('peak_memory_gb')} GB", flush=True)  # fmt: skip
+            print(
+                f"  batch {row['batch']}: ttft {row['time_to_first_token_s'] * 1e3:.1f} ms, "
+                f"tpot {row['time_per_output_token_s'] * 1e3:.2f} ms, decode {row['decode_tokens_per_s']:.0f} tok/s, "
+                f"prefill {row['prefill_tokens_per_s']:.0f} tok/s, peak {row.get('peak_memory_gb')} GB",
+                flush=True,
+            )
     return 0
 
 

@@ -128,9 +128,7 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
         import torch
         import transformers
     except ImportError:
-        raise AdvisorError(
-            "timing a generation needs torch and transformers: pip install torch transformers"
-        ) from None
+        raise AdvisorError("timing a generation needs torch and transformers: pip install torch transformers") from None
     if plan.dtype not in DTYPES:
         raise AdvisorError(f"dtype: {plan.dtype!r} is not one of {', '.join(DTYPES)}")
     on_gpu = plan.device != "cpu" and torch.cuda.is_available()
@@ -151,8 +149,14 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
 
         def generate(new_tokens: int, prompt=prompt, mask=mask) -> None:
             with torch.inference_mode():
-                model.generate(input_ids=prompt, attention_mask=mask, max_new_tokens=new_tokens,
-                               min_new_tokens=new_tokens, do_sample=False, pad_token_id=0)  # fmt: skip
+                model.generate(
+                    input_ids=prompt,
+                    attention_mask=mask,
+                    max_new_tokens=new_tokens,
+                    min_new_tokens=new_tokens,
+                    do_sample=False,
+                    pad_token_id=0,
+                )
 
         if on_gpu:
             torch.cuda.reset_peak_memory_stats()
@@ -171,10 +175,19 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
     device_facts: dict[str, Any] = {"kind": "gpu" if on_gpu else "cpu"}
     if on_gpu:
         props = torch.cuda.get_device_properties(0)
-        device_facts.update({"name": torch.cuda.get_device_name(0), "memory_gb": round(props.total_memory / 1e9, 2),
-                             "compute_capability": f"{props.major}.{props.minor}"})  # fmt: skip
-    software = {"engine": "transformers", "engine_version": str(transformers.__version__), "torch": str(torch.__version__),
-                "attention": plan.attention}  # fmt: skip
+        device_facts.update(
+            {
+                "name": torch.cuda.get_device_name(0),
+                "memory_gb": round(props.total_memory / 1e9, 2),
+                "compute_capability": f"{props.major}.{props.minor}",
+            }
+        )
+    software = {
+        "engine": "transformers",
+        "engine_version": str(transformers.__version__),
+        "torch": str(torch.__version__),
+        "attention": plan.attention,
+    }
     with contextlib.suppress(Exception):
         if on_gpu and torch.version.cuda:
             software["cuda"] = str(torch.version.cuda)
