@@ -54,6 +54,9 @@ def add_parser(commands, parents: Parents) -> None:
     add_workload_size_arguments(parser)
     add_model_arguments(parser)
     add_job_arguments(parser, shared=frozenset({"--optimizer", "--loss"}))  # --model's too: read by the mode
+    from advisor.commands.inference_options import add_inference_arguments
+
+    add_inference_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     frame = common.frame(args, empty_ok=True)  # no profiles is fine: the priors alone
     _check_counts(args)
     advisor = common.advisor(args, frame, catalog)
+    if args.inference:
+        return _inference(args, catalog, gpu_ids)
     if args.model_config:
         return _job(args, advisor, gpu_ids)
     sizes = workload_from_args(args)
@@ -115,3 +120,26 @@ def _model_workload(path: str, args: argparse.Namespace, sizes) -> dict:
     backends.load("tensorflow").start(DeviceKind.CPU, 1)
     model = model_file.load(path, args.loss, args.optimizer)
     return model_file.workload(model, sizes.train_samples, sizes.batch_size, sizes.epochs)
+
+
+def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> int:
+    """``estimate --model-config NAME --inference``: running the model on every catalog GPU."""
+    from dataclasses import replace
+
+    from advisor.infer.architecture import resolve_inference_model
+    from advisor.infer.estimate import CostInputs, inference_rows
+    from advisor.infer.job import make_job
+    from advisor.render.inference import inference_records, inference_text
+
+    if not args.model_config:
+        raise AdvisorError("estimate: --inference needs the model: --model-config NAME|config.json")
+    model = resolve_inference_model(args.model_config)
+    job = make_job(model, args.engine, args.weights, args.kv_cache, prompt=args.prompt, output=args.output,
+                   users=args.users, devices=args.devices, context=args.context)  # fmt: skip
+    inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
+    rows = inference_rows(job, catalog, gpu_ids, inputs)
+    if args.json:
+        common.print_json(inference_records(rows))
+    else:
+        print(inference_text(job, rows, inputs))
+    return 0

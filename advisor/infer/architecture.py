@@ -70,6 +70,8 @@ class InferenceModel:
     parameters: int  # every weight
     active_parameters: int  # the weights one token multiplies through (MoE: the routed experts it uses)
     max_context: int | None
+    embedding_parameters: int = 0  # the input embedding and (untied) the output layer: 16-bit in most formats
+    expert_parameters: int = 0  # the routed experts' weights in all (a token reads experts_per_token of each layer's)
     experts: int = 0  # routed experts per MoE layer (0: dense)
     experts_per_token: int = 0
     source: str = ""
@@ -214,7 +216,7 @@ def model_from_mapping(data: Any, file: str, name: str | None = None) -> Inferen
         raise AdvisorError(f"{file}: num_hidden_layers and num_attention_heads must be 1 or more")
     window = data.get("sliding_window")
     caches: list[LayerCache] = []
-    total = active = 0
+    total = active = routed = 0
     experts = experts_per_token = 0
     for index, kind in enumerate(_layer_kinds(data, layers, file)):
         if kind == "linear":
@@ -227,6 +229,8 @@ def model_from_mapping(data: Any, file: str, name: str | None = None) -> Inferen
                 cache = LayerCache("sliding", cache.per_token, window=window)
         mlp_all, mlp_active, layer_experts, layer_per_token = _mlp(data, file, hidden, index)
         experts, experts_per_token = max(experts, layer_experts), max(experts_per_token, layer_per_token)
+        if layer_experts:
+            routed += (mlp_all - mlp_active) * layer_experts // (layer_experts - layer_per_token)
         caches.append(cache)
         total += attention + mlp_all + 2 * hidden
         active += attention + mlp_active + 2 * hidden
@@ -240,6 +244,8 @@ def model_from_mapping(data: Any, file: str, name: str | None = None) -> Inferen
         parameters=total + embeddings + hidden,
         active_parameters=active + vocab * hidden,  # the output layer; the input embedding is a lookup
         max_context=data.get("max_position_embeddings"),
+        embedding_parameters=embeddings,
+        expert_parameters=routed,
         experts=experts,
         experts_per_token=experts_per_token,
         source=str(data.get("_source") or f"{file} (read from disk)"),
@@ -269,10 +275,13 @@ def inference_presets() -> dict[str, dict[str, Any]]:
     text = resources.files("advisor").joinpath("data", INFERENCE_MODELS_FILE).read_text(encoding="utf-8")
     data = safe_load(text)
     if data.get("inference_models_version") != INFERENCE_MODELS_VERSION:
-        raise AdvisorError(f"advisor/data/{INFERENCE_MODELS_FILE}: inference_models_version must be "
-                           f"{INFERENCE_MODELS_VERSION}")  # fmt: skip
-    return {key: {**entry["config"], "_source": entry["source"], "_name": entry["name"]}
-            for key, entry in data["models"].items()}  # fmt: skip
+        raise AdvisorError(
+            f"advisor/data/{INFERENCE_MODELS_FILE}: inference_models_version must be {INFERENCE_MODELS_VERSION}"
+        )
+    return {
+        key: {**entry["config"], "_source": entry["source"], "_name": entry["name"]}
+        for key, entry in data["models"].items()
+    }
 
 
 def read_inference_config(path: str | Path) -> InferenceModel:

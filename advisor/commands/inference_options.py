@@ -1,0 +1,57 @@
+"""The command line's words for an inference job (``estimate --model-config NAME --inference``): one place for its
+flags, and the job they make."""
+
+from __future__ import annotations
+
+import argparse
+
+from advisor.commands.arguments import positive_int
+from advisor.infer.engines import engine_data
+from advisor.infer.estimate import CostInputs
+
+DEFAULT_ENGINE = "vllm"
+
+
+def add_inference_arguments(parser: argparse.ArgumentParser) -> None:
+    """--inference and its job's choices (the model is --model-config's; --devices is the tensor-parallel size)."""
+    data = engine_data()
+    group = parser.add_argument_group("running or serving the model instead of training it (--inference)")
+    group.add_argument(
+        "--inference",
+        action="store_true",
+        help="estimate running the --model-config model: memory, speed and cost per GPU",
+    )
+    group.add_argument(
+        "--engine",
+        choices=list(data.engines),
+        default=DEFAULT_ENGINE,
+        help="the inference engine, whose defaults decide memory (%(default)s)",
+    )
+    group.add_argument(
+        "--weights",
+        choices=list(data.weight_formats),
+        default=None,
+        help="the weights' format (default: the engine's first, 16-bit)",
+    )
+    group.add_argument(
+        "--kv-cache", choices=list(data.kv_formats), default=None, help="the cache's format (default: 16bit)"
+    )
+    group.add_argument("--prompt", type=positive_int, default=1024, metavar="N", help="prompt tokens (%(default)s)")
+    group.add_argument("--output", type=positive_int, default=256, metavar="N", help="output tokens (%(default)s)")
+    group.add_argument(
+        "--context",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="the longest sequence to hold (default: prompt + output)",
+    )
+    group.add_argument(
+        "--users", type=positive_int, default=1, metavar="N", help="sequences served at once (%(default)s)"
+    )
+    group.add_argument(
+        "--hours-per-week",
+        type=float,
+        default=CostInputs.hours_per_week,
+        metavar="H",
+        help="hours a week an owned card serves (%(default)s)",
+    )

@@ -1,0 +1,127 @@
+"""The inference engines' defaults and the weight and cache formats (``advisor/data/engines.yaml``), typed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from advisor.errors import AdvisorError
+from advisor.store.parse import safe_load
+
+ENGINES_FILE = "engines.yaml"
+ENGINES_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Sourced:
+    value: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Engine:
+    """An engine's memory defaults and the formats it runs."""
+
+    id: str
+    name: str
+    version: str
+    memory_share: float
+    share_of: str  # total | free
+    block_tokens: int
+    largest_step_tokens: int
+    reserve_fixed_gb: float
+    window_extra: int
+    fp16_accumulate: bool  # its 16-bit matrix products accumulate in float16 (GeForce: twice the float32 rate)
+    weights: tuple[str, ...]
+    kv_cache: tuple[str, ...]
+    sources: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Format:
+    """A weight format's bits per weight (with its scales), what it covers, and the architectures that run it."""
+
+    id: str
+    bits: float
+    scope: str  # blocks | file
+    needs: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class KvFormat:
+    id: str
+    bytes: float
+    needs: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class EngineData:
+    engines: dict[str, Engine]
+    weight_formats: dict[str, Format]
+    kv_formats: dict[str, KvFormat]
+
+
+def _engine(key: str, entry: dict[str, Any]) -> Engine:
+    sources = {
+        name: entry[name]["source"]
+        for name in ("memory_share", "block_tokens", "largest_step_tokens", "reserve_fixed_gb")
+    }
+    return Engine(
+        id=key,
+        name=entry["name"],
+        version=entry["version"],
+        memory_share=float(entry["memory_share"]["value"]),
+        share_of=entry["memory_share"]["of"],
+        block_tokens=int(entry["block_tokens"]["value"]),
+        largest_step_tokens=int(entry["largest_step_tokens"]["value"]),
+        reserve_fixed_gb=float(entry["reserve_fixed_gb"]["value"]),
+        window_extra=int(entry["window_extra"]),
+        fp16_accumulate=bool(entry.get("fp16_accumulate", {}).get("value", False)),
+        weights=tuple(entry["weights"]),
+        kv_cache=tuple(entry["kv_cache"]),
+        sources=sources,
+    )
+
+
+@lru_cache(maxsize=1)
+def engine_data() -> EngineData:
+    """The shipped engines and formats."""
+    text = resources.files("advisor").joinpath("data", ENGINES_FILE).read_text(encoding="utf-8")
+    data = safe_load(text)
+    if data.get("engines_version") != ENGINES_VERSION:
+        raise AdvisorError(f"advisor/data/{ENGINES_FILE}: engines_version must be {ENGINES_VERSION}")
+    formats = {
+        key: Format(key, float(v["bits"]), v["scope"], tuple(v["needs"]), v["source"])
+        for key, v in data["weight_formats"].items()
+    }
+    kv = {
+        key: KvFormat(key, float(v["bytes"]), tuple(v["needs"]), v["source"]) for key, v in data["kv_formats"].items()
+    }
+    engines = {key: _engine(key, entry) for key, entry in data["engines"].items()}
+    for engine in engines.values():
+        for name in (*engine.weights, *engine.kv_cache):
+            if name not in formats and name not in kv:
+                raise AdvisorError(f"advisor/data/{ENGINES_FILE}: engines.{engine.id}: unknown format {name!r}")
+    return EngineData(engines, formats, kv)
+
+
+def refusal(engine: Engine, weights: Format, kv: KvFormat) -> str | None:
+    """Why ``engine`` cannot run these formats (None when it can): the reason, and what would work."""
+    if weights.id not in engine.weights:
+        return f"{engine.name} does not run {weights.id} weights (it runs {', '.join(engine.weights)})"
+    if kv.id not in engine.kv_cache:
+        return f"{engine.name} does not keep a {kv.id} cache (it keeps {', '.join(engine.kv_cache)})"
+    return None
+
+
+def architecture_refusal(architecture: str, weights: Format, kv: KvFormat) -> str | None:
+    """Why a GPU of ``architecture`` cannot run these formats natively (None when it can)."""
+    if weights.needs and architecture not in weights.needs:
+        return f"{weights.id} weights need {' or '.join(weights.needs)} ({weights.source})"
+    if kv.needs and architecture not in kv.needs:
+        return f"a {kv.id} cache needs {' or '.join(kv.needs)}"
+    return None

@@ -1,0 +1,118 @@
+"""An inference job on every catalog GPU: does it fit, how fast, and what a million output tokens cost. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from advisor.infer import speed as speed_model
+from advisor.infer.engines import architecture_refusal
+from advisor.infer.job import InferenceJob
+from advisor.infer.memory import MemoryVerdict, memory_verdict
+from advisor.store.catalog import Catalog, Gpu
+
+HOURS_PER_YEAR = 365.25 * 24
+
+
+@dataclass(frozen=True)
+class CostInputs:
+    """How the hardware is paid for: owned over ``lifetime_years`` serving ``hours_per_week``, energy at
+    ``kwh_usd``."""
+
+    lifetime_years: float = 3.0
+    hours_per_week: float = 40.0
+    kwh_usd: float = 0.15
+
+
+@dataclass(frozen=True)
+class InferenceRow:
+    """One GPU model (``devices`` of them) serving the job: typed, rendered by advisor.render.inference."""
+
+    gpu: str
+    catalog_id: str
+    devices: int
+    memory: MemoryVerdict
+    refused: str | None  # why this GPU cannot run the formats (then no speed)
+    speed: speed_model.Speed | None
+    range_factor: float | None  # the cross-validated 90th-percentile error of single-stream decode (None: a bound)
+    usd_per_million_owned: float | None
+    usd_per_million_rented: float | None
+    rental: str | None  # the provider whose price is used
+
+
+@lru_cache(maxsize=4)
+def decode_range(catalog: Catalog) -> dict[str, float]:
+    """Each engine's cross-validated 90th-percentile decode error (engines measured on two GPUs or more)."""
+    rows = speed_model.crossval(catalog)
+    out = {}
+    for engine in {r.engine for r in rows}:
+        summary = speed_model.error_summary([r for r in rows if r.engine == engine])
+        if "decode" in summary:
+            out[engine] = summary["decode"]["p90"]
+    return out
+
+
+@lru_cache(maxsize=4)
+def engine_fits(catalog: Catalog) -> dict[str, speed_model.EngineFit]:
+    return speed_model.fits_by_engine(catalog)
+
+
+def _costs(job: InferenceJob, gpu: Gpu, tokens_per_s: float, inputs: CostInputs) -> tuple[float | None, ...]:
+    per_hour_millions = tokens_per_s * 3600 / 1e6
+    owned = rented = None
+    price = gpu.price
+    watts = gpu.value("board_power_w")
+    if price is not None:
+        hours = inputs.lifetime_years * 52 * inputs.hours_per_week
+        energy = (watts or 0) / 1000 * inputs.kwh_usd
+        owned = job.devices * (price.usd / hours + energy) / per_hour_millions
+    rental = gpu.best_rental
+    if rental is not None:
+        rented = job.devices * rental.usd_per_hour / per_hour_millions
+    return owned, rented, rental.provider if rental else None
+
+
+def inference_rows(
+    job: InferenceJob, catalog: Catalog, gpu_ids: list[str] | None = None, inputs: CostInputs = CostInputs()
+) -> list[InferenceRow]:
+    """The job on each catalog GPU (or those of ``gpu_ids``), the fastest single stream first; those it does not fit
+    last."""
+    fits = engine_fits(catalog)
+    fit = fits.get(job.engine.id, speed_model.EngineFit())
+    ranges = decode_range(catalog)
+    rows = []
+    for gpu in catalog.gpus:
+        if gpu_ids is not None and gpu.id not in gpu_ids:
+            continue
+        memory_gb = gpu.value("memory_gb")
+        if not memory_gb or not gpu.value("memory_bandwidth_gbs"):
+            continue  # nothing to decide with: no guess
+        verdict = memory_verdict(job, memory_gb)
+        why = architecture_refusal(gpu.architecture, job.weights, job.kv)
+        speed = None if why else speed_model.predict(job, gpu, fit)
+        owned = rented = provider = None
+        if speed is not None and verdict.verdict != "does not fit":
+            owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)
+        rows.append(
+            InferenceRow(
+                gpu.name,
+                gpu.id,
+                job.devices,
+                verdict,
+                why,
+                speed,
+                ranges.get(job.engine.id) if fit.fitted else None,
+                owned,
+                rented,
+                provider,
+            )
+        )
+    order = {"fits": 0, "tight": 1, "does not fit": 2}
+    return sorted(
+        rows,
+        key=lambda r: (
+            order[r.memory.verdict],
+            r.refused is not None,
+            -(r.speed.single_stream_tokens_per_s if r.speed else 0),
+        ),
+    )

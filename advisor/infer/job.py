@@ -1,0 +1,89 @@
+"""An inference job: the model, the engine and formats, the lengths and the load, on how many GPUs. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.errors import AdvisorError
+from advisor.infer.architecture import InferenceModel
+from advisor.infer.engines import Engine, Format, KvFormat, engine_data, refusal
+
+GB = 1e9
+
+
+@dataclass(frozen=True)
+class InferenceJob:
+    """Serving ``model`` with ``engine``: sequences of ``prompt`` + ``output`` tokens, ``users`` at once, each GPU of
+    ``devices`` holding 1/devices of the weights (tensor parallelism)."""
+
+    model: InferenceModel
+    engine: Engine
+    weights: Format
+    kv: KvFormat
+    prompt: int = 1024
+    output: int = 256
+    users: int = 1
+    devices: int = 1
+    context: int | None = None  # the longest sequence to hold (default: prompt + output)
+
+    @property
+    def sequence_tokens(self) -> int:
+        return self.context or (self.prompt + self.output)
+
+    def weight_bytes(self) -> float:
+        """Every weight in its format (a blocks-only format keeps the embeddings and output layer in 16 bits)."""
+        m, f = self.model, self.weights
+        if f.scope == "file":
+            return m.parameters * f.bits / 8
+        return (m.parameters - m.embedding_parameters) * f.bits / 8 + m.embedding_parameters * 2
+
+    def weight_bytes_read(self, batch: int) -> float:
+        """The weights one decode step of ``batch`` sequences reads: every dense weight once, and the experts the
+        batch's tokens are routed to (each token picks experts_per_token of experts; uniform routing assumed)."""
+        m = self.model
+        scale = self.weight_bytes() / max(m.parameters, 1)
+        # the input embedding is a lookup (one row a token); the output layer is read whole
+        dense = (m.parameters - m.expert_parameters - m.embedding_parameters + m.vocab * m.hidden) * scale
+        if not m.experts:
+            return dense
+        touched = 1 - (1 - m.experts_per_token / m.experts) ** batch
+        return dense + m.expert_parameters * scale * touched
+
+    def kv_bytes(self, context: int) -> float:
+        """One sequence's cache at ``context`` tokens, as the engine keeps it (its window slack and blocks)."""
+        block = self.engine.block_tokens
+        rounded = -(-context // block) * block
+        return self.model.kv_elements(rounded, self.engine.window_extra) * self.kv.bytes
+
+    def activation_bytes(self) -> float:
+        """The engine's largest forward pass: its tokens x the widest tensors (MLP's gate and up outputs, attention's
+        projections: about 11 x the width, 16-bit) and one step's float32 logits for the users."""
+        tokens = self.engine.largest_step_tokens or self.users * self.prompt
+        return tokens * 11 * self.model.hidden * 2 / self.devices + self.users * self.model.vocab * 4
+
+
+def make_job(model: InferenceModel, engine: str, weights: str | None, kv: str | None, **sizes: int) -> InferenceJob:
+    """A job from names; one clear error for an unknown name or a format the engine cannot run."""
+    data = engine_data()
+    if engine not in data.engines:
+        raise AdvisorError(f"engine: {engine!r} is not one of {', '.join(data.engines)}")
+    chosen = data.engines[engine]
+    weights = weights or chosen.weights[0]
+    kv = kv or chosen.kv_cache[0]
+    if weights not in data.weight_formats:
+        raise AdvisorError(f"weights: {weights!r} is not one of {', '.join(data.weight_formats)}")
+    if kv not in data.kv_formats:
+        raise AdvisorError(f"kv_cache: {kv!r} is not one of {', '.join(data.kv_formats)}")
+    job = InferenceJob(model, chosen, data.weight_formats[weights], data.kv_formats[kv], **sizes)
+    why = refusal(chosen, job.weights, job.kv)
+    if why:
+        raise AdvisorError(why)
+    for name in ("prompt", "output", "users", "devices"):
+        if getattr(job, name) < (0 if name == "prompt" else 1):
+            raise AdvisorError(f"{name}: must be 1 or more, got {getattr(job, name)}")
+    if model.max_context and job.sequence_tokens > model.max_context:
+        raise AdvisorError(
+            f"context: {job.sequence_tokens:,} tokens is over {model.name}'s own maximum of {model.max_context:,} "
+            "(max_position_embeddings); ask for that or less"
+        )
+    return job

@@ -1,0 +1,81 @@
+"""Does an inference job fit a GPU: weights, the engine's reserve and the cache against what the engine may take.
+
+Never optimistic: the card's memory is the catalog's size in GiB less 0.5 % (what ``nvidia-smi`` reports of an
+80 GB H100), the engine takes its share of it as its defaults say, and a job is "tight" (not "fits") when it needs more
+than 95 % of that: the reserve is an estimate (see ``advisor/data/engines.yaml``). Pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.infer.job import InferenceJob
+
+GIB = 2**30
+REPORTED_SHARE = 0.995  # nvidia-smi's total of an "80 GB" H100: 81,559 MiB = 79.6 GiB
+TIGHT_SHARE = 0.95  # over this part of the engine's share: tight
+
+
+@dataclass(frozen=True)
+class MemoryVerdict:
+    """What a job needs on each GPU and what the engine may take, in bytes, and the answers that follow."""
+
+    card_bytes: float
+    budget_bytes: float  # what the engine may take in all (weights, reserve, cache)
+    weights_bytes: float  # per GPU
+    reserve_bytes: float
+    cache_bytes: float  # the users' sequences at the asked context, per GPU
+    verdict: str  # fits | tight | does not fit
+    longest_context: int  # the longest context that fits at the asked load (0: not even the weights)
+    most_sequences: int  # the most sequences of the asked context that fit
+
+    @property
+    def needed_bytes(self) -> float:
+        return self.weights_bytes + self.reserve_bytes + self.cache_bytes
+
+
+def _budget(job: InferenceJob, card: float, weights: float, reserve: float) -> float:
+    engine = job.engine
+    if engine.share_of == "free":  # TensorRT-LLM: a share of what is free after the weights and activations
+        return weights + reserve + max(card - weights - reserve, 0) * engine.memory_share
+    return card * engine.memory_share
+
+
+def _cache_per_gpu(job: InferenceJob, context: int) -> float:
+    """One sequence's cache on one GPU: attention heads split over the GPUs; a latent cache is kept whole on each."""
+    share = job.kv_bytes(context) / job.devices
+    latent = sum(1 for layer in job.model.layers if layer.kind == "latent")
+    if latent:
+        latent_part = job.kv_bytes(context) * latent / len(job.model.layers)
+        share += latent_part * (1 - 1 / job.devices)
+    return share
+
+
+def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
+    """``job`` on GPUs of ``memory_gb`` each (the catalog's figure)."""
+    card = memory_gb * GIB * REPORTED_SHARE
+    weights = job.weight_bytes() / job.devices
+    reserve = job.engine.reserve_fixed_gb * 1e9 + job.activation_bytes()
+    budget = _budget(job, card, weights, reserve)
+    room = budget - weights - reserve
+    per_sequence = _cache_per_gpu(job, job.sequence_tokens)
+    cache = job.users * per_sequence
+    needed = weights + reserve + cache
+    verdict = "fits" if needed <= TIGHT_SHARE * budget else "tight" if needed <= budget else "does not fit"
+    most = int(room // per_sequence) if room > 0 and per_sequence > 0 else 0
+    return MemoryVerdict(card, budget, weights, reserve, cache, verdict, _longest(job, room), most)
+
+
+def _longest(job: InferenceJob, room: float) -> int:
+    """The longest context whose ``users`` sequences fit in ``room`` bytes (up to the model's maximum)."""
+    top = job.model.max_context or 1_048_576
+    if room <= 0 or job.users * _cache_per_gpu(job, 1) > room:
+        return 0
+    low, high = 1, top
+    while low < high:
+        mid = (low + high + 1) // 2
+        if job.users * _cache_per_gpu(job, mid) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return low

@@ -1,0 +1,292 @@
+"""How fast an inference job runs, from the hardware's limits and constants fitted per engine on measured speeds.
+
+- **decode**: a step of B sequences reads the weights it needs once (MoE: the experts its tokens are routed to) and
+  each sequence's cache: ``floor + bytes / bandwidth x k_bytes`` (``k_bytes`` >= 1: the bandwidth a kernel does not
+  reach, one for 16-bit weights and one for quantized ones, whose dequantising costs), or the matrix work when that is
+  longer (large batches): ``2 x active weights x B / tensor peak x k_compute``;
+- **prefill**: ``2 x active weights x tokens`` plus the causal attention (``2 x tokens^2 x width`` a full layer)
+  over the tensor peak, times ``k_compute`` (16-bit and quantized apart), plus a floor;
+- the **floor** is the per-step time no bandwidth removes (kernel launches, sampling, the host): what a small model
+  hits on a big GPU;
+- several GPUs (tensor parallelism) split the bytes and the work, and add two all-reduces of the step's activations a
+  layer over the catalog's link (NVLink where the card has it, else PCIe), each with a latency.
+
+The constants are fitted by least squares on relative error over ``advisor/data/inference_results.yaml``; their
+accuracy is cross-validated leaving one GPU out (:func:`crossval`), and a prediction's range is that error. An engine
+without measurements gets the hardware's bound (k = 1, no floor), said as a bound, never as an estimate. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from advisor.errors import AdvisorError
+from advisor.infer.architecture import resolve_inference_model
+from advisor.infer.job import InferenceJob, make_job
+from advisor.store.catalog import Catalog, Gpu
+from advisor.store.parse import safe_load
+
+RESULTS_FILE = "inference_results.yaml"
+RESULTS_VERSION = 1
+ALL_REDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 30e-6}  # estimated: one small all-reduce's fixed cost
+CLASSES = ("16bit", "quantized")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One published or measured speed (a row of inference_results.yaml)."""
+
+    engine: str
+    gpu: str
+    model: str
+    weights: str
+    metric: str  # decode | prefill
+    batch: int
+    context: int
+    value: float  # tokens a second (decode: of all the batch's sequences)
+    source: str
+
+
+@dataclass(frozen=True)
+class EngineFit:
+    """An engine's fitted constants (None where no measurement fits them: the hardware's bound is used)."""
+
+    decode_floor_s: float = 0.0
+    decode_k: tuple[float, float] = (1.0, 1.0)  # 16-bit, quantized
+    prefill_floor_s: float = 0.0
+    prefill_k: tuple[float, float] = (1.0, 1.0)
+    rows: int = 0
+
+    @property
+    def fitted(self) -> bool:
+        return self.rows > 0
+
+
+@dataclass(frozen=True)
+class Speed:
+    """An inference job's speeds on one GPU model (times in seconds)."""
+
+    time_to_first_token_s: float
+    time_per_output_token_s: float  # at the asked load
+    single_stream_tokens_per_s: float  # one user, unloaded
+    prefill_tokens_per_s: float
+    output_tokens_per_s: float  # all users together at the asked load
+    bound: str  # memory | compute | floor: what decides a decode step at the load
+    fitted: bool  # False: the hardware's bound (no measurement of this engine)
+
+
+def weight_class(job: InferenceJob) -> int:
+    return 0 if job.weights.bits >= 16 else 1
+
+
+def _peak_tflops(gpu: Gpu, job: InferenceJob) -> float:
+    """The tensor peak the engine's matrix products reach for: float16 accumulation (GeForce cards run it at twice
+    the float32-accumulate rate the catalog gives) where the engine uses it."""
+    peak = float(gpu.value("bf16_tflops") or gpu.value("fp16_tensor_tflops") or gpu.value("fp32_tflops") or 0.0)
+    if job.engine.fp16_accumulate and gpu.segment == "consumer":
+        peak *= 2
+    return peak
+
+
+def _link(gpu: Gpu) -> tuple[str, float]:
+    nvlink = gpu.value("nvlink_gbs")
+    if nvlink:
+        return "nvlink", float(nvlink)
+    return "pcie", float(gpu.value("pcie_gbs") or 16.0)
+
+
+def _allreduce_s(job: InferenceJob, gpu: Gpu, tokens: int) -> float:
+    if job.devices == 1:
+        return 0.0
+    kind, gbs = _link(gpu)
+    size = tokens * job.model.hidden * 2 * 2 * (job.devices - 1) / job.devices  # ring all-reduce: 2(n-1)/n
+    return 2 * len(job.model.layers) * (ALL_REDUCE_LATENCY_S[kind] + size / (gbs * 1e9))
+
+
+def _decode_terms(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> tuple[float, float]:
+    """(memory seconds at full bandwidth, compute seconds at full peak) of one decode step, per GPU."""
+    bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
+    peak = _peak_tflops(gpu, job) * 1e12
+    if not bandwidth or not peak:
+        raise AdvisorError(f"{gpu.name}: the catalog gives no memory bandwidth or tensor peak; no speed estimated")
+    read = (job.weight_bytes_read(batch) + batch * job.kv_bytes(context)) / job.devices
+    work = 2 * job.model.active_parameters * batch / job.devices
+    return read / bandwidth, work / peak
+
+
+def _prefill_work(job: InferenceJob, gpu: Gpu, tokens: int, batch: int) -> float:
+    """Seconds of one prefill of ``batch`` prompts of ``tokens`` at the full tensor peak, per GPU."""
+    full_layers = sum(1 for layer in job.model.layers if layer.window is None and layer.kind != "linear")
+    work = batch * (2 * job.model.active_parameters * tokens + 2 * tokens * tokens * job.model.hidden * full_layers)
+    return work / job.devices / (_peak_tflops(gpu, job) * 1e12)
+
+
+def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
+    """The job's speeds on ``gpu`` with an engine's fitted constants."""
+    cls = weight_class(job)
+    context = job.prompt + job.output // 2  # the cache's mean length while the output is written
+
+    def step(batch: int) -> tuple[float, str]:
+        memory, compute = _decode_terms(job, gpu, batch, context)
+        memory, compute = memory * fit.decode_k[cls], compute * fit.prefill_k[cls]
+        body = max(memory, compute)
+        bound = "memory" if memory >= compute else "compute"
+        if fit.decode_floor_s > body:
+            bound = "floor"
+        return fit.decode_floor_s + body + _allreduce_s(job, gpu, batch), bound
+
+    single, _ = step(1)
+    loaded, bound = step(job.users)
+    prompt = max(job.prompt, 1)
+    prefill_one = fit.prefill_floor_s + _prefill_work(job, gpu, prompt, 1) * fit.prefill_k[cls]
+    prefill_one += _allreduce_s(job, gpu, prompt)
+    return Speed(
+        time_to_first_token_s=prefill_one + single,
+        time_per_output_token_s=loaded,
+        single_stream_tokens_per_s=1 / single,
+        prefill_tokens_per_s=prompt / prefill_one,
+        output_tokens_per_s=job.users / loaded,
+        bound=bound,
+        fitted=fit.fitted,
+    )
+
+
+@lru_cache(maxsize=1)
+def load_measured() -> tuple[Measured, ...]:
+    """The shipped measurements (``advisor/data/inference_results.yaml``)."""
+    text = resources.files("advisor").joinpath("data", RESULTS_FILE).read_text(encoding="utf-8")
+    data = safe_load(text)
+    if data.get("inference_results_version") != RESULTS_VERSION:
+        raise AdvisorError(f"advisor/data/{RESULTS_FILE}: inference_results_version must be {RESULTS_VERSION}")
+    rows = []
+    for index, row in enumerate(data["results"]):
+        if len(row) != 9 or row[8] not in data["sources"]:
+            raise AdvisorError(f"advisor/data/{RESULTS_FILE}: results[{index}]: 9 fields and a known source expected")
+        engine, gpu, model, weights, metric, batch, context, value, source = row
+        rows.append(Measured(engine, gpu, model, weights, metric, int(batch), int(context), float(value), source))
+    return tuple(rows)
+
+
+def _row_job(row: Measured) -> InferenceJob:
+    model = resolve_inference_model(row.model)
+    return make_job(model, row.engine, row.weights, None, prompt=row.context, output=1, users=row.batch)
+
+
+def _design(row: Measured, gpu: Gpu) -> tuple[list[float], float]:
+    """A row's least-squares line: [1, 16-bit term, quantized term] and its measured seconds."""
+    job = _row_job(row)
+    cls = weight_class(job)
+    terms = [0.0, 0.0]
+    if row.metric == "decode":
+        memory, _ = _decode_terms(job, gpu, row.batch, row.context)
+        terms[cls] = memory
+        seconds = row.batch / row.value
+    else:
+        terms[cls] = _prefill_work(job, gpu, row.context, row.batch)
+        seconds = row.batch * row.context / row.value
+    return [1.0, *terms], seconds
+
+
+def _solve(lines: list[tuple[list[float], float]], floor: bool = True) -> tuple[float, tuple[float, float]]:
+    """Floor and the two k's minimising the squared relative error (a floor below 0 is refitted as 0)."""
+    a = np.array([line for line, _ in lines])
+    t = np.array([seconds for _, seconds in lines])
+    weights = 1 / t
+    used = [0] * floor + [c for c in (1, 2) if a[:, c].any()]
+    solution, *_ = np.linalg.lstsq(a[:, used] * weights[:, None], t * weights, rcond=None)
+    values = {0: 0.0, **dict(zip(used, solution, strict=True))}
+    if values[0] < 0:
+        used = used[1:]
+        solution, *_ = np.linalg.lstsq(a[:, used] * weights[:, None], t * weights, rcond=None)
+        values = {0: 0.0, **dict(zip(used, solution, strict=True))}
+    ks = tuple(max(float(values.get(c, math.nan)), 1.0) if c in values else math.nan for c in (1, 2))
+    return float(values[0]), ks  # type: ignore[return-value]
+
+
+def fit_engine(rows: list[Measured], catalog: Catalog) -> EngineFit:
+    """An engine's constants from its rows (decode and prefill fitted apart)."""
+    gpus = catalog.by_id()
+    decode = [_design(r, gpus[r.gpu]) for r in rows if r.metric == "decode"]
+    prefill = [_design(r, gpus[r.gpu]) for r in rows if r.metric == "prefill"]
+    d_floor, d_k = _solve(decode) if decode else (0.0, (1.0, 1.0))
+    p_floor, p_k = _solve(prefill, floor=False) if prefill else (0.0, (1.0, 1.0))  # the work dominates
+    # a class without rows borrows the other's constant (said in the crossval's table as not measured)
+    d_k = tuple(k if not math.isnan(k) else next(x for x in d_k if not math.isnan(x)) for k in d_k)
+    p_k = tuple(k if not math.isnan(k) else next(x for x in p_k if not math.isnan(x)) for k in p_k)
+    return EngineFit(d_floor, d_k, p_floor, p_k, len(rows))  # type: ignore[arg-type]
+
+
+def fits_by_engine(catalog: Catalog, rows: tuple[Measured, ...] | None = None) -> dict[str, EngineFit]:
+    """Every engine with measurements, fitted on all of them."""
+    rows = load_measured() if rows is None else rows
+    engines = sorted({r.engine for r in rows})
+    return {e: fit_engine([r for r in rows if r.engine == e], catalog) for e in engines}
+
+
+def predicted_value(row: Measured, fit: EngineFit, gpu: Gpu) -> float:
+    """What the model says a measured row should read (its tokens a second)."""
+    job = _row_job(row)
+    cls = weight_class(job)
+    if row.metric == "decode":
+        memory, _ = _decode_terms(job, gpu, row.batch, row.context)
+        return row.batch / (fit.decode_floor_s + memory * fit.decode_k[cls])
+    seconds = fit.prefill_floor_s + _prefill_work(job, gpu, row.context, row.batch) * fit.prefill_k[cls]
+    return row.batch * row.context / seconds
+
+
+@dataclass(frozen=True)
+class CrossvalRow:
+    engine: str
+    metric: str
+    held_out: str  # the GPU left out
+    model: str
+    weights: str
+    measured: float
+    predicted: float
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted / self.measured
+
+
+def crossval(catalog: Catalog, rows: tuple[Measured, ...] | None = None) -> list[CrossvalRow]:
+    """Each GPU's rows predicted by the fit of its engine's other GPUs (engines measured on one GPU only are left
+    out: nothing to hold out)."""
+    rows = load_measured() if rows is None else rows
+    gpus = catalog.by_id()
+    out = []
+    for engine in sorted({r.engine for r in rows}):
+        mine = [r for r in rows if r.engine == engine]
+        for held in sorted({r.gpu for r in mine}):
+            train = [r for r in mine if r.gpu != held]
+            if not train:
+                continue
+            fit = fit_engine(train, catalog)
+            for row in (r for r in mine if r.gpu == held):
+                value = predicted_value(row, fit, gpus[held])
+                out.append(CrossvalRow(engine, row.metric, held, row.model, row.weights, row.value, value))
+    return out
+
+
+def error_summary(rows: list[CrossvalRow]) -> dict[str, dict[str, float]]:
+    """Per metric: rows, median and 90th-percentile error factor (max(p/m, m/p)), and Spearman's rank."""
+    summary = {}
+    for metric in sorted({r.metric for r in rows}):
+        mine = [r for r in rows if r.metric == metric]
+        factors = np.array([max(r.ratio, 1 / r.ratio) for r in mine])
+        measured = np.array([r.measured for r in mine])
+        predicted = np.array([r.predicted for r in mine])
+        rank = float(np.corrcoef(np.argsort(np.argsort(measured)), np.argsort(np.argsort(predicted)))[0, 1])
+        summary[metric] = {
+            "rows": len(mine),
+            "median": float(np.median(factors)),
+            "p90": float(np.percentile(factors, 90, method="higher")),
+            "worst": float(factors.max()),
+            "spearman": rank,
+        }
+    return summary

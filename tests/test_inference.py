@@ -1,0 +1,224 @@
+"""Inference: each attention kind's cache formula against real transformers caches, the memory verdicts, the speed
+model's cross-validated accuracy, and the command's answers and refusals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from advisor.errors import AdvisorError
+from advisor.infer.architecture import model_from_mapping, resolve_inference_model
+from advisor.infer.job import make_job
+from advisor.infer.memory import memory_verdict
+
+BASE = {
+    "num_hidden_layers": 4,
+    "hidden_size": 64,
+    "num_attention_heads": 4,
+    "intermediate_size": 128,
+    "vocab_size": 128,
+    "max_position_embeddings": 256,
+    "tie_word_embeddings": False,
+}
+# one tiny config per attention kind, built with transformers on the CPU
+KINDS = {
+    "grouped-query": dict(BASE, model_type="llama", num_key_value_heads=2),
+    "multi-query": dict(BASE, model_type="llama", num_key_value_heads=1),
+    "explicit head size": dict(BASE, model_type="qwen3", num_key_value_heads=2, head_dim=32),
+    "sliding window": dict(BASE, model_type="mistral", num_key_value_heads=2, sliding_window=8),
+    "interleaved local/global (Gemma 2)": dict(
+        BASE, model_type="gemma2", num_key_value_heads=2, head_dim=16, sliding_window=8
+    ),
+    "local:global pattern (Gemma 3)": dict(
+        BASE,
+        model_type="gemma3_text",
+        num_hidden_layers=6,
+        num_key_value_heads=2,
+        head_dim=16,
+        sliding_window=8,
+        sliding_window_pattern=3,
+    ),
+    "latent (DeepSeek V3)": dict(
+        BASE,
+        model_type="deepseek_v3",
+        num_key_value_heads=4,
+        q_lora_rank=32,
+        kv_lora_rank=16,
+        qk_nope_head_dim=8,
+        qk_rope_head_dim=8,
+        v_head_dim=12,
+        moe_intermediate_size=32,
+        n_routed_experts=4,
+        n_shared_experts=1,
+        num_experts_per_tok=2,
+        first_k_dense_replace=1,
+        n_group=1,
+        topk_group=1,
+    ),
+    "linear hybrid (Qwen3-Next)": dict(
+        BASE,
+        model_type="qwen3_next",
+        num_key_value_heads=2,
+        head_dim=16,
+        moe_intermediate_size=32,
+        num_experts=4,
+        num_experts_per_tok=2,
+        shared_expert_intermediate_size=32,
+        full_attention_interval=2,
+        linear_conv_kernel_dim=4,
+        linear_key_head_dim=8,
+        linear_value_head_dim=8,
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+    ),
+    "mixture of experts (Mixtral)": dict(
+        BASE, model_type="mixtral", num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2
+    ),
+}
+
+
+def _cache_elements(cache) -> int:
+    import torch
+
+    total = 0
+    for layer in cache.layers:
+        for name in ("keys", "values"):
+            tensor = getattr(layer, name, None)
+            if isinstance(tensor, torch.Tensor):
+                total += tensor.numel()
+        for name in ("conv_states", "recurrent_states"):
+            states = getattr(layer, name, None)
+            states = list(states.values()) if isinstance(states, dict) else states
+            if isinstance(states, list | tuple):
+                total += sum(s.numel() for s in states if isinstance(s, torch.Tensor))
+    return total
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_cache_formula_equals_real_tensors(kind):
+    """The formula's elements equal what a real transformers model keeps after N tokens, before and past a window
+    (transformers keeps window - 1 tokens of a sliding layer: its window_extra is -1), and the weights it counts are
+    the model's within 6 % (the norms and small gates left out)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = KINDS[kind]
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(transformers.AutoConfig.for_model(**config)).eval()
+    described = model_from_mapping(config, kind)
+    for tokens in (5, 20):
+        with torch.no_grad():
+            out = model(torch.randint(0, config["vocab_size"], (1, tokens)), use_cache=True)
+        assert _cache_elements(out.past_key_values) == described.kv_elements(tokens, window_extra=-1), tokens
+    real = sum(p.numel() for p in model.parameters())
+    assert abs(described.parameters / real - 1) < 0.06
+
+
+def test_the_presets_add_up_to_their_published_sizes():
+    """Total and active weights of the mixture-of-experts presets as their cards state them: the total within 8 %,
+    the active within 20 % (cards round "A3B"; the output layer a token reads is counted here)."""
+    stated = {
+        "deepseek-v3": (671, 37),
+        "mixtral-8x7b": (46.7, 12.9),
+        "gpt-oss-120b": (117, 5.1),
+        "qwen3-next-80b-a3b": (80, 3),
+        "qwen3-30b-a3b": (30.5, 3.3),
+    }
+    for name, (total, active) in stated.items():
+        model = resolve_inference_model(name)
+        assert abs(model.parameters / 1e9 / total - 1) < 0.08, name
+        assert abs(model.active_parameters / 1e9 / active - 1) < 0.2, name
+
+
+def test_a_kind_not_described_is_refused_with_its_field():
+    with pytest.raises(AdvisorError, match="attn_layer_period"):
+        model_from_mapping(dict(BASE, model_type="jamba", attn_layer_period=8), "config.json")
+    with pytest.raises(AdvisorError, match="layer_types: chunked_attention not described"):
+        model_from_mapping(dict(BASE, layer_types=["chunked_attention"] * 4), "config.json")
+    with pytest.raises(AdvisorError, match="hidden_size: missing"):
+        model_from_mapping({"num_hidden_layers": 2}, "config.json")
+
+
+def test_memory_verdicts_and_capacity():
+    """An 8B model in 16 bits fits an 80 GB card at 8k and not an 8 GB one; the most sequences and the longest
+    context agree with the cache per token (128 KiB a token for Llama 3.1 8B)."""
+    model = resolve_inference_model("llama-3.1-8b")
+    assert model.kv_elements(1) * 2 == 32 * 2 * 8 * 128 * 2
+    job = make_job(model, "vllm", "bf16", "16bit", prompt=7168, output=1024)
+    big, small = memory_verdict(job, 80), memory_verdict(job, 8)
+    assert big.verdict == "fits" and small.verdict == "does not fit"
+    room = big.budget_bytes - big.weights_bytes - big.reserve_bytes
+    assert big.most_sequences == int(room // job.kv_bytes(8192))
+    assert job.kv_bytes(big.longest_context) <= room < job.kv_bytes(big.longest_context + 16)
+    fp8 = make_job(model, "vllm", "bf16", "fp8", prompt=7168, output=1024)
+    assert memory_verdict(fp8, 80).most_sequences >= 2 * big.most_sequences - 1
+
+
+def test_a_sliding_window_caps_the_cache():
+    mistral = resolve_inference_model("mistral-7b")
+    assert mistral.kv_elements(32768) == mistral.kv_elements(4096)
+    gemma = resolve_inference_model("gemma-3-27b")
+    assert gemma.kv_elements(65536) < 0.25 * 62 * gemma.layers[-1].per_token * 65536
+
+
+def test_refusals_name_what_would_work():
+    model = resolve_inference_model("llama-3.1-8b")
+    with pytest.raises(AdvisorError, match=r"llama\.cpp does not run awq-int4 weights .*q4_k_m"):
+        make_job(model, "llama.cpp", "awq-int4", None)
+    with pytest.raises(AdvisorError, match=r"over Mistral 7B v0\.1.s own maximum of 32,768"):
+        make_job(resolve_inference_model("mistral-7b"), "vllm", None, None, prompt=40000, output=1)
+
+
+def test_decode_speed_cross_validated_within_its_targets():
+    """Leaving each GPU out: single-stream decode within 1.5x on every row, median within 1.15x, ranks kept."""
+    from advisor.infer.speed import crossval, error_summary
+    from advisor.store.catalog import load_catalog
+
+    rows = crossval(load_catalog())
+    summary = error_summary(rows)["decode"]
+    assert summary["rows"] >= 20
+    assert summary["worst"] <= 1.5 and summary["median"] <= 1.15 and summary["spearman"] >= 0.9
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    from advisor.cli import main
+
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_the_command_answers_and_refuses(capsys):
+    status, out, err = _run(
+        capsys,
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--inference",
+        "--gpu",
+        "rtx-4090",
+        "--engine",
+        "llama.cpp",
+        "--weights",
+        "q4_k_m",
+        "--json",
+    )
+    assert status == 0, err
+    (row,) = json.loads(out)
+    assert row["fits"] == "fits" and row["range_factor"] > 1
+    assert 50 < row["single_stream_tokens_per_s"] < 400
+    status, out, err = _run(
+        capsys,
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--inference",
+        "--engine",
+        "llama.cpp",
+        "--weights",
+        "awq-int4",
+    )
+    assert status == 1 and "Traceback" not in err and "does not run awq-int4" in err
+    status, out, err = _run(capsys, "estimate", "--inference")
+    assert status == 1 and "--model-config" in err
