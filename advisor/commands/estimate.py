@@ -21,6 +21,13 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
     ' the profiles by name) on every catalog GPU (or one), with its likely range, its bound and why the range is that'
     ' wide.'
 )
+SUMMARY_INFERENCE = (
+    "running or serving the model on every catalog GPU (`--devices N`: tensor parallel): fits / tight / does not fit"
+    " with the longest context and the most sequences, time to first token, time per output token, tokens/s (a"
+    " fitted engine's with its cross-validated range, else the hardware's bound), and the cost of a million output"
+    " tokens owned and rented. `--json`: rows of `gpu, catalog_id, devices, fits, memory_needed_gb, longest_context,"
+    " most_sequences, single_stream_tokens_per_s, output_tokens_per_s, usd_per_million_owned, ...`"
+)
 
 
 def add_parser(commands, parents: Parents) -> None:

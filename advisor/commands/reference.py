@@ -9,6 +9,8 @@ import argparse
 
 COMMON_OPTIONS = {"-h", "--help", "--profiles", "--json", "--collection"}  # every command's: said once, above
 JOB_GROUP = "a language model instead"  # the options of a language-model job: a row of their own
+INFERENCE_GROUP = "running or serving the model"  # the options of an inference job: a row of their own
+SPECIAL_GROUPS = (JOB_GROUP, INFERENCE_GROUP)
 
 
 def _option(action: argparse.Action) -> str:
@@ -29,12 +31,15 @@ def _positional(action: argparse.Action) -> str:
     return f"[{text}]" if action.nargs in ("*", "?") else text
 
 
-def _usage(name: str, parser: argparse.ArgumentParser, job: bool) -> str:
-    """``name`` and its options: those of the language-model group alone (``job``), or all the others."""
+def _usage(name: str, parser: argparse.ArgumentParser, special: str | None) -> str:
+    """``name`` and its options: those of one special group alone (``special``: a title's start), or all the
+    others (None)."""
+    job = special is not None
     parts = [name]
     for group in parser._action_groups:  # argparse keeps its groups here; it has no public way to walk them
-        in_job = (group.title or "").startswith(JOB_GROUP)
-        if in_job != job:
+        title = group.title or ""
+        mine = title.startswith(special) if special else not title.startswith(SPECIAL_GROUPS)
+        if not mine:
             continue
         for action in group._group_actions:
             if action.option_strings and not COMMON_OPTIONS & set(action.option_strings):
@@ -76,12 +81,16 @@ def markdown_table() -> str:
     lines = ["| command | what it does |", "|---|---|"]
     for module in COMMANDS:
         sub = commands[module.NAME]
-        lines.append(f"| `{_cell(_usage(module.NAME, sub, job=False))}` | "
+        lines.append(f"| `{_cell(_usage(module.NAME, sub, None))}` | "
                      f"{_cell(module.SUMMARY + _json_keys(module.NAME))} |")  # fmt: skip
         if hasattr(module, "SUMMARY_JOB"):
-            usage = _usage(f"{module.NAME} --model-config NAME|config.json", sub, job=True)
+            usage = _usage(f"{module.NAME} --model-config NAME|config.json", sub, JOB_GROUP)
             usage = usage.replace(" [--model-config NAME|config.json]", "")
             lines.append(f"| `{_cell(usage)}` | {_cell(module.SUMMARY_JOB)} |")
+        if hasattr(module, "SUMMARY_INFERENCE"):
+            usage = _usage(f"{module.NAME} --model-config NAME|config.json --inference", sub, INFERENCE_GROUP)
+            usage = usage.replace(" [--inference]", "")
+            lines.append(f"| `{_cell(usage)}` | {_cell(module.SUMMARY_INFERENCE)} |")
     return "\n".join(lines)
 
 
