@@ -1,0 +1,42 @@
+"""Inference speed, cross-validated leaving one GPU out (advisor.infer.speed.crossval): per engine and metric the
+rows, median and 90th-percentile error factor, the worst, and Spearman's rank over GPUs; then each row.
+
+    python benchmarks/bench_inference.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from advisor.infer.speed import crossval, error_summary, fits_by_engine
+from advisor.store.catalog import load_catalog
+
+
+def main() -> int:
+    catalog = load_catalog()
+    rows = crossval(catalog)
+    for engine, fit in fits_by_engine(catalog).items():
+        print(
+            f"{engine}: decode floor {fit.decode_floor_s * 1e3:.2f} ms, bandwidth factor (16-bit, quantized) "
+            f"{fit.decode_k[0]:.2f}, {fit.decode_k[1]:.2f}; prefill factor {fit.prefill_k[0]:.2f}, "
+            f"{fit.prefill_k[1]:.2f}; {fit.rows} rows"
+        )
+    for engine in sorted({r.engine for r in rows}):
+        for metric, s in error_summary([r for r in rows if r.engine == engine]).items():
+            print(
+                f"{engine} {metric}: {s['rows']} rows, median {s['median']:.3f}x, p90 {s['p90']:.3f}x, "
+                f"worst {s['worst']:.3f}x, Spearman {s['spearman']:.3f}"
+            )
+    for r in rows:
+        print(
+            f"  {r.engine} {r.metric} {r.held_out} {r.model} {r.weights}: measured {r.measured:,.1f}, "
+            f"predicted {r.predicted:,.1f} ({r.ratio:.2f})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
