@@ -333,6 +333,29 @@ ESTIMATE_CASES = {
 }
 MODEL_OPTIONS = {"--model", "--loss", "--optimizer"}
 COMMAND_CASES = {"compare": COMPARE_CASES, "estimate": ESTIMATE_CASES}
+# estimate --inference: each choice against the default job (Llama 3.1 8B, vLLM, bf16, 1 user, 1,024 + 256 tokens)
+INFERENCE_JOB = ["--model-config", "llama-3.1-8b", "--inference", "--gpu", "rtx-4090"]
+INFERENCE_CASES = {
+    "--inference": ["--inference"],  # the job itself: its rows are not the training job's
+    "--engine": ["--engine", "transformers"],
+    "--weights": ["--weights", "fp8"],
+    "--kv-cache": ["--kv-cache", "fp8"],
+    "--prompt": ["--prompt", "4096"],
+    "--output": ["--output", "1024"],
+    "--context": ["--context", "65536"],
+    "--users": ["--users", "16"],
+    "--hours-per-week": ["--hours-per-week", "168"],
+}
+
+
+@pytest.mark.parametrize("option", list(INFERENCE_CASES))
+def test_every_inference_option_changes_the_output(capsys, option):
+    if option == "--inference":
+        base = [a for a in INFERENCE_JOB if a != "--inference"]
+        assert _output(capsys, "estimate", *base) != _output(capsys, "estimate", *INFERENCE_JOB)
+        return
+    changed = _output(capsys, "estimate", *INFERENCE_JOB, *INFERENCE_CASES[option])
+    assert changed != _output(capsys, "estimate", *INFERENCE_JOB), f"{option}: no change"
 
 
 def _output(capsys, command: str, *extra: str) -> dict:
@@ -352,7 +375,7 @@ def test_every_compare_and_estimate_option_has_a_case(command):
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     options = {s for action in sub.choices[command]._actions for s in action.option_strings if s.startswith("--")}
-    left = JOB_OPTIONS if command == "estimate" else set()
+    left = JOB_OPTIONS | set(INFERENCE_CASES) if command == "estimate" else set()
     assert options - set(COMMAND_CASES[command]) - NOT_DECISIONS - left - MODEL_OPTIONS == set()
 
 
