@@ -29,7 +29,7 @@ LAYERS = {
     FORMAT: ("advisor", "errors", "format*"),
     STORE: ("store*",),
     PERF: ("perf*", "llm", "llm.config", "llm.job", "llm.operations", "llm.memory", "llm.validation", "llm.crossval",
-           "llm.stack", "llm.ladder", "llm.fp8"),
+           "llm.stack", "llm.ladder", "llm.fp8", "infer*"),
     MEASURE: ("measure*", "track*"),
     DECISION: ("decision*", "llm.advice"),
     RENDER: ("render*",),

@@ -237,7 +237,7 @@ def model_from_mapping(data: Any, file: str, name: str | None = None) -> Inferen
     tied = bool(data.get("tie_word_embeddings", False))
     embeddings = vocab * hidden * (1 if tied else 2)
     return InferenceModel(
-        name=name or str(data.get("_name_or_path") or Path(file).parent.name or "model"),
+        name=name or str(data.get("_name_or_path") or Path(file).parent.name or Path(file).stem),
         layers=tuple(caches),
         hidden=hidden,
         vocab=vocab,

@@ -164,9 +164,11 @@ def load_measured() -> tuple[Measured, ...]:
     if data.get("inference_results_version") != RESULTS_VERSION:
         raise AdvisorError(f"advisor/data/{RESULTS_FILE}: inference_results_version must be {RESULTS_VERSION}")
     rows = []
-    for index, row in enumerate(data["results"]):
+    for index, row in enumerate(data["measurements"]):
         if len(row) != 9 or row[8] not in data["sources"]:
-            raise AdvisorError(f"advisor/data/{RESULTS_FILE}: results[{index}]: 9 fields and a known source expected")
+            raise AdvisorError(
+                f"advisor/data/{RESULTS_FILE}: measurements[{index}]: 9 fields and a known source expected"
+            )
         engine, gpu, model, weights, metric, batch, context, value, source = row
         rows.append(Measured(engine, gpu, model, weights, metric, int(batch), int(context), float(value), source))
     return tuple(rows)

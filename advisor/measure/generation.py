@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.format.vocabulary import DType
 from advisor.llm.config import ModelConfig
 from advisor.measure import timing
 
-DTYPES = ("bfloat16", "float16", "float32")  # the weights' and activations' type of a timed generation
+DTYPES = tuple(d.value for d in (DType.BFLOAT16, DType.FLOAT16, DType.FLOAT32))
 
 
 @dataclass(frozen=True)
@@ -129,11 +130,7 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
         import transformers
     except ImportError:
         raise AdvisorError("timing a generation needs torch and transformers: pip install torch transformers") from None
-    if plan.dtype not in DTYPES:
-        raise AdvisorError(f"dtype: {plan.dtype!r} is not one of {', '.join(DTYPES)}")
-    on_gpu = plan.device != "cpu" and torch.cuda.is_available()
-    if plan.device == "gpu" and not on_gpu:
-        raise AdvisorError("device: gpu asked, but no GPU is visible to PyTorch")
+    on_gpu = _on_gpu(plan, torch)
     device = "cuda:0" if on_gpu else "cpu"
     torch.manual_seed(plan.seed)
     progress(f"building the model on {device} ({plan.dtype})")
@@ -172,6 +169,24 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
             result.peak_memory_bytes = int(torch.cuda.max_memory_allocated())
         results.append(result.record(plan.prompt_tokens, plan.output_tokens))
         gc.collect()
+    device_facts, software = _facts(torch, transformers, on_gpu, plan.attention)
+    return {
+        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "model_name": plan.model.name if plan.model is not None else str(plan.model_path),
+        "parameters": parameters,
+        "weights": "random (the config's shapes)" if plan.model is not None else "as loaded",
+        "dtype": plan.dtype,
+        "prompt_tokens": plan.prompt_tokens,
+        "output_tokens": plan.output_tokens,
+        "repeats": plan.repeats,
+        "device": device_facts,
+        "software": software,
+        "results": results,
+    }
+
+
+def _facts(torch, transformers, on_gpu: bool, attention: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The device's and the software's facts, best effort."""
     device_facts: dict[str, Any] = {"kind": "gpu" if on_gpu else "cpu"}
     if on_gpu:
         props = torch.cuda.get_device_properties(0)
@@ -186,21 +201,19 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
         "engine": "transformers",
         "engine_version": str(transformers.__version__),
         "torch": str(torch.__version__),
-        "attention": plan.attention,
+        "attention": attention,
     }
     with contextlib.suppress(Exception):
         if on_gpu and torch.version.cuda:
             software["cuda"] = str(torch.version.cuda)
-    return {
-        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "model": plan.model.name if plan.model is not None else str(plan.model_path),
-        "parameters": parameters,
-        "weights": "random (the config's shapes)" if plan.model is not None else "as loaded",
-        "dtype": plan.dtype,
-        "prompt_tokens": plan.prompt_tokens,
-        "output_tokens": plan.output_tokens,
-        "repeats": plan.repeats,
-        "device": device_facts,
-        "software": software,
-        "results": results,
-    }
+    return device_facts, software
+
+
+def _on_gpu(plan: GenerationPlan, torch) -> bool:
+    """Whether the run goes to the GPU; a clear error for a dtype or device that cannot be had."""
+    if plan.dtype not in DTYPES:
+        raise AdvisorError(f"dtype: {plan.dtype!r} is not one of {', '.join(DTYPES)}")
+    on_gpu = plan.device != "cpu" and torch.cuda.is_available()
+    if plan.device == "gpu" and not on_gpu:
+        raise AdvisorError("device: gpu asked, but no GPU is visible to PyTorch")
+    return on_gpu
