@@ -28,6 +28,10 @@ from advisor.errors import AdvisorError, ProfileError
 from advisor.format import metrics
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
+from advisor.infer import architecture as infer_models
+from advisor.infer import estimate as infer_estimate
+from advisor.infer.engines import engine_data
+from advisor.infer.job import make_job
 from advisor.llm import config as llm_config
 from advisor.llm import stack as llm_stack
 from advisor.llm.job import Checkpointing, JobRequest, Method
@@ -37,6 +41,7 @@ from advisor.render import catalog as render_catalog
 from advisor.render import charts, prose, text_width
 from advisor.render import compare as render_compare
 from advisor.render import estimate as render_estimate
+from advisor.render import inference as render_inference
 from advisor.render import jobs as render_jobs
 from advisor.render import tables as render_tables
 from advisor.service import client
@@ -645,6 +650,51 @@ def job_headline(advisor: Advisor, request: JobRequest, choices: Choices, curren
     st.caption("The profiles' workload is another job: 'Compare the profiles instead' above answers for it.")
 
 
+def inference_section(catalog: Catalog | None) -> None:
+    """Running or serving a model: per GPU, does it fit at the context and load, how fast, and what a million output
+    tokens cost owned and rented; throughput as users grow on the picked GPUs."""
+    if catalog is None:
+        return
+    choices, engines = infer_models.model_choices(), engine_data()
+    with st.expander("Running or serving a model? Memory, tokens/s and the cost of a million tokens per GPU",
+                     expanded=bool(st.session_state.get("run_model"))):  # fmt: skip
+        left, middle, right = st.columns(3)
+        picked = left.selectbox("Model", list(choices), index=None, key="run_model", placeholder="Pick a model",
+                                format_func=choices.get)  # fmt: skip
+        upload = left.file_uploader("or its config.json (read, never saved)", type=["json"], key="run_config")
+        engine = left.selectbox("Engine", list(engines.engines), key="run_engine",
+                                format_func=lambda e: engines.engines[e].name)  # fmt: skip
+        weights = middle.selectbox("Weights", list(engines.engines[engine].weights), key="run_weights")
+        kv = middle.selectbox("Cache", list(engines.engines[engine].kv_cache), key="run_kv")
+        devices = middle.number_input("GPUs (tensor parallel)", 1, 64, 1, key="run_devices")
+        prompt = right.number_input("Prompt tokens", 1, 1_048_576, 1024, 256, key="run_prompt")
+        output = right.number_input("Output tokens", 1, 1_048_576, 256, 64, key="run_output")
+        users = right.number_input("Users at once", 1, 4096, 1, key="run_users")
+        if upload is None and picked is None:
+            st.caption("Pick a model (inference presets carry their sliding windows, latent attention and experts).")
+            return
+        try:
+            model = (infer_models.model_from_json_text(upload.getvalue().decode("utf-8", "replace"),
+                                                       f"upload {upload.name}") if upload is not None
+                     else infer_models.resolve_inference_model(picked))  # fmt: skip
+            job = make_job(model, engine, weights, kv, prompt=int(prompt), output=int(output), users=int(users),
+                           devices=int(devices))  # fmt: skip
+        except AdvisorError as error:
+            st.error(safe(str(error)))
+            return
+        rows = infer_estimate.inference_rows(job, catalog)
+        for line in render_inference.pick_lines(infer_estimate.picks(rows)):
+            st.markdown("- " + safe(line))
+        st.dataframe(render_inference.table_frame(rows), hide_index=True, width="stretch", key="run_table")
+        fitting = [r for r in rows if r.memory.verdict != "does not fit" and r.speed is not None][:4]
+        curves = {r.gpu: infer_estimate.throughput_curve(job, r, catalog) for r in fitting}
+        if any(curves.values()):
+            st.vega_lite_chart(spec=render_inference.throughput_chart(curves), width="stretch")
+        st.caption(safe(render_inference.inference_header(job, infer_estimate.CostInputs()).replace("\n", "; ")))
+        for note in render_inference.table_notes(rows):
+            st.caption(safe(note))
+
+
 def definitions_section(warnings: list[str]) -> None:
     with st.expander("What the numbers mean"):
         st.markdown(metrics.markdown_definitions())
@@ -696,6 +746,7 @@ problems_section(problems, bad_files, upload_problems, catalog_problem)
 upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
 collection = collection_advisor((folder_key, upload_key, id(catalog)), frame, catalog)
 job = language_model_section(collection)  # a language-model job, when one is picked, is the page's question
+inference_section(catalog)
 if frame.empty:
     st.info(
         "No profiles yet. Measure this machine with `python -m advisor measure --price-usd 0` and put the "

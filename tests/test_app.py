@@ -349,3 +349,36 @@ def test_past_200_profiles_the_pickers_search_the_names(monkeypatch, tmp_path: P
     assert not at.exception and at.sidebar.selectbox(key="current").value == "gpu-225"
     detail = at.selectbox(key="detail")  # the details panel: its own choice, a profile decoded only when shown
     assert len(detail.options) == 200 and any(detail.value in str(shown.value) for shown in at.json)
+
+
+def test_running_a_model_is_answered_per_gpu(monkeypatch):
+    """'Running or serving a model?': a preset gets the analysis' picks, a row per GPU and the throughput chart; the
+    engine's menus offer only the formats it runs; a format a GPU cannot run is refused on it with the reason."""
+    at = start(monkeypatch)
+    at.selectbox(key="run_model").set_value("llama-3.1-8b").run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns)
+    assert len(table) > 30 and set(table["memory"]) <= {"fits", "tight", "does not fit"}
+    lines = [plain(m.value) for m in at.markdown if plain(m.value).startswith("- Fastest that fits")]
+    assert lines and "tokens/s for one user" in lines[0]
+    assert any("users at once" in spec for spec in chart_specs(at))
+    at.selectbox(key="run_engine").set_value("llama.cpp").run()
+    assert "awq-int4" not in at.selectbox(key="run_weights").options
+    at.selectbox(key="run_weights").set_value("q4_k_m").run()
+    table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns)
+    assert table["1-stream tok/s"].str.contains(r"\(").any()  # a fitted engine: a cross-validated range
+    at.selectbox(key="run_engine").set_value("vllm").run()
+    at.selectbox(key="run_weights").set_value("nvfp4").run()  # Blackwell only
+    rtx_3090 = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns).set_index("gpu").loc[
+        "GeForce RTX 3090"
+    ]
+    assert rtx_3090["TPOT ms"] == "-"
+    assert any("nvfp4 weights need Blackwell" in plain(c.value) for c in at.caption)
+
+
+def test_a_model_no_single_gpu_holds_says_so(monkeypatch):
+    at = start(monkeypatch)
+    at.selectbox(key="run_model").set_value("deepseek-v3").run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns)
+    assert (table["memory"] == "does not fit").sum() > 30  # 671 B weights in 16 bits on one GPU

@@ -134,7 +134,7 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
     from dataclasses import replace
 
     from advisor.infer.architecture import resolve_inference_model
-    from advisor.infer.estimate import CostInputs, inference_rows
+    from advisor.infer.estimate import CostInputs, inference_rows, picks
     from advisor.infer.job import make_job
     from advisor.render.inference import inference_records, inference_text
 
@@ -148,5 +148,5 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
     if args.json:
         common.print_json(inference_records(rows))
     else:
-        print(inference_text(job, rows, inputs))
+        print(inference_text(job, rows, inputs, picks(rows)))
     return 0

@@ -284,6 +284,18 @@ def inference_presets() -> dict[str, dict[str, Any]]:
     }
 
 
+@lru_cache(maxsize=1)
+def _context_data() -> dict[str, Any]:
+    text = resources.files("advisor").joinpath("data", INFERENCE_MODELS_FILE).read_text(encoding="utf-8")
+    data = safe_load(text)
+    return {"cap": int(data["unknown_maximum_cap"]), "max": dict(data.get("max_context") or {})}
+
+
+def unknown_maximum_cap() -> int:
+    """How far the longest context is searched for a model whose maximum is not known."""
+    return _context_data()["cap"]
+
+
 def read_inference_config(path: str | Path) -> InferenceModel:
     """A user's own ``config.json`` (or the folder that holds it), read from disk."""
     path = Path(path)
@@ -308,7 +320,8 @@ def resolve_inference_model(name_or_path: str) -> InferenceModel:
     training = load_presets()
     for key, model in training.items():
         if wanted in (key, model.name.lower().replace(" ", "-")):
-            return model_from_mapping(mapping_of(model), f"advisor/data/models.yaml: models.{key}", model.name)
+            mapping = {**mapping_of(model), "max_position_embeddings": _context_data()["max"].get(key)}
+            return model_from_mapping(mapping, f"advisor/data/models.yaml: models.{key}", model.name)
     path = Path(name_or_path)
     if path.suffix == ".json" or path.is_dir() or path.exists():
         return read_inference_config(path)
@@ -320,3 +333,20 @@ def resolve_inference_model(name_or_path: str) -> InferenceModel:
     raise AdvisorError(
         f"model: {name_or_path!r} is neither a preset nor a config.json file{hint} (`advisor models` lists them)"
     )
+
+
+def model_choices() -> dict[str, str]:
+    """Every model a menu offers, id -> name: the inference presets first, then the training presets not among them."""
+    choices = {key: entry["_name"] for key, entry in inference_presets().items()}
+    for key, model in load_presets().items():
+        choices.setdefault(key, model.name)
+    return choices
+
+
+def model_from_json_text(text: str, file: str) -> InferenceModel:
+    """A ``config.json``'s text (an upload, never saved); a clear error for text that is not a model's config."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise AdvisorError(f"{file}: line {error.lineno}: not valid JSON ({error.msg})") from None
+    return model_from_mapping(data, file)

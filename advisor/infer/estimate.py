@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from advisor.infer import speed as speed_model
@@ -116,3 +116,41 @@ def inference_rows(
             -(r.speed.single_stream_tokens_per_s if r.speed else 0),
         ),
     )
+
+
+@dataclass(frozen=True)
+class InferencePicks:
+    """What the analysis picks among the rows that fit (None where no row qualifies)."""
+
+    fastest: InferenceRow | None  # the most single-stream tokens a second
+    cheapest_owned: InferenceRow | None  # the least $ a million output tokens, owned
+    cheapest_rented: InferenceRow | None  # the least $ a million output tokens, rented
+
+
+def picks(rows: list[InferenceRow]) -> InferencePicks:
+    """The fastest fitting GPU, and the cheapest a million tokens owned and rented (tight rows count: they run)."""
+    ok = [r for r in rows if r.memory.verdict != "does not fit" and r.speed is not None]
+
+    def least(attribute: str) -> InferenceRow | None:
+        priced = [r for r in ok if getattr(r, attribute) is not None]
+        return min(priced, key=lambda r: getattr(r, attribute)) if priced else None
+
+    fastest = max(ok, key=lambda r: r.speed.single_stream_tokens_per_s) if ok else None
+    return InferencePicks(fastest, least("usd_per_million_owned"), least("usd_per_million_rented"))
+
+
+USER_STEPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+def throughput_curve(job: InferenceJob, row: InferenceRow, catalog: Catalog) -> list[tuple[int, float, float]]:
+    """(users, output tokens a second of all of them, time per output token) as users grow, up to the most
+    sequences of the job's context that fit on ``row``'s GPU."""
+    if row.speed is None or row.memory.most_sequences < 1:
+        return []
+    gpu = catalog.by_id()[row.catalog_id]
+    fit = engine_fits(catalog).get(job.engine.id, speed_model.EngineFit())
+    out = []
+    for users in (u for u in USER_STEPS if u <= row.memory.most_sequences):
+        loaded = speed_model.predict(replace(job, users=users), gpu, fit)
+        out.append((users, loaded.output_tokens_per_s, loaded.time_per_output_token_s))
+    return out

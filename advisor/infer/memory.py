@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.infer.architecture import unknown_maximum_cap
 from advisor.infer.job import InferenceJob
 
 GIB = 2**30
@@ -28,6 +29,7 @@ class MemoryVerdict:
     verdict: str  # fits | tight | does not fit
     longest_context: int  # the longest context that fits at the asked load (0: not even the weights)
     most_sequences: int  # the most sequences of the asked context that fit
+    model_max: int | None  # the model's own longest context (None: not known)
 
     @property
     def needed_bytes(self) -> float:
@@ -63,12 +65,13 @@ def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     needed = weights + reserve + cache
     verdict = "fits" if needed <= TIGHT_SHARE * budget else "tight" if needed <= budget else "does not fit"
     most = int(room // per_sequence) if room > 0 and per_sequence > 0 else 0
-    return MemoryVerdict(card, budget, weights, reserve, cache, verdict, _longest(job, room), most)
+    longest = _longest(job, room)
+    return MemoryVerdict(card, budget, weights, reserve, cache, verdict, longest, most, job.model.max_context)
 
 
 def _longest(job: InferenceJob, room: float) -> int:
     """The longest context whose ``users`` sequences fit in ``room`` bytes (up to the model's maximum)."""
-    top = job.model.max_context or 1_048_576
+    top = job.model.max_context or unknown_maximum_cap()
     if room <= 0 or job.users * _cache_per_gpu(job, 1) > room:
         return 0
     low, high = 1, top

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.infer.estimate import CostInputs, InferenceRow
+import pandas as pd
+
+from advisor.infer.architecture import unknown_maximum_cap
+from advisor.infer.estimate import CostInputs, InferencePicks, InferenceRow
 from advisor.infer.job import InferenceJob
+from advisor.render import charts
 from advisor.render.tables import text_table_of
 
 GB = 1e9
@@ -39,6 +43,12 @@ def inference_header(job: InferenceJob, inputs: CostInputs) -> str:
     )
 
 
+def _longest(row: InferenceRow) -> str:
+    """The longest context; '+' where the search stopped at the cap of a model with no known maximum."""
+    unknown = row.memory.longest_context >= unknown_maximum_cap() and row.memory.model_max is None
+    return f"{row.memory.longest_context:,}" + ("+" if unknown else "")
+
+
 def _speed_text(render):
     return lambda row: "-" if row.speed is None else render(row)
 
@@ -47,7 +57,7 @@ COLUMNS = [
     ("gpu", lambda r: r.gpu),
     ("memory", lambda r: r.memory.verdict),
     ("GB need/engine", lambda r: f"{r.memory.needed_bytes / GB:.1f}/{r.memory.budget_bytes / GB:.1f}"),
-    ("longest ctx", lambda r: f"{r.memory.longest_context:,}"),
+    ("longest ctx", lambda r: _longest(r)),
     ("most seqs", lambda r: f"{r.memory.most_sequences:,}"),
     ("TTFT ms", _speed_text(lambda r: f"{r.speed.time_to_first_token_s * 1e3:,.0f}")),
     ("TPOT ms", _speed_text(lambda r: f"{r.speed.time_per_output_token_s * 1e3:,.1f}")),
@@ -58,17 +68,23 @@ COLUMNS = [
 ]
 
 
-def inference_text(job: InferenceJob, rows: list[InferenceRow], inputs: CostInputs) -> str:
-    """The header, one line per GPU, and what the columns mean."""
+def table_notes(rows: list[InferenceRow]) -> list[str]:
+    """What the table's columns rest on, and why some GPUs have no speed."""
     notes = [
         "memory: weights, the engine's reserve and the users' caches against what the engine takes of the card "
         "(tight: over 95 %); longest ctx at the asked users; most seqs at the asked context.",
         "tok/s: decode from the bytes a step reads and the engine's per-step floor, fitted on published and measured "
-        "speeds; the range is its leave-one-GPU-out 90th-percentile error (benchmarks/bench_inference.py).",
+        "speeds; the range is its leave-one-GPU-out 90th-percentile error (benchmarks/bench_inference.py); "
+        "'(bound)': an engine without measurements, the hardware's limit.",
     ]
-    notes += [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in rows if r.refused})]
+    return notes + [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in rows if r.refused})]
+
+
+def inference_text(job: InferenceJob, rows: list[InferenceRow], inputs: CostInputs, found: InferencePicks) -> str:
+    """The header, one line per GPU, and what the columns mean."""
+    notes = table_notes(rows)
     table = text_table_of(rows, COLUMNS, left={"gpu", "memory"})
-    return "\n".join([inference_header(job, inputs), "", table, "", *notes])
+    return "\n".join([inference_header(job, inputs), "", *pick_lines(found), "", table, "", *notes])
 
 
 def inference_records(rows: list[InferenceRow]) -> list[dict[str, Any]]:
@@ -103,3 +119,55 @@ def inference_records(rows: list[InferenceRow]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def pick_lines(found: InferencePicks) -> list[str]:
+    """The analysis' picks in words (the app's headline and the CLI's summary)."""
+    lines = []
+    if found.fastest is None:
+        return ["No GPU of the catalog holds this job: fewer users, a shorter context, smaller weights or more GPUs."]
+    s = found.fastest.speed
+    lines.append(
+        f"Fastest that fits: {found.fastest.gpu}, {s.single_stream_tokens_per_s:,.0f} tokens/s for one user, "
+        f"{s.output_tokens_per_s:,.0f} at the asked load."
+    )
+    if found.cheapest_owned is not None:
+        lines.append(
+            f"Cheapest a million tokens owned: {found.cheapest_owned.gpu}, "
+            f"{_money(found.cheapest_owned.usd_per_million_owned)}."
+        )
+    if found.cheapest_rented is not None:
+        lines.append(
+            f"Cheapest rented: {found.cheapest_rented.gpu} on {found.cheapest_rented.rental}, "
+            f"{_money(found.cheapest_rented.usd_per_million_rented)} a million tokens."
+        )
+    return lines
+
+
+def table_frame(rows: list[InferenceRow]) -> pd.DataFrame:
+    """The per-GPU table as the app shows it: the CLI's columns, as text."""
+    return pd.DataFrame({head: [render(r) for r in rows] for head, render in COLUMNS})
+
+
+def throughput_chart(curves: dict[str, list[tuple[int, float, float]]]) -> dict[str, Any]:
+    """Output tokens a second against users at once, one line per GPU (a Vega-Lite spec)."""
+    frame = pd.DataFrame(
+        [{"gpu": gpu, "users": u, "tokens_per_s": t, "tpot_ms": p * 1e3} for gpu, c in curves.items() for u, t, p in c]
+    )
+    return charts.chart(
+        "Output tokens a second as users grow (up to the most that fit)",
+        {"curve": frame},
+        charts.layer(
+            "curve",
+            {"type": "line", "point": True},
+            x=charts.channel("users:Q", scale={"type": "log", "base": 2}, title="users at once"),
+            y=charts.channel("tokens_per_s:Q", title="output tokens/s, all users"),
+            color=charts.channel("gpu:N", title="GPU"),
+            tooltip=[
+                charts.channel("gpu:N"),
+                charts.channel("users:Q"),
+                charts.channel("tokens_per_s:Q", format=",.0f"),
+                charts.channel("tpot_ms:Q", title="ms a token", format=",.1f"),
+            ],
+        ),
+    )
