@@ -222,3 +222,64 @@ def test_the_command_answers_and_refuses(capsys):
     assert status == 1 and "Traceback" not in err and "does not run awq-int4" in err
     status, out, err = _run(capsys, "estimate", "--inference")
     assert status == 1 and "--model-config" in err
+
+
+def _write_gguf(path, extra: dict | None = None) -> None:
+    """A small real GGUF file: a Llama of 2 blocks with Q8_0 tensors (quantized by the gguf package itself)."""
+    np = pytest.importorskip("numpy")
+    gguf = pytest.importorskip("gguf")
+    from gguf.quants import quantize
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_name("tiny-llama")
+    for add, value in [("add_block_count", 2), ("add_embedding_length", 64), ("add_head_count", 4),
+                       ("add_head_count_kv", 2), ("add_feed_forward_length", 128), ("add_context_length", 4096),
+                       ("add_vocab_size", 256), ("add_key_length", 16), ("add_value_length", 16)]:  # fmt: skip
+        getattr(writer, add)(value)
+    for key, value in (extra or {}).items():
+        writer.add_uint32(key, value)
+    rng = np.random.default_rng(0)
+
+    def q8(name: str, shape: tuple[int, int]) -> None:
+        data = quantize(rng.random(shape, dtype=np.float32), gguf.GGMLQuantizationType.Q8_0)
+        writer.add_tensor(name, data, raw_shape=data.shape, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+
+    for block in range(2):
+        for name, shape in [("attn_q", (64, 64)), ("attn_k", (32, 64)), ("attn_v", (32, 64)), ("attn_output", (64, 64)),
+                            ("ffn_gate", (128, 64)), ("ffn_up", (128, 64)), ("ffn_down", (64, 128))]:  # fmt: skip
+            q8(f"blk.{block}.{name}.weight", shape)
+    q8("token_embd.weight", (256, 64))
+    q8("output.weight", (256, 64))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_a_gguf_header_gives_the_model_and_its_exact_weight_bytes(tmp_path):
+    from advisor.infer.gguf_file import read_gguf
+
+    path = tmp_path / "tiny.gguf"
+    _write_gguf(path)
+    model, weights = read_gguf(path)
+    assert (model.name, len(model.layers), model.hidden, model.vocab, model.max_context) == ("tiny-llama", 2, 64, 256,
+                                                                                             4096)  # fmt: skip
+    assert model.kv_elements(10) == 2 * 10 * 2 * 2 * 16  # layers x tokens x (K, V) x kv heads x key_length
+    job = make_job(model, "llama.cpp", weights, None)
+    tensors = 2 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 128 * 64) + 2 * 256 * 64  # the weights the file holds
+    assert job.weight_bytes() == pytest.approx(tensors * 34 / 32)  # Q8_0: 34 bytes a block of 32, exactly the file's
+    with pytest.raises(AdvisorError, match="vLLM does not run a GGUF"):
+        make_job(model, "vllm", weights, None)
+
+
+def test_a_gguf_of_a_kind_not_described_or_not_gguf_is_refused(tmp_path):
+    from advisor.infer.gguf_file import read_gguf
+
+    path = tmp_path / "mamba.gguf"
+    _write_gguf(path, {"llama.ssm.state_size": 16})
+    with pytest.raises(AdvisorError, match=r"llama\.ssm\.state_size: state-space"):
+        read_gguf(path)
+    text = tmp_path / "notes.gguf"
+    text.write_text("not a gguf", encoding="utf-8")
+    with pytest.raises(AdvisorError, match="not a readable GGUF file"):
+        read_gguf(text)

@@ -133,6 +133,7 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
     """``estimate --model-config NAME --inference``: running the model on every catalog GPU."""
     from dataclasses import replace
 
+    from advisor.commands.inference_options import DEFAULT_ENGINE
     from advisor.infer.architecture import resolve_inference_model
     from advisor.infer.estimate import CostInputs, inference_rows, picks
     from advisor.infer.job import make_job
@@ -140,8 +141,15 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
 
     if not args.model_config:
         raise AdvisorError("estimate: --inference needs the model: --model-config NAME|config.json")
-    model = resolve_inference_model(args.model_config)
-    job = make_job(model, args.engine, args.weights, args.kv_cache, prompt=args.prompt, output=args.output,
+    weights, engine = args.weights, args.engine
+    if args.model_config.lower().endswith(".gguf"):  # the file's own weights, on the engine that runs GGUF
+        from advisor.infer.gguf_file import read_gguf
+
+        model, file_format = read_gguf(args.model_config)
+        weights, engine = weights or file_format, engine or "llama.cpp"
+    else:
+        model = resolve_inference_model(args.model_config)
+    job = make_job(model, engine or DEFAULT_ENGINE, weights, args.kv_cache, prompt=args.prompt, output=args.output,
                    users=args.users, devices=args.devices, context=args.context)  # fmt: skip
     inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
     rows = inference_rows(job, catalog, gpu_ids, inputs)

@@ -24,14 +24,14 @@ def add_inference_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--engine",
         choices=list(data.engines),
-        default=DEFAULT_ENGINE,
-        help="the inference engine, whose defaults decide memory (%(default)s)",
+        default=None,
+        help=f"the inference engine, whose defaults decide memory ({DEFAULT_ENGINE}; llama.cpp for a GGUF file)",
     )
     group.add_argument(
         "--weights",
-        choices=list(data.weight_formats),
+        choices=[name for name in data.weight_formats if name != "gguf"],
         default=None,
-        help="the weights' format (default: the engine's first, 16-bit)",
+        help="the weights' format (default: the engine's first, 16-bit; a GGUF file's own)",
     )
     group.add_argument(
         "--kv-cache", choices=list(data.kv_formats), default=None, help="the cache's format (default: 16bit)"

@@ -62,20 +62,26 @@ class InferenceJob:
         return tokens * 11 * self.model.hidden * 2 / self.devices + self.users * self.model.vocab * 4
 
 
-def make_job(model: InferenceModel, engine: str, weights: str | None, kv: str | None, **sizes: int) -> InferenceJob:
-    """A job from names; one clear error for an unknown name or a format the engine cannot run."""
+def make_job(
+    model: InferenceModel, engine: str, weights: str | Format | None, kv: str | None, **sizes: int
+) -> InferenceJob:
+    """A job from names (``weights`` may be a GGUF file's own format); one clear error for an unknown name or a
+    format the engine cannot run."""
     data = engine_data()
     if engine not in data.engines:
         raise AdvisorError(f"engine: {engine!r} is not one of {', '.join(data.engines)}")
     chosen = data.engines[engine]
     weights = weights or chosen.weights[0]
     kv = kv or chosen.kv_cache[0]
-    if weights not in data.weight_formats:
+    if isinstance(weights, str) and weights not in data.weight_formats:
         raise AdvisorError(f"weights: {weights!r} is not one of {', '.join(data.weight_formats)}")
     if kv not in data.kv_formats:
         raise AdvisorError(f"kv_cache: {kv!r} is not one of {', '.join(data.kv_formats)}")
-    job = InferenceJob(model, chosen, data.weight_formats[weights], data.kv_formats[kv], **sizes)
-    why = refusal(chosen, job.weights, job.kv)
+    chosen_format = data.weight_formats[weights] if isinstance(weights, str) else weights
+    job = InferenceJob(model, chosen, chosen_format, data.kv_formats[kv], **sizes)
+    if chosen_format.id.startswith("gguf:") and "gguf" not in chosen.weights:
+        raise AdvisorError(f"{chosen.name} does not run a GGUF file's weights (llama.cpp does: --engine llama.cpp)")
+    why = None if chosen_format.id.startswith("gguf:") else refusal(chosen, job.weights, job.kv)
     if why:
         raise AdvisorError(why)
     for name in ("prompt", "output", "users", "devices"):
