@@ -150,7 +150,10 @@ def test_memory_verdicts_and_capacity():
     assert big.verdict == "fits" and small.verdict == "does not fit"
     room = big.budget_bytes - big.weights_bytes - big.reserve_bytes
     assert big.most_sequences == int(room // job.kv_bytes(8192))
-    assert job.kv_bytes(big.longest_context) <= room < job.kv_bytes(big.longest_context + 16)
+    assert big.longest_context == model.max_context == 131072  # the model's own maximum binds on 80 GB
+    card = memory_verdict(job, 24)  # on 24 GB the memory binds
+    room = card.budget_bytes - card.weights_bytes - card.reserve_bytes
+    assert job.kv_bytes(card.longest_context) <= room < job.kv_bytes(card.longest_context + 16)
     fp8 = make_job(model, "vllm", "bf16", "fp8", prompt=7168, output=1024)
     assert memory_verdict(fp8, 80).most_sequences >= 2 * big.most_sequences - 1
 
