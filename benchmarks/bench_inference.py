@@ -11,6 +11,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+
+import numpy as np
+
+from advisor.infer.saturated import crossval_saturated, saturated_fits
 from advisor.infer.speed import crossval, error_summary, fits_by_engine
 from advisor.store.catalog import load_catalog
 
@@ -34,6 +38,18 @@ def main() -> int:
         print(
             f"  {r.engine} {r.metric} {r.held_out} {r.model} {r.weights}: measured {r.measured:,.1f}, "
             f"predicted {r.predicted:,.1f} ({r.ratio:.2f})"
+        )
+    saturated = crossval_saturated(catalog)
+    factors = np.array([max(p / r.value, r.value / p) for r, p in saturated])
+    print(
+        f"saturated: {len(saturated)} rows, median {np.median(factors):.3f}x, "
+        f"p90 {np.percentile(factors, 90, method='higher'):.3f}x, worst {factors.max():.3f}x; "
+        f"fit {saturated_fits(catalog)}"
+    )
+    for r, p in saturated:
+        print(
+            f"  {r.engine} {r.gpu} x{r.devices} {r.model} {r.weights} {r.isl}/{r.osl}: measured {r.value:,.0f}, "
+            f"predicted {p:,.0f} ({p / r.value:.2f})"
         )
     return 0
 

@@ -33,6 +33,7 @@ class Engine:
     largest_step_tokens: int
     reserve_fixed_gb: float
     window_extra: int
+    max_batch: int  # the most sequences its scheduler runs at once by default
     fp16_accumulate: bool  # its 16-bit matrix products accumulate in float16 (GeForce: twice the float32 rate)
     weights: tuple[str, ...]
     kv_cache: tuple[str, ...]
@@ -80,6 +81,7 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         largest_step_tokens=int(entry["largest_step_tokens"]["value"]),
         reserve_fixed_gb=float(entry["reserve_fixed_gb"]["value"]),
         window_extra=int(entry["window_extra"]),
+        max_batch=int(entry["max_batch"]["value"]),
         fp16_accumulate=bool(entry.get("fp16_accumulate", {}).get("value", False)),
         weights=tuple(entry["weights"]),
         kv_cache=tuple(entry["kv_cache"]),

@@ -38,6 +38,9 @@ class InferenceRow:
     usd_per_million_owned: float | None
     usd_per_million_rented: float | None
     rental: str | None  # the provider whose price is used
+    saturated_tokens_per_s: float | None = None  # all output tokens a second under maximum load
+    saturated_batch: int = 0  # the sequences at once under that load
+    saturated_fitted: bool = False  # False: the hardware's bound (no published throughput of this engine)
 
 
 @lru_cache(maxsize=4)
@@ -55,6 +58,17 @@ def decode_range(catalog: Catalog) -> dict[str, float]:
 @lru_cache(maxsize=4)
 def engine_fits(catalog: Catalog) -> dict[str, speed_model.EngineFit]:
     return speed_model.fits_by_engine(catalog)
+
+
+def _saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[float, int, bool] | None:
+    """Output tokens a second under maximum load (the engine's fitted constants, else the hardware's bound)."""
+    from advisor.infer import saturated
+
+    fit = saturated.saturated_fits(catalog).get(job.engine.id, saturated.SaturatedFit())
+    terms = saturated.terms(job, gpu)
+    if terms.batch < 1:
+        return None
+    return saturated.throughput(terms, max(job.output, 1), fit), terms.batch, fit.rows > 0
 
 
 def _costs(job: InferenceJob, gpu: Gpu, tokens_per_s: float, inputs: CostInputs) -> tuple[float | None, ...]:
@@ -93,6 +107,7 @@ def inference_rows(
         owned = rented = provider = None
         if speed is not None and verdict.verdict != "does not fit":
             owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)
+        saturated = _saturated(job, gpu, catalog) if speed is not None else None
         rows.append(
             InferenceRow(
                 gpu.name,
@@ -105,6 +120,7 @@ def inference_rows(
                 owned,
                 rented,
                 provider,
+                *(saturated or (None, 0, False)),
             )
         )
     order = {"fits": 0, "tight": 1, "does not fit": 2}

@@ -49,6 +49,13 @@ def _longest(row: InferenceRow) -> str:
     return f"{row.memory.longest_context:,}" + ("+" if unknown else "")
 
 
+def _saturated_text(row: InferenceRow) -> str:
+    if row.saturated_tokens_per_s is None:
+        return "-"
+    bound = "" if row.saturated_fitted else " bound"
+    return f"{row.saturated_tokens_per_s:,.0f} ({row.saturated_batch:,}){bound}"
+
+
 def _speed_text(render):
     return lambda row: "-" if row.speed is None else render(row)
 
@@ -63,6 +70,7 @@ COLUMNS = [
     ("TPOT ms", _speed_text(lambda r: f"{r.speed.time_per_output_token_s * 1e3:,.1f}")),
     ("1-stream tok/s", _speed_text(lambda r: _ranged(r.speed.single_stream_tokens_per_s, r.range_factor))),
     ("all tok/s", _speed_text(lambda r: f"{r.speed.output_tokens_per_s:,.0f}")),
+    ("max tok/s (users)", lambda r: _saturated_text(r)),
     ("$/M owned", lambda r: _money(r.usd_per_million_owned)),
     ("$/M rented", lambda r: _money(r.usd_per_million_rented)),
 ]
@@ -76,6 +84,9 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
         "tok/s: decode from the bytes a step reads and the engine's per-step floor, fitted on published and measured "
         "speeds; the range is its leave-one-GPU-out 90th-percentile error (benchmarks/bench_inference.py); "
         "'(bound)': an engine without measurements, the hardware's limit.",
+        "max tok/s: all output tokens a second under maximum load, with the sequences at once (the engine's batch "
+        "limit or what the cache holds): fitted on published saturated throughputs where the engine has them "
+        "(TensorRT-LLM's), else the hardware's bound.",
     ]
     return notes + [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in rows if r.refused})]
 
@@ -110,6 +121,11 @@ def inference_records(rows: list[InferenceRow]) -> list[dict[str, Any]]:
                 "single_stream_tokens_per_s": None if s is None else round(s.single_stream_tokens_per_s, 2),
                 "prefill_tokens_per_s": None if s is None else round(s.prefill_tokens_per_s, 1),
                 "output_tokens_per_s": None if s is None else round(s.output_tokens_per_s, 2),
+                "saturated_tokens_per_s": None
+                if row.saturated_tokens_per_s is None
+                else round(row.saturated_tokens_per_s, 1),
+                "saturated_batch": row.saturated_batch,
+                "saturated_fitted": row.saturated_fitted,
                 "bound": None if s is None else s.bound,
                 "fitted": None if s is None else s.fitted,
                 "range_factor": row.range_factor,
