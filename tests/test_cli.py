@@ -345,6 +345,7 @@ INFERENCE_CASES = {
     "--context": ["--context", "65536"],
     "--users": ["--users", "16"],
     "--hours-per-week": ["--hours-per-week", "168"],
+    "--api-usd-per-million": ["--api-usd-per-million", "0.2"],
 }
 
 

@@ -135,7 +135,7 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
 
     from advisor.commands.inference_options import DEFAULT_ENGINE
     from advisor.infer.architecture import resolve_inference_model
-    from advisor.infer.estimate import CostInputs, inference_rows, picks
+    from advisor.infer.estimate import CostInputs, break_even_users, inference_rows, picks
     from advisor.infer.job import make_job
     from advisor.render.inference import inference_records, inference_text
 
@@ -153,8 +153,12 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
                    users=args.users, devices=args.devices, context=args.context)  # fmt: skip
     inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
     rows = inference_rows(job, catalog, gpu_ids, inputs)
+    api = args.api_usd_per_million
+    if api is not None and not api > 0:
+        raise AdvisorError(f"estimate: --api-usd-per-million must be more than 0, got {api:g}")
+    versus_api = {r.catalog_id: break_even_users(job, r, catalog, api) for r in rows} if api else {}
     if args.json:
-        common.print_json(inference_records(rows))
+        common.print_json(inference_records(rows, versus_api))
     else:
-        print(inference_text(job, rows, inputs, picks(rows)))
+        print(inference_text(job, rows, inputs, picks(rows), api, versus_api))
     return 0

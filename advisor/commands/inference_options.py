@@ -55,3 +55,10 @@ def add_inference_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="H",
         help="hours a week an owned card serves (%(default)s)",
     )
+    group.add_argument(
+        "--api-usd-per-million",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="an API's price a million output tokens, to say from how many users renting costs less",
+    )

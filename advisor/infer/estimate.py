@@ -170,3 +170,16 @@ def throughput_curve(job: InferenceJob, row: InferenceRow, catalog: Catalog) -> 
         loaded = speed_model.predict(replace(job, users=users), gpu, fit)
         out.append((users, loaded.output_tokens_per_s, loaded.time_per_output_token_s))
     return out
+
+
+def break_even_users(job: InferenceJob, row: InferenceRow, catalog: Catalog, api_usd_per_million: float) -> int | None:
+    """The fewest users at once (of USER_STEPS, up to what fits) at which renting ``row``'s GPU costs no more a
+    million output tokens than an API at ``api_usd_per_million``; None when it never does (or it has no rental)."""
+    gpu = catalog.by_id()[row.catalog_id]
+    rental = gpu.best_rental
+    if rental is None:
+        return None
+    for users, tokens_per_s, _ in throughput_curve(job, row, catalog):
+        if job.devices * rental.usd_per_hour / (tokens_per_s * 3600 / 1e6) <= api_usd_per_million:
+            return users
+    return None

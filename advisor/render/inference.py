@@ -91,14 +91,51 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
     return notes + [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in rows if r.refused})]
 
 
-def inference_text(job: InferenceJob, rows: list[InferenceRow], inputs: CostInputs, found: InferencePicks) -> str:
+def api_line(found: InferencePicks, api_usd: float | None, versus_api: dict[str, int | None]) -> list[str]:
+    """Against an API's price: from how many users renting the cheapest rented GPU costs less."""
+    row = found.cheapest_rented
+    if api_usd is None or row is None:
+        return []
+    users = versus_api.get(row.catalog_id)
+    if users is None:
+        return [
+            f"Against an API at {_money(api_usd)} a million tokens: renting {row.gpu} costs more at every load "
+            "that fits."
+        ]
+    return [
+        f"Against an API at {_money(api_usd)} a million tokens: renting {row.gpu} costs less from {users:,} "
+        "user(s) at once."
+    ]
+
+
+def inference_text(
+    job: InferenceJob,
+    rows: list[InferenceRow],
+    inputs: CostInputs,
+    found: InferencePicks,
+    api_usd: float | None = None,
+    versus_api: dict[str, int | None] | None = None,
+) -> str:
     """The header, one line per GPU, and what the columns mean."""
     notes = table_notes(rows)
     table = text_table_of(rows, COLUMNS, left={"gpu", "memory"})
-    return "\n".join([inference_header(job, inputs), "", *pick_lines(found), "", table, "", *notes])
+    return "\n".join(
+        [
+            inference_header(job, inputs),
+            "",
+            *pick_lines(found),
+            *api_line(found, api_usd, versus_api or {}),
+            "",
+            table,
+            "",
+            *notes,
+        ]
+    )
 
 
-def inference_records(rows: list[InferenceRow]) -> list[dict[str, Any]]:
+def inference_records(
+    rows: list[InferenceRow], versus_api: dict[str, int | None] | None = None
+) -> list[dict[str, Any]]:
     """``--json``: one object per GPU."""
     out = []
     for row in rows:
@@ -132,6 +169,7 @@ def inference_records(rows: list[InferenceRow]) -> list[dict[str, Any]]:
                 "usd_per_million_owned": row.usd_per_million_owned,
                 "usd_per_million_rented": row.usd_per_million_rented,
                 "rental_provider": row.rental,
+                "renting_beats_api_from_users": (versus_api or {}).get(row.catalog_id),
             }
         )
     return out
