@@ -110,7 +110,21 @@ def default_table() -> pd.DataFrame:
     return table
 
 
+SCROLLER = "[data-testid=stDataFrame] .dvn-scroller"  # the grid's own scroller, drawn after the grid's box
+
+
+def wait_for_grid(page) -> None:
+    """Wait until the first grid has drawn its scroller and given it a width: reading it before then finds null (the
+    box is in the page before the grid draws into it, which a loaded machine makes visible)."""
+    page.wait_for_function(
+        "sel => { const s = document.querySelector(sel); return s !== null && s.clientWidth > 0; }",
+        arg=SCROLLER,
+        timeout=60_000,
+    )
+
+
 def widths_available(page) -> float:
+    wait_for_grid(page)
     return page.evaluate("() => document.querySelector('[data-testid=stDataFrame] .dvn-scroller').clientWidth")
 
 
@@ -144,6 +158,7 @@ def test_the_first_screen_answers_should_i(app_url, browser):
     # The options table fits a 1,400-pixel window: no sideways scrolling.
     table = page.get_by_test_id("stDataFrame").first
     table.scroll_into_view_if_needed()
+    wait_for_grid(page)
     widths = page.evaluate(
         "() => { const s = document.querySelector('[data-testid=stDataFrame] .dvn-scroller');"
         " return [s.scrollWidth, s.clientWidth]; }"
@@ -284,11 +299,12 @@ def test_a_price_typed_in_the_table_drives_the_recommendation(app_url, browser):
         for name in shown.columns[1:]]  # fmt: skip
     grid = page.get_by_test_id("stDataFrame").first
     grid.scroll_into_view_if_needed()
+    wait_for_grid(page)
     page.wait_for_timeout(1000)  # the grid settles where it was scrolled to
     box = grid.bounding_box()
     column = list(shown.columns).index("your price")
     page.mouse.dblclick(box["x"] + sum(widths[:column]) + widths[column] / 2, box["y"] + 35 + 17)  # its first row
-    page.wait_for_timeout(700)  # the cell's editor opens
+    page.locator("textarea.gdg-input").wait_for(timeout=30_000)  # the cell's editor is open
     page.keyboard.insert_text("$300")
     page.keyboard.press("Enter")
     expect(page.get_by_test_id("stMetricDelta").first).to_contain_text(f"${300 / speedup:,.2f} per 1x",
