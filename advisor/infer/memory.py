@@ -60,11 +60,14 @@ def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     reserve = job.engine.reserve_fixed_gb * 1e9 + job.activation_bytes()
     budget = _budget(job, card, weights, reserve)
     room = budget - weights - reserve
+    # the users' own part of the reserve grows with them: room for one more user is its cache and that part
+    shared_room = budget - weights - job.engine.reserve_fixed_gb * 1e9 - job.activation_fixed_bytes()
     per_sequence = _cache_per_gpu(job, job.sequence_tokens)
     cache = job.users * per_sequence
     needed = weights + reserve + cache
     verdict = "fits" if needed <= TIGHT_SHARE * budget else "tight" if needed <= budget else "does not fit"
-    most = int(room // per_sequence) if room > 0 and per_sequence > 0 else 0
+    per_user = per_sequence + job.activation_per_user_bytes()
+    most = int(shared_room // per_user) if shared_room > 0 else 0
     longest = _longest(job, room)
     return MemoryVerdict(card, budget, weights, reserve, cache, verdict, longest, most, job.model.max_context)
 
