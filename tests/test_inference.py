@@ -4,6 +4,7 @@ model's cross-validated accuracy, and the command's answers and refusals."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -301,3 +302,21 @@ def test_saturated_throughput_cross_validated_within_its_targets():
     factors = [max(p / r.value, r.value / p) for r, p in rows]
     assert len(rows) >= 40 and statistics.median(factors) <= 1.25
     assert max(f for (r, _), f in zip(rows, factors, strict=True) if r.model != "qwen3-30b-a3b") <= 2.0
+
+
+def test_where_a_job_stopped_fitting_on_a_real_card_is_never_predicted_optimistically():
+    """The edges measured on an H200 (advisor/data/inference_results.yaml, fit_edges): the predicted most sequences
+    are at most the largest batch that ran, and not below 85 % of it; a batch that ran is never "does not fit"."""
+    from advisor.store.catalog import load_catalog
+    from advisor.store.parse import safe_load
+
+    data = safe_load((Path(__file__).parent.parent / "advisor" / "data" / "inference_results.yaml").read_text())
+    gpus = load_catalog().by_id()
+    for engine, gpu, model, weights, prompt, output, ran, failed, _ in data["fit_edges"]:
+        job = make_job(resolve_inference_model(model), engine, weights, None, prompt=prompt, output=output, users=1)
+        memory_gb = gpus[gpu].value("memory_gb")
+        most = memory_verdict(job, memory_gb).most_sequences
+        if failed is not None:
+            assert 0.85 * ran <= most <= ran, (model, most, ran)
+        loaded = make_job(job.model, engine, weights, None, prompt=prompt, output=output, users=ran)
+        assert memory_verdict(loaded, memory_gb).verdict != "does not fit" or failed is not None

@@ -34,6 +34,7 @@ class Engine:
     reserve_fixed_gb: float
     window_extra: int
     max_batch: int  # the most sequences its scheduler runs at once by default
+    activation_width: float  # a forward pass's activations a token, in widths of the model (16-bit)
     fp16_accumulate: bool  # its 16-bit matrix products accumulate in float16 (GeForce: twice the float32 rate)
     weights: tuple[str, ...]
     kv_cache: tuple[str, ...]
@@ -82,6 +83,7 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         reserve_fixed_gb=float(entry["reserve_fixed_gb"]["value"]),
         window_extra=int(entry["window_extra"]),
         max_batch=int(entry["max_batch"]["value"]),
+        activation_width=float(entry["activation_width"]["value"]),
         fp16_accumulate=bool(entry.get("fp16_accumulate", {}).get("value", False)),
         weights=tuple(entry["weights"]),
         kv_cache=tuple(entry["kv_cache"]),

@@ -56,18 +56,20 @@ class InferenceJob:
         return self.model.kv_elements(rounded, self.engine.window_extra) * self.kv.bytes
 
     def activation_bytes(self) -> float:
-        """The engine's largest forward pass: its tokens x the widest tensors (MLP's gate and up outputs, attention's
-        projections: about 11 x the width, 16-bit) and one step's float32 logits for the users."""
+        """The engine's largest forward pass: its tokens x the widest tensors (the engine's activation_width x the
+        model's width, 16-bit) and one step's float32 logits for the users."""
         return self.activation_fixed_bytes() + self.users * self.activation_per_user_bytes()
 
     def activation_fixed_bytes(self) -> float:
         """The part of the largest forward pass that does not grow with the users (an engine's fixed step size)."""
-        return self.engine.largest_step_tokens * 11 * self.model.hidden * 2 / self.devices
+        width = self.engine.activation_width * self.model.hidden * 2
+        return self.engine.largest_step_tokens * width / self.devices
 
     def activation_per_user_bytes(self) -> float:
         """What each user adds to it: its logits, and its whole prompt where the engine has no fixed step size (the
         prompts are one forward pass)."""
-        prompt = 0 if self.engine.largest_step_tokens else self.prompt * 11 * self.model.hidden * 2 / self.devices
+        width = self.engine.activation_width * self.model.hidden * 2
+        prompt = 0 if self.engine.largest_step_tokens else self.prompt * width / self.devices
         return prompt + self.model.vocab * 4
 
 
