@@ -75,11 +75,12 @@ def exported(service: Service) -> dict[str, str]:
 
 def test_the_privacy_rules_find_and_scrub_each_kind():
     notes = ("ran in /home/alice/work and C:\\Users\\bob\\x on ip-10-0-0-12 at 192.168.1.4, mac 00:1a:2b:3c:4d:5e, "
-             "GPU-6f1c2b3a-1111-2222-3333-444455556666, fe80::1ff:fe23:4567:890a, box.local, serial: ABC123456")
+             "GPU-6f1c2b3a-1111-2222-3333-444455556666, fe80::1ff:fe23:4567:890a, box.local, serial: ABC123456, "
+             "mail al@example.org, phone +1 415 555 0199")
     data = {"notes": [notes], "host": {"hostname": "gpu-box-7", "cpu": "AMD EPYC"}, "software": {"python": "3.11.7"}}
     rules = {f.rule for f in privacy.findings(data)}
     assert rules == {"home path", "UUID", "MAC address", "IPv4 address", "IPv6 address", "host name", "serial number",
-                     "a hostname field"}  # fmt: skip
+                     "email address", "phone number", "a hostname field"}  # fmt: skip
     clean, scrubbed = privacy.scrub(data, names=["gpu-box-7"])
     assert privacy.findings(clean, names=["alice"]) == [] and {f.rule for f in scrubbed} == rules
     assert clean["host"] == {"cpu": "AMD EPYC"} and clean["software"] == {"python": "3.11.7"}
@@ -337,3 +338,62 @@ def test_serve_without_its_extra_says_what_to_install(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["advisor: error: serve: fastapi is missing: install the service's extra, pip install "
                    "'advisor[serve]'"]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- personal data, on both databases
+
+# At least 12 kinds of personal data, each planted in free text (a note) and in a string field the schema knows (the
+# price's source), and in a field the schema does not know: (kind, the text, what must never be found again).
+PERSONAL = [
+    ("an email address", "mail alice.smith@example.com", "alice.smith@example.com"),
+    ("a phone number", "call +1 415 555 0199", "415 555 0199"),
+    ("a phone number with an area code", "or (212) 555-0142", "555-0142"),
+    ("a home path", "data in /home/alice/runs", "/home/alice"),
+    ("a Windows home path", r"data in C:\Users\bob\runs", r"C:\Users\bob"),
+    ("a host name", "ran on gpu-7.corp", "gpu-7.corp"),
+    ("a cloud host name", "node ip-10-1-2-3 in the VPC", "ip-10-1-2-3"),
+    ("an IPv4 address", "served from 203.0.113.17", "203.0.113.17"),
+    ("an IPv6 address", "and fe80::1ff:fe23:4567:890a", "fe80::1ff:fe23:4567:890a"),
+    ("a MAC address", "nic 00:1a:2b:3c:4d:5e", "00:1a:2b:3c:4d:5e"),
+    ("a UUID", "GPU-6f1c2b3a-1111-2222-3333-444455556666", "6f1c2b3a-1111-2222-3333-444455556666"),
+    ("a serial number", "serial: XK3920DD11", "XK3920DD11"),
+]
+
+
+def _with_personal_data(profile_id: str, kind: str, planted: str) -> dict:
+    data = shipped("post-titan-rtx")
+    data.update(id=profile_id, notes=[f"questions: {planted}"])
+    data["price"] = {**data["price"], "source": f"{data['price']['source']}; {planted}"}
+    data["provenance"] = {**data["provenance"], "note": planted}  # a field the schema does not know
+    return data
+
+
+def test_no_planted_personal_data_is_stored_listed_or_exported(database_url, reference, tmp_path, capsys):
+    """Each kind, straight to the service: refused by the privacy rule. Through `advisor submit`: scrubbed, stored
+    without it. The field the schema does not know is never stored or served, and the answer names it."""
+    assert len(PERSONAL) >= 12
+    running = Service(database_url, reference).start()
+    try:
+        token = running.token()
+        for index, (kind, planted, secret) in enumerate(PERSONAL):
+            raw = text(_with_personal_data(f"straight-{index}", kind, planted))
+            status, answer = submit(running.url, raw, token)
+            assert (status, answer["rule"]) == (RULES["privacy"].status, "privacy"), (kind, answer)
+            path = tmp_path / f"through-{index}.yaml"
+            path.write_text(dump_profile(_with_personal_data(f"through-{index}", kind, planted)), encoding="utf-8")
+            assert main(["submit", str(path), "--to", running.url, "--token", token, "--yes"]) == 0, kind
+            out = capsys.readouterr().out
+            assert secret not in out, kind
+        stored = [json.loads(get(r["url"])[1])["profile"] for r in listed(running)]
+        served = json.dumps(stored) + json.dumps(listed(running)) + "".join(exported(running).values())
+        assert len(stored) == len(PERSONAL)
+        for kind, _, secret in PERSONAL:
+            assert secret not in served, kind
+        assert all("note" not in profile["provenance"] for profile in stored)
+        unknown = _with_personal_data("unknown-field", "none", "nothing personal")
+        unknown["provenance"]["note"] = "just a note"
+        status, answer = submit(running.url, text(unknown), token)
+        assert status == 201 and answer["dropped"] == ["provenance.note: not a field of the schema; not stored"]
+        assert "note" not in json.loads(get(answer["url"])[1])["profile"]["provenance"]
+    finally:
+        running.stop()

@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         for item, answer in answers:
             state = answer["status"] + (f" ({answer['reason']})" if answer.get("reason") else "")
             again = "" if answer.get("new", True) else ", already there"
+            for dropped in answer.get("dropped", []):  # fields the schema does not know: the service keeps none
+                print(f"{item.path}: {dropped}")
             print(f"{item.path}: {answer['id']} {state}{again}: {answer['url']}")
     return 0
 

@@ -324,6 +324,33 @@ def ordered(mapping: dict[str, Any], fields: tuple[Field, ...]) -> dict[str, Any
     return out
 
 
+def known_only(mapping: dict[str, Any], fields: tuple[Field, ...], path: str = "") -> tuple[dict[str, Any], list[str]]:
+    """``mapping`` without the keys its table does not describe (nested sections too; a free-form ``mapping`` field is
+    kept whole), and the paths of those it dropped."""
+    by_name = {f.name: f for f in fields}
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in mapping.items():
+        here = _join(path, str(key))
+        f = by_name.get(key)
+        if f is None:
+            dropped.append(here)
+        elif f.kind == "section" and isinstance(value, dict):
+            kept[key], more = known_only(value, f.fields, here)
+            dropped += more
+        elif f.kind == "sections" and isinstance(value, list):
+            items = []
+            for index, item in enumerate(value):
+                if isinstance(item, dict):
+                    item, more = known_only(item, f.fields, f"{here}[{index}]")
+                    dropped += more
+                items.append(item)
+            kept[key] = items
+        else:
+            kept[key] = value
+    return kept, dropped
+
+
 def _ordered_value(value: Any, f: Field) -> Any:
     if f.kind == "section" and isinstance(value, dict):
         return ordered(value, f.fields)

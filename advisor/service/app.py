@@ -85,9 +85,9 @@ def _submitting(app: FastAPI, settings: Settings, database: storage.Storage) -> 
     """``POST /results``: the token and its rate, the encoding and the size, then every check, then one
     transaction."""
 
-    def submit(raw: bytes, hashed: str, private: bool) -> tuple[storage.StoredResult, bool]:
+    def submit(raw: bytes, hashed: str, private: bool) -> tuple[storage.StoredResult, bool, tuple[str, ...]]:
         accepted = checks.check_upload(raw, settings.reference)
-        return database.add(accepted, dump_profile(accepted.profile), hashed, private)
+        return (*database.add(accepted, dump_profile(accepted.profile), hashed, private), accepted.dropped)
 
     @app.post(f"{API}/results")
     async def post_result(request: Request, private: bool = False) -> Response:
@@ -98,11 +98,12 @@ def _submitting(app: FastAPI, settings: Settings, database: storage.Storage) -> 
             if encoding not in ("", "identity"):
                 raise Refusal("encoding", f"Content-Encoding {encoding} is not taken: send the YAML text itself")
             raw = await _body(request)
-            stored, new = await run_in_threadpool(submit, raw, hashed, private)
+            stored, new, dropped = await run_in_threadpool(submit, raw, hashed, private)
         except Refusal as error:
             return JSONResponse(error.record(), status_code=error.status)
         body = {"id": stored.id, "profile_id": stored.profile_id, "status": stored.status, "reason": stored.reason,
-                "url": _result_url(request, stored.id), "new": new}  # fmt: skip
+                "url": _result_url(request, stored.id), "new": new,
+                "dropped": [f"{path}: not a field of the schema; not stored" for path in dropped]}  # fmt: skip
         return JSONResponse(body, status_code=201 if new else 200)
 
 

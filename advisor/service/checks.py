@@ -18,6 +18,7 @@ from typing import Any
 
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError, ProfileError
+from advisor.format import fields as schema_fields
 from advisor.format import schema, typed
 from advisor.format.schema import SCHEMA_VERSION, SLUG_MAX, workload_key
 from advisor.service import plausibility, privacy
@@ -88,6 +89,7 @@ class Upload:
     data: Any = None
     profile: dict[str, Any] | None = None
     warnings: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()  # the unknown fields left out (not stored, never served)
     held: str | None = None
 
 
@@ -106,6 +108,7 @@ class Accepted:
     comparisons: tuple[tuple[str, str, float], ...]  # (precision, comparison key, seconds) per result
     held: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    dropped: tuple[str, ...] = field(default=())
 
 
 def _encoding(upload: Upload, reference: Advisor) -> Upload:
@@ -142,7 +145,9 @@ def _validation(upload: Upload, reference: Advisor) -> Upload:
         more = f" (and {len(error.problems) - 1} more problem(s): advisor validate lists them)" if len(
             error.problems) > 1 else ""  # fmt: skip
         raise Refusal("validation", first.message + more, first.field) from None
-    return replace(upload, profile=profile.data, warnings=tuple(str(w) for w in warnings))
+    # only what the schema describes is stored and served: an unknown field is dropped, and the answer names it
+    known, dropped = schema_fields.known_only(profile.data, schema.PROFILE)
+    return replace(upload, profile=known, dropped=tuple(dropped), warnings=tuple(str(w) for w in warnings))
 
 
 def _privacy(upload: Upload, reference: Advisor) -> Upload:
@@ -201,7 +206,8 @@ def _accepted(upload: Upload, reference: Advisor) -> Accepted:
         for result in profile.results
     )  # fmt: skip
     return Accepted(digest, {**upload.profile, "id": unique}, unique, workload, str(profile.workload.name or ""),
-                    device_key, gpu.id if gpu else None, comparisons, upload.held, upload.warnings)  # fmt: skip
+                    device_key, gpu.id if gpu else None, comparisons, upload.held, upload.warnings,
+                    upload.dropped)  # fmt: skip
 
 
 def _problem_text(error: ProfileError) -> str:

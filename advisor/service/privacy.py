@@ -1,6 +1,7 @@
-"""What a contributed profile must not carry: the machine's and the user's names, home paths, serial numbers,
-UUIDs, MAC and IP addresses. One table of rules: the client scrubs what they find (:func:`scrub`) before it shows
-and sends a profile; the server refuses a profile in which any is still found (:func:`findings`). Pure.
+"""What a contributed profile must not carry: the machine's and the user's names, email addresses, phone numbers,
+home paths, serial numbers, UUIDs, MAC and IP addresses. One table of rules: the client scrubs what they find
+(:func:`scrub`) before it shows and sends a profile; the server refuses a profile in which any is still found
+(:func:`findings`). Pure.
 
 A key rule drops the whole field wherever it appears (``hostname: gpu-box-7``); a text rule rewrites the part of a
 string it matches (``/home/alice/data`` becomes ``~/data``). The client also removes this machine's own host and
@@ -32,6 +33,7 @@ class TextRule:
 
 
 TEXT_RULES = (
+    TextRule("email address", re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"), "[email]"),
     TextRule("home path", re.compile(r"(?:/home|/Users|/export/home)/[^/\s'\"]+|[A-Za-z]:\\Users\\[^\\\s'\"]+"),
              "~"),
     TextRule("UUID", re.compile(r"\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b"),
@@ -44,6 +46,10 @@ TEXT_RULES = (
                                         r"(?![\w:])"), "[ip]"),
     TextRule("host name", re.compile(r"\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:local|lan|internal|localdomain|"
                                      r"home\.arpa|corp)\b|\bip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}\b"), "[host]"),
+    # a phone number: +country, (area) or groups of 2-4, 3-4 and 3-4 digits; run after the addresses (an IPv4
+    # address would read as one), before serial numbers
+    TextRule("phone number", re.compile(r"(?<![\w.+-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)|\d{2,4})[\s.-]\d{3,4}"
+                                        r"[\s.-]\d{3,4}(?![\w.-])"), "[phone]"),
     TextRule("serial number", re.compile(r"(?i)\bserial(?:\s*(?:number|no\.?|#))?\s*[:=]?\s*[A-Za-z0-9-]{6,}"),
              "[serial]"),
 )  # fmt: skip
