@@ -127,10 +127,11 @@ class Service:
             except subprocess.TimeoutExpired:
                 self.kill()
 
-    def token(self) -> str:
-        """A new contributor token, made as its keeper would."""
+    def token(self, keeper: bool = False) -> str:
+        """A new contributor token (or a keeper's), made as the service's keeper would."""
         done = subprocess.run([sys.executable, "-m", "advisor", "serve", "--database", self.database, "--new-token",
-                               "tests"], cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
+                               "tests", *(["--keeper"] if keeper else [])], cwd=ROOT, capture_output=True, text=True,
+                              check=True)  # fmt: skip
         return done.stdout.strip()
 
 

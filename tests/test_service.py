@@ -397,3 +397,68 @@ def test_no_planted_personal_data_is_stored_listed_or_exported(database_url, ref
         assert "note" not in json.loads(get(answer["url"])[1])["profile"]["provenance"]
     finally:
         running.stop()
+
+
+# --------------------------------------------------------------------------- the keeper's review, on both databases
+
+
+def _review(service: Service, token: str | None, result_id: str = "", decision: str = "") -> tuple[int, dict]:
+    from servers import request
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if not result_id:
+        status, body = request(f"{service.url}/api/v1/review", headers=headers)
+    else:
+        url = f"{service.url}/api/v1/review/{result_id}?decision={decision}"
+        status, body = request(url, b"", headers, "POST")
+    return status, json.loads(body)
+
+
+def _page(service: Service, url: str, token: str | None = None) -> tuple[int, dict]:
+    from servers import request
+
+    status, body = request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    return status, json.loads(body)
+
+
+def test_held_results_reach_a_keeper_who_approves_or_rejects_each(database_url, reference):
+    """Two results held (100x slower than the model says): the keeper lists them with why; one approved is in the
+    pages and the export at the next request, the other rejected never is; the contributor's page says held, then
+    listed or rejected; a contributor's token cannot review, and a decision is made once."""
+    running = Service(database_url, reference).start()
+    try:
+        token, keeper = running.token(), running.token(keeper=True)
+        held = []
+        for name in ("slow-titan-a", "slow-titan-b"):
+            slow = shipped("post-titan-rtx")
+            slow.update(id=name)
+            slow["results"] = [{"precision": "float32", "total_seconds": 3400.0 + len(held)}]
+            status, answer = submit(running.url, text(slow), token)
+            assert status == 201 and answer["status"] == "held", answer
+            held.append(answer)
+        assert _page(running, held[0]["url"])[0] == 404  # a stranger never sees a held result
+        status, page = _page(running, held[0]["url"], token)  # its contributor does, and why
+        assert status == 200 and page["status"] == "held" and "cross-validated range" in page["reason"]
+        assert _review(running, None)[0] == 401
+        assert _review(running, token)[0:1] == (403,) and _review(running, token)[1]["rule"] == "keeper"
+        status, waiting = _review(running, keeper)
+        assert status == 200 and {r["id"] for r in waiting["held"]} == {a["id"] for a in held}
+        assert all("outside the model's cross-validated range" in r["reason"] for r in waiting["held"])
+        assert _review(running, keeper, held[0]["id"], "maybe")[0] == 400
+        assert _review(running, token, held[0]["id"], "approve")[0] == 403
+        status, approved = _review(running, keeper, held[0]["id"], "approve")
+        assert status == 200 and approved["status"] == "listed"
+        status, rejected = _review(running, keeper, held[1]["id"], "reject")
+        assert status == 200 and rejected["status"] == "rejected"
+        again = _review(running, keeper, held[1]["id"], "approve")
+        assert again[0] == 409 and again[1]["rule"] == "not_held"
+        ids = [r["id"] for r in listed(running)]
+        names = list(exported(running))
+        assert held[0]["id"] in ids and any(n.startswith("profiles/slow-titan-a") for n in names)
+        assert held[1]["id"] not in ids and not any("slow-titan-b" in n for n in names)
+        assert _page(running, held[1]["url"])[0] == 404
+        assert _page(running, held[1]["url"], token)[1]["status"] == "rejected"
+        assert _page(running, held[0]["url"])[1]["status"] == "listed"
+        assert _review(running, keeper)[1]["held"] == []
+    finally:
+        running.stop()

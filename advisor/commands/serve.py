@@ -36,6 +36,9 @@ def add_parser(commands, parents: Parents) -> None:
                         help="the most submits a token may make in a minute (default 60)")  # fmt: skip
     parser.add_argument("--new-token", metavar="NAME",
                         help="make a contributor token for NAME, print it once (only its hash is kept) and stop")
+    parser.add_argument("--keeper", action="store_true",
+                        help="with --new-token: a keeper's token, which reviews the held results (GET /api/v1/review, "
+                        "POST /api/v1/review/ID?decision=approve|reject)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,14 +48,15 @@ def run(args: argparse.Namespace) -> int:
     database = storage.open_storage(args.database)
     if args.new_token:
         try:
-            token = database.add_token(args.new_token)
+            token = database.add_token(args.new_token, "keeper" if args.keeper else "contributor")
         finally:
             database.close()
         if args.json:
-            common.print_json({"name": args.new_token, "token": token})
+            common.print_json({"name": args.new_token, "token": token, "keeper": args.keeper})
         else:
             print(token)
-            print(f"the token of {args.new_token}: shown once, only its hash is kept", file=sys.stderr)
+            kind = "keeper" if args.keeper else "contributor"
+            print(f"the {kind} token of {args.new_token}: shown once, only its hash is kept", file=sys.stderr)
         return 0
     return _serve(args, database)
 

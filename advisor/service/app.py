@@ -69,6 +69,7 @@ def create_app(settings: Settings, store: storage.Storage | None = None) -> Fast
 
     _submitting(app, settings, database)
     _reading(app, database)
+    _reviewing(app, database)
     return app
 
 
@@ -121,9 +122,12 @@ def _reading(app: FastAPI, database: storage.Storage) -> None:
     @app.get(API + "/results/{result_id}")
     def get_result(request: Request, result_id: str) -> Response:
         found = database.get(result_id)
-        if found is None or found.status != "listed":
+        if found is None:
             return _not_listed(result_id)
-        return JSONResponse({**found.summary(), "url": _result_url(request, found.id),
+        if found.status != "listed" and not _may_see(database, request.headers.get("authorization", ""), found.id):
+            return _not_listed(result_id)  # held, private and rejected results: their contributor and keepers only
+        return JSONResponse({**found.summary(), "status": found.status, "reason": found.reason,
+                             "url": _result_url(request, found.id),
                              "profile": yaml.safe_load(found.document)})  # fmt: skip
 
     @app.get(API + "/comparable/{result_id}")
@@ -142,6 +146,58 @@ def _reading(app: FastAPI, database: storage.Storage) -> None:
     @app.get(f"{API}/health")
     def health() -> dict[str, Any]:
         return {"status": "ok", "schema_version": database.version, "results": database.counts()}
+
+
+def _reviewing(app: FastAPI, database: storage.Storage) -> None:
+    """The keeper's review of held results: the list with why each was held, and a decision on each (once)."""
+
+    @app.get(f"{API}/review")
+    def held_results(request: Request) -> Response:
+        try:
+            _keeper(database, request.headers.get("authorization", ""))
+        except Refusal as error:
+            return JSONResponse(error.record(), status_code=error.status)
+        return JSONResponse({"held": [{**r.summary(), "reason": r.reason, "url": _result_url(request, r.id),
+                                       "profile": yaml.safe_load(r.document)} for r in database.held()]})  # fmt: skip
+
+    @app.post(API + "/review/{result_id}")
+    def decide(request: Request, result_id: str, decision: str = "") -> Response:
+        try:
+            _keeper(database, request.headers.get("authorization", ""))
+            if decision not in storage.DECISIONS:
+                raise Refusal("decision", f"decision={decision!r}: say decision=approve or decision=reject")
+            decided = database.decide(result_id, decision)
+            if decided is None:
+                found = database.get(result_id)
+                state = "no such result" if found is None else f"it is {found.status}, not held"
+                raise Refusal("not_held", f"{result_id}: {state}", "id")
+        except Refusal as error:
+            return JSONResponse(error.record(), status_code=error.status)
+        return JSONResponse({**decided.summary(), "status": decided.status, "url": _result_url(request, decided.id)})
+
+
+def _bearer_hash(header: str) -> str | None:
+    scheme, _, token = header.partition(" ")
+    return storage.token_hash(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _keeper(database: storage.Storage, header: str) -> str:
+    """The keeper token's hash; a refusal for no token, an unknown one or a contributor's."""
+    hashed = _bearer_hash(header)
+    if hashed is None:
+        raise Refusal("token", "no keeper token: send Authorization: Bearer TOKEN")
+    role = database.token_role(hashed)
+    if role is None:
+        raise Refusal("unknown_token", "this token is not known to the service")
+    if role != "keeper":
+        raise Refusal("keeper", "a contributor's token cannot review: ask the service's keeper")
+    return hashed
+
+
+def _may_see(database: storage.Storage, header: str, result_id: str) -> bool:
+    """Whether the request's token sent the result or is a keeper's."""
+    hashed = _bearer_hash(header)
+    return hashed is not None and (database.token_role(hashed) == "keeper" or database.submitted_by(result_id, hashed))
 
 
 def _authorised(database: storage.Storage, header: str, per_minute: int) -> str:

@@ -49,10 +49,13 @@ RULES = {
                           f"{parse.MAX_NODES:,} values"),
         Rule("schema_version", 400, f"a profile of schema version {SCHEMA_VERSION} or older (older ones are migrated)"),
         Rule("validation", 422, "a valid profile, as `advisor validate` checks it"),
-        Rule("privacy", 422, "no host or user names, home paths, serial numbers, UUIDs, MAC or IP addresses "
-                             "(advisor submit scrubs them)"),
+        Rule("privacy", 422, "no host or user names, email addresses, phone numbers, home paths, serial numbers, "
+                             "UUIDs, MAC or IP addresses (advisor submit scrubs them)"),
         Rule("physical_bound", 422, "times no faster than the device's physical bound (its peak and bandwidth in "
                                     "the catalog)"),
+        Rule("keeper", 403, "review: a keeper's token (advisor serve --new-token NAME --keeper)"),
+        Rule("not_held", 409, "review: a result that is held (a decision is made once)"),
+        Rule("decision", 400, "review: decision=approve or decision=reject"),
     )
 }  # fmt: skip
 

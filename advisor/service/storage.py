@@ -35,7 +35,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             workload_name TEXT NOT NULL,
             device TEXT NOT NULL,             -- catalog id (or normalised name) : count x
             catalog_id TEXT,
-            status TEXT NOT NULL,             -- listed | held | private
+            status TEXT NOT NULL,             -- listed | held | private (and, since 2, rejected)
             reason TEXT,                      -- why it is held
             document TEXT NOT NULL,           -- the profile as stored (canonical YAML)
             token_hash TEXT NOT NULL,
@@ -64,8 +64,14 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             PRIMARY KEY (token_hash, window_start)
         )""",
     )),
+    (2, "keeper tokens (who reviews held results) and when a result was decided", (
+        "ALTER TABLE tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'contributor'",  # contributor | keeper
+        "ALTER TABLE results ADD COLUMN decided_at TEXT",
+    )),
 )  # fmt: skip
 LATEST = MIGRATIONS[-1][0]
+STATUSES = ("listed", "held", "private", "rejected")  # a held result becomes listed (approved) or rejected
+DECISIONS = {"approve": "listed", "reject": "rejected"}
 VERSION_TABLE = "advisor_schema"
 PAGE_MAX = 500  # results in one page
 TOKEN_PREFIX = "adv_"  # a contributor token's start (URL-safe base64 alone may start with '-', read as an option)
@@ -152,13 +158,20 @@ class Storage:
         return self.version
 
     # -- tokens
-    def add_token(self, name: str) -> str:
-        """A new contributor token (shown once; only its hash is kept)."""
+    def add_token(self, name: str, role: str = "contributor") -> str:
+        """A new token (shown once; only its hash is kept): a contributor's, or a keeper's, who reviews held
+        results."""
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)  # never starting with '-': `--token T` takes it whole
         with self.transaction() as cursor:
-            self._run(cursor, "INSERT INTO tokens (hash, name, created_at) VALUES (?, ?, ?)",
-                      (token_hash(token), name, _now()))  # fmt: skip
+            self._run(cursor, "INSERT INTO tokens (hash, name, created_at, role) VALUES (?, ?, ?, ?)",
+                      (token_hash(token), name, _now(), role))  # fmt: skip
         return token
+
+    def token_role(self, hashed: str) -> str | None:
+        """The token's role (contributor or keeper); None for a token the service does not know."""
+        with self.transaction(write=False) as cursor:
+            row = self._run(cursor, "SELECT role FROM tokens WHERE hash = ?", (hashed,)).fetchone()
+        return None if row is None else str(row[0])
 
     def token_known(self, hashed: str) -> bool:
         with self.transaction(write=False) as cursor:
@@ -196,6 +209,31 @@ class Storage:
         if row is None:  # its served id is another content's (the same contributor id and hash start): not stored
             raise RuntimeError(f"the profile id {accepted.profile_id} is taken by another result")
         return StoredResult(*row), inserted
+
+    def held(self, limit: int = PAGE_MAX) -> list[StoredResult]:
+        """The results waiting for a keeper's decision, oldest first."""
+        with self.transaction(write=False) as cursor:
+            rows = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE status = 'held' ORDER BY received_at, id "
+                                     "LIMIT ?", (max(1, min(limit, PAGE_MAX)),)).fetchall()  # fmt: skip
+        return [StoredResult(*row) for row in rows]
+
+    def decide(self, result_id: str, decision: str) -> StoredResult | None:
+        """A keeper's decision on a held result (``approve``: listed; ``reject``: never shown), made once: None when
+        the result is not held (or not there)."""
+        status = DECISIONS[decision]
+        with self.transaction() as cursor:
+            changed = self._run(cursor, "UPDATE results SET status = ?, decided_at = ? WHERE id = ? AND status = "
+                                        "'held' RETURNING id", (status, _now(), result_id)).fetchone()  # fmt: skip
+            if changed is None:
+                return None
+            row = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE id = ?", (result_id,)).fetchone()
+        return StoredResult(*row)
+
+    def submitted_by(self, result_id: str, hashed: str) -> bool:
+        """Whether the token of this hash sent the result."""
+        with self.transaction(write=False) as cursor:
+            row = self._run(cursor, "SELECT 1 FROM results WHERE id = ? AND token_hash = ?", (result_id, hashed))
+            return row.fetchone() is not None
 
     def get(self, result_id: str) -> StoredResult | None:
         """A result by its id or its profile's id, whatever its status (the caller decides what to show)."""
