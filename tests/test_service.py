@@ -444,7 +444,8 @@ def test_held_results_reach_a_keeper_who_approves_or_rejects_each(database_url, 
         status, waiting = _review(running, keeper)
         assert status == 200 and {r["id"] for r in waiting["held"]} == {a["id"] for a in held}
         assert all("outside the model's cross-validated range" in r["reason"] for r in waiting["held"])
-        assert _review(running, keeper, held[0]["id"], "maybe")[0] == 400
+        maybe = _review(running, keeper, held[0]["id"], "maybe")
+        assert maybe[0] == 422 and maybe[1]["rule"] == "request" and maybe[1]["field"] == "decision"
         assert _review(running, token, held[0]["id"], "approve")[0] == 403
         status, approved = _review(running, keeper, held[0]["id"], "approve")
         assert status == 200 and approved["status"] == "listed"

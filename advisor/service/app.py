@@ -24,7 +24,7 @@ import logging
 import tarfile
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -32,10 +32,12 @@ import yaml
 # service's tests import this module (the `serve` extra); the CLI and the app never do.
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from advisor.decision.pipeline import Advisor
-from advisor.service import checks, storage
+from advisor.service import checks, openapi, storage
 from advisor.service.checks import Refusal
 from advisor.store.write import dump_profile
 
@@ -67,9 +69,32 @@ def create_app(settings: Settings, store: storage.Storage | None = None) -> Fast
                              "detail": "the service failed; the upload was not stored: try again later"},
                             status_code=500)  # fmt: skip
 
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, error: RequestValidationError) -> JSONResponse:
+        first = error.errors()[0] if error.errors() else {}
+        where = ".".join(str(part) for part in first.get("loc", ())[1:])
+        refusal = Refusal("request", f"{first.get('msg', 'not of its type')}", where)
+        return JSONResponse(refusal.record(), status_code=refusal.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        headers = dict(error.headers or {})
+        if error.status_code == 405:  # every method of the path, not only those of the first route that matched it
+            headers["Allow"] = ", ".join(openapi.allowed_methods(app.routes, request.url.path))
+        return JSONResponse({"detail": error.detail}, status_code=error.status_code, headers=headers)
+
     _submitting(app, settings, database)
     _reading(app, database)
     _reviewing(app, database)
+    generate = app.openapi
+
+    def described() -> dict[str, Any]:  # the generated document, completed once (advisor.service.openapi)
+        if not getattr(app.state, "described", False):
+            openapi.describe(generate())
+            app.state.described = True
+        return app.openapi_schema
+
+    app.openapi = described  # type: ignore[method-assign]
     return app
 
 
@@ -161,11 +186,9 @@ def _reviewing(app: FastAPI, database: storage.Storage) -> None:
                                        "profile": yaml.safe_load(r.document)} for r in database.held()]})  # fmt: skip
 
     @app.post(API + "/review/{result_id}")
-    def decide(request: Request, result_id: str, decision: str = "") -> Response:
+    def decide(request: Request, result_id: str, decision: Literal["approve", "reject"]) -> Response:
         try:
             _keeper(database, request.headers.get("authorization", ""))
-            if decision not in storage.DECISIONS:
-                raise Refusal("decision", f"decision={decision!r}: say decision=approve or decision=reject")
             decided = database.decide(result_id, decision)
             if decided is None:
                 found = database.get(result_id)

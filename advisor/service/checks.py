@@ -53,9 +53,10 @@ RULES = {
                              "UUIDs, MAC or IP addresses (advisor submit scrubs them)"),
         Rule("physical_bound", 422, "times no faster than the device's physical bound (its peak and bandwidth in "
                                     "the catalog)"),
+        Rule("request", 422, "query parameters of the types the API description gives (a number where it asks for "
+                             "one)"),
         Rule("keeper", 403, "review: a keeper's token (advisor serve --new-token NAME --keeper)"),
         Rule("not_held", 409, "review: a result that is held (a decision is made once)"),
-        Rule("decision", 400, "review: decision=approve or decision=reject"),
     )
 }  # fmt: skip
 
