@@ -76,11 +76,11 @@ def exported(service: Service) -> dict[str, str]:
 def test_the_privacy_rules_find_and_scrub_each_kind():
     notes = ("ran in /home/alice/work and C:\\Users\\bob\\x on ip-10-0-0-12 at 192.168.1.4, mac 00:1a:2b:3c:4d:5e, "
              "GPU-6f1c2b3a-1111-2222-3333-444455556666, fe80::1ff:fe23:4567:890a, box.local, serial: ABC123456, "
-             "mail al@example.org, phone +1 415 555 0199")
+             "mail al@example.org, phone +1 415 555 0199, key hf_abcdefghijklmnopqrstuvwx")
     data = {"notes": [notes], "host": {"hostname": "gpu-box-7", "cpu": "AMD EPYC"}, "software": {"python": "3.11.7"}}
     rules = {f.rule for f in privacy.findings(data)}
     assert rules == {"home path", "UUID", "MAC address", "IPv4 address", "IPv6 address", "host name", "serial number",
-                     "email address", "phone number", "a hostname field"}  # fmt: skip
+                     "email address", "phone number", "access token", "a hostname field"}  # fmt: skip
     clean, scrubbed = privacy.scrub(data, names=["gpu-box-7"])
     assert privacy.findings(clean, names=["alice"]) == [] and {f.rule for f in scrubbed} == rules
     assert clean["host"] == {"cpu": "AMD EPYC"} and clean["software"] == {"python": "3.11.7"}
@@ -357,6 +357,8 @@ PERSONAL = [
     ("a MAC address", "nic 00:1a:2b:3c:4d:5e", "00:1a:2b:3c:4d:5e"),
     ("a UUID", "GPU-6f1c2b3a-1111-2222-3333-444455556666", "6f1c2b3a-1111-2222-3333-444455556666"),
     ("a serial number", "serial: XK3920DD11", "XK3920DD11"),
+    ("a GitHub token", "token ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    ("an API key", "key sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2", "sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2"),
 ]
 
 

@@ -49,8 +49,8 @@ RULES = {
                           f"{parse.MAX_NODES:,} values"),
         Rule("schema_version", 400, f"a profile of schema version {SCHEMA_VERSION} or older (older ones are migrated)"),
         Rule("validation", 422, "a valid profile, as `advisor validate` checks it"),
-        Rule("privacy", 422, "no host or user names, email addresses, phone numbers, home paths, serial numbers, "
-                             "UUIDs, MAC or IP addresses (advisor submit scrubs them)"),
+        Rule("privacy", 422, "no host or user names, email addresses, phone numbers, access tokens, home paths, "
+                             "serial numbers, UUIDs, MAC or IP addresses (advisor submit scrubs them)"),
         Rule("physical_bound", 422, "times no faster than the device's physical bound (its peak and bandwidth in "
                                     "the catalog)"),
         Rule("request", 422, "query parameters of the types the API description gives (a number where it asks for "

@@ -1,7 +1,7 @@
 """What a contributed profile must not carry: the machine's and the user's names, email addresses, phone numbers,
-home paths, serial numbers, UUIDs, MAC and IP addresses. One table of rules: the client scrubs what they find
-(:func:`scrub`) before it shows and sends a profile; the server refuses a profile in which any is still found
-(:func:`findings`). Pure.
+access tokens, home paths, serial numbers, UUIDs, MAC and IP addresses. One table of rules: the client scrubs what
+they find (:func:`scrub`) before it shows and sends a profile; the server refuses a profile in which any is still
+found (:func:`findings`). Pure.
 
 A key rule drops the whole field wherever it appears (``hostname: gpu-box-7``); a text rule rewrites the part of a
 string it matches (``/home/alice/data`` becomes ``~/data``). The client also removes this machine's own host and
@@ -34,6 +34,10 @@ class TextRule:
 
 TEXT_RULES = (
     TextRule("email address", re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"), "[email]"),
+    # a secret: this service's own tokens and the common providers' keys (GitHub, OpenAI, Hugging Face, Slack, AWS)
+    TextRule("access token", re.compile(r"\b(?:adv_[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}"
+                                        r"|sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}"
+                                        r"|AKIA[0-9A-Z]{16})"), "[token]"),
     TextRule("home path", re.compile(r"(?:/home|/Users|/export/home)/[^/\s'\"]+|[A-Za-z]:\\Users\\[^\\\s'\"]+"),
              "~"),
     TextRule("UUID", re.compile(r"\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b"),
