@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from advisor.errors import AdvisorError
 from advisor.infer import speed as speed_model
 from advisor.infer.engines import architecture_refusal
 from advisor.infer.job import InferenceJob
@@ -103,7 +104,12 @@ def inference_rows(
             continue  # nothing to decide with: no guess
         verdict = memory_verdict(job, memory_gb)
         why = architecture_refusal(gpu.architecture, job.weights, job.kv)
-        speed = None if why else speed_model.predict(job, gpu, fit)
+        speed = None
+        if why is None:
+            try:
+                speed = speed_model.predict(job, gpu, fit)
+            except AdvisorError as error:  # a figure the catalog lacks for this GPU: no speed, said, the rest go on
+                why = str(error)
         owned = rented = provider = None
         if speed is not None and verdict.verdict != "does not fit":
             owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)

@@ -94,10 +94,14 @@ def _peak_tflops(gpu: Gpu, job: InferenceJob) -> float:
 
 
 def _link(gpu: Gpu) -> tuple[str, float]:
+    """The link the GPUs exchange activations over: NVLink where the card has it, else PCIe (never guessed)."""
     nvlink = gpu.value("nvlink_gbs")
     if nvlink:
         return "nvlink", float(nvlink)
-    return "pcie", float(gpu.value("pcie_gbs") or 16.0)
+    pcie = gpu.value("pcie_gbs")
+    if not pcie:
+        raise AdvisorError(f"{gpu.name}: the catalog gives no link between GPUs; several of them are not estimated")
+    return "pcie", float(pcie)
 
 
 def _allreduce_s(job: InferenceJob, gpu: Gpu, tokens: int) -> float:
