@@ -125,7 +125,7 @@ def wait_for_grid(page) -> None:
 
 def widths_available(page) -> float:
     wait_for_grid(page)
-    return page.evaluate("() => document.querySelector('[data-testid=stDataFrame] .dvn-scroller').clientWidth")
+    return page.evaluate("sel => document.querySelector(sel).clientWidth", SCROLLER)
 
 
 def best_upgrade(page) -> str:
@@ -159,10 +159,8 @@ def test_the_first_screen_answers_should_i(app_url, browser):
     table = page.get_by_test_id("stDataFrame").first
     table.scroll_into_view_if_needed()
     wait_for_grid(page)
-    widths = page.evaluate(
-        "() => { const s = document.querySelector('[data-testid=stDataFrame] .dvn-scroller');"
-        " return [s.scrollWidth, s.clientWidth]; }"
-    )
+    widths = page.evaluate("sel => { const s = document.querySelector(sel); return [s.scrollWidth, s.clientWidth]; }",
+                           SCROLLER)  # fmt: skip
     assert widths[0] <= widths[1], f"the table scrolls sideways: {widths}"
     # No head or cell is cut: each text of the table as the app shows it (the same pipeline, the same words),
     # measured in the page's own font, fits the width the app gives its column, with the grid's padding. The

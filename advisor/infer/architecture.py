@@ -270,30 +270,34 @@ def mapping_of(model: ModelConfig) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1)
-def inference_presets() -> dict[str, dict[str, Any]]:
-    """The inference presets' config.json keys, by id (``advisor/data/inference_models.yaml``)."""
+def _models_file() -> dict[str, Any]:
+    """``advisor/data/inference_models.yaml``, read and checked once."""
     text = resources.files("advisor").joinpath("data", INFERENCE_MODELS_FILE).read_text(encoding="utf-8")
     data = safe_load(text)
     if data.get("inference_models_version") != INFERENCE_MODELS_VERSION:
         raise AdvisorError(
             f"advisor/data/{INFERENCE_MODELS_FILE}: inference_models_version must be {INFERENCE_MODELS_VERSION}"
         )
-    return {
-        key: {**entry["config"], "_source": entry["source"], "_name": entry["name"]}
-        for key, entry in data["models"].items()
-    }
+    return data
 
 
 @lru_cache(maxsize=1)
-def _context_data() -> dict[str, Any]:
-    text = resources.files("advisor").joinpath("data", INFERENCE_MODELS_FILE).read_text(encoding="utf-8")
-    data = safe_load(text)
-    return {"cap": int(data["unknown_maximum_cap"]), "max": dict(data.get("max_context") or {})}
+def inference_presets() -> dict[str, dict[str, Any]]:
+    """The inference presets' config.json keys, by id (``advisor/data/inference_models.yaml``)."""
+    return {
+        key: {**entry["config"], "_source": entry["source"], "_name": entry["name"]}
+        for key, entry in _models_file()["models"].items()
+    }
+
+
+def _max_context(preset: str) -> int | None:
+    """A training preset's own longest context (None: not known)."""
+    return (_models_file().get("max_context") or {}).get(preset)
 
 
 def unknown_maximum_cap() -> int:
     """How far the longest context is searched for a model whose maximum is not known."""
-    return _context_data()["cap"]
+    return int(_models_file()["unknown_maximum_cap"])
 
 
 def read_inference_config(path: str | Path) -> InferenceModel:
@@ -320,7 +324,7 @@ def resolve_inference_model(name_or_path: str) -> InferenceModel:
     training = load_presets()
     for key, model in training.items():
         if wanted in (key, model.name.lower().replace(" ", "-")):
-            mapping = {**mapping_of(model), "max_position_embeddings": _context_data()["max"].get(key)}
+            mapping = {**mapping_of(model), "max_position_embeddings": _max_context(key)}
             return model_from_mapping(mapping, f"advisor/data/models.yaml: models.{key}", model.name)
     path = Path(name_or_path)
     if path.suffix == ".json" or path.is_dir() or path.exists():

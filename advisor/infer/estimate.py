@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from advisor.errors import AdvisorError
+from advisor.infer import saturated
 from advisor.infer import speed as speed_model
 from advisor.infer.engines import architecture_refusal
 from advisor.infer.job import InferenceJob
@@ -63,8 +64,6 @@ def engine_fits(catalog: Catalog) -> dict[str, speed_model.EngineFit]:
 
 def _saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[float, int, bool] | None:
     """Output tokens a second under maximum load (the engine's fitted constants, else the hardware's bound)."""
-    from advisor.infer import saturated
-
     fit = saturated.saturated_fits(catalog).get(job.engine.id, saturated.SaturatedFit())
     terms = saturated.terms(job, gpu)
     if terms.batch < 1:

@@ -18,16 +18,14 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
 from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.job import InferenceJob, make_job
 from advisor.infer.memory import memory_verdict
-from advisor.infer.speed import RESULTS_FILE, _allreduce_s, _decode_terms, _prefill_work
+from advisor.infer.speed import _allreduce_s, _decode_terms, _prefill_work, results_file
 from advisor.store.catalog import Catalog, Gpu
-from advisor.store.parse import safe_load
 
 GRID_BYTES = np.linspace(1.0, 3.0, 21)
 GRID_COMPUTE = np.linspace(1.0, 6.0, 26)
@@ -72,9 +70,9 @@ class Terms:
 
 @lru_cache(maxsize=1)
 def load_saturated() -> tuple[SaturatedRow, ...]:
-    data = safe_load(resources.files("advisor").joinpath("data", RESULTS_FILE).read_text(encoding="utf-8"))
+    """The published saturated throughputs (``saturated`` in inference_results.yaml)."""
     rows = []
-    for row in data.get("saturated") or []:
+    for row in results_file().get("saturated") or []:
         engine, gpu, devices, model, weights, kv, isl, osl, value, source = row
         rows.append(
             SaturatedRow(engine, gpu, int(devices), model, weights, kv, int(isl), int(osl), float(value), source)

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -161,12 +162,20 @@ def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
 
 
 @lru_cache(maxsize=1)
-def load_measured() -> tuple[Measured, ...]:
-    """The shipped measurements (``advisor/data/inference_results.yaml``)."""
+def results_file() -> dict[str, Any]:
+    """``advisor/data/inference_results.yaml``, read and checked once (its measurements, saturated throughputs and
+    fit edges)."""
     text = resources.files("advisor").joinpath("data", RESULTS_FILE).read_text(encoding="utf-8")
     data = safe_load(text)
     if data.get("inference_results_version") != RESULTS_VERSION:
         raise AdvisorError(f"advisor/data/{RESULTS_FILE}: inference_results_version must be {RESULTS_VERSION}")
+    return data
+
+
+@lru_cache(maxsize=1)
+def load_measured() -> tuple[Measured, ...]:
+    """The shipped measurements (``advisor/data/inference_results.yaml``)."""
+    data = results_file()
     rows = []
     for index, row in enumerate(data["measurements"]):
         if len(row) != 9 or row[8] not in data["sources"]:

@@ -9,8 +9,7 @@ import pandas as pd
 from advisor.infer.architecture import unknown_maximum_cap
 from advisor.infer.estimate import CostInputs, InferencePicks, InferenceRow
 from advisor.infer.job import InferenceJob
-from advisor.render import charts
-from advisor.render.tables import text_table_of
+from advisor.render import charts, tables
 
 GB = 1e9
 
@@ -118,7 +117,7 @@ def inference_text(
 ) -> str:
     """The header, one line per GPU, and what the columns mean."""
     notes = table_notes(rows)
-    table = text_table_of(rows, COLUMNS, left={"gpu", "memory"})
+    table = tables.text_table_of(rows, COLUMNS, left={"gpu", "memory"})
     return "\n".join(
         [
             inference_header(job, inputs),
@@ -200,7 +199,7 @@ def pick_lines(found: InferencePicks) -> list[str]:
 
 def table_frame(rows: list[InferenceRow]) -> pd.DataFrame:
     """The per-GPU table as the app shows it: the CLI's columns, as text."""
-    return pd.DataFrame({head: [render(r) for r in rows] for head, render in COLUMNS})
+    return tables.table_frame(rows, COLUMNS)
 
 
 def throughput_chart(curves: dict[str, list[tuple[int, float, float]]]) -> dict[str, Any]:
