@@ -182,8 +182,12 @@ def workload_picker(names: pd.Series, counts: pd.Series, preferred: tuple | None
     uploaded profile's workload comes first: its own model, estimated on the catalog."""
     if len(names) == 1:
         return names.index[0]
-    kinds = {WorkloadKind.LSTM: "LSTM, ", WorkloadKind.MODEL: "your model, ",
-             WorkloadKind.TRACKED: "your job, tracked, ", WorkloadKind.PUBLISHED: ""}  # a published name says it
+    kinds = {
+        WorkloadKind.LSTM: "LSTM, ",
+        WorkloadKind.MODEL: "your model, ",
+        WorkloadKind.TRACKED: "your job, tracked, ",
+        WorkloadKind.PUBLISHED: "",
+    }  # a published name says it
     if preferred is not None and st.session_state.get("upload_workload") != preferred:
         st.session_state["upload_workload"] = preferred  # a new upload: its workload is shown (once; then the
         st.session_state["workload"] = preferred  # picker is the user's again)
@@ -200,28 +204,52 @@ def profile_picker(where, label: str, names: pd.Series, key: str, default: str, 
     more than a list can show (analysis.pick_list)."""
     query = ""
     if len(names) > analysis.PICK_LIMIT:
-        query = where.text_input(f"Find {label.lower()}", key=f"{key}_search", placeholder="part of a name",
-                                 help=f"{len(names):,} profiles: type part of a name to narrow the list.")  # fmt: skip
+        query = where.text_input(
+            f"Find {label.lower()}",
+            key=f"{key}_search",
+            placeholder="part of a name",
+            help=f"{len(names):,} profiles: type part of a name to narrow the list.",
+        )
     chosen = st.session_state.get(key)
     picks = analysis.pick_list(names, query, keep=chosen if chosen in names.index else default)
     if picks.searchable:
-        where.caption(f"{min(len(picks.ids), picks.matched):,} of {picks.matched:,} matching profiles listed"
-                      + (": type more of a name to narrow them." if picks.matched > len(picks.ids) else "."))
+        where.caption(
+            f"{min(len(picks.ids), picks.matched):,} of {picks.matched:,} matching profiles listed"
+            + (": type more of a name to narrow them." if picks.matched > len(picks.ids) else ".")
+        )
     ids = picks.ids or [default]
-    return where.selectbox(label, ids, index=ids.index(default) if default in ids else 0,
-                           format_func=lambda pid: str(names[pid]), key=key, help=help_text)  # fmt: skip
+    return where.selectbox(
+        label,
+        ids,
+        index=ids.index(default) if default in ids else 0,
+        format_func=lambda pid: str(names[pid]),
+        key=key,
+        help=help_text,
+    )
 
 
 def sidebar(names: pd.Series, slowest: str) -> Choices:
     """The user's hardware (``names``: the workload's profiles, slowest first: the usual starting point is the
     hardware that needs an upgrade), budget, precision, habits and goal. The inputs cannot take a negative number."""
     bar = st.sidebar
-    current_id = profile_picker(bar, "Current hardware", names, "current", slowest,
-                                "The hardware you train on today (its float32 result, or its only result).")
+    current_id = profile_picker(
+        bar,
+        "Current hardware",
+        names,
+        "current",
+        slowest,
+        "The hardware you train on today (its float32 result, or its only result).",
+    )
     budget = bar.number_input(
-        "Budget (USD)", min_value=0.0, value=None, step=100.0, format="%.0f", placeholder="no limit",
-        key="budget", help="The most you will spend on a purchase (empty: no limit). Renting needs none.",
-    )  # fmt: skip
+        "Budget (USD)",
+        min_value=0.0,
+        value=None,
+        step=100.0,
+        format="%.0f",
+        placeholder="no limit",
+        key="budget",
+        help="The most you will spend on a purchase (empty: no limit). Renting needs none.",
+    )
     precision = bar.radio(
         "Precision",
         list(PRECISION_CHOICES),
@@ -230,9 +258,12 @@ def sidebar(names: pd.Series, slowest: str) -> Choices:
         help="float32 only, mixed precision only, or the best of both (mixed precision is a free upgrade).",
     )
     goal = bar.radio(
-        "Goal", list(GOAL_LABELS), format_func=GOAL_LABELS.__getitem__, key="goal",
+        "Goal",
+        list(GOAL_LABELS),
+        format_func=GOAL_LABELS.__getitem__,
+        key="goal",
         help="; ".join(f"{GOAL_LABELS[g]}: {text}" for g, text in costs.GOAL_HELP.items()),
-    )  # fmt: skip
+    )
     include_estimates = bar.toggle(
         "Include estimates",
         value=True,
@@ -240,24 +271,38 @@ def sidebar(names: pd.Series, slowest: str) -> Choices:
         help="Add the performance model's estimates for the catalog's GPUs (marked estimated, with a likely range).",
     )
     link_gbps = bar.number_input(
-        "Also two machines, linked at (Gb/s)", min_value=0.0, value=None, step=10.0, format="%g",
-        placeholder="not offered", key="link_gbps", disabled=not include_estimates,
+        "Also two machines, linked at (Gb/s)",
+        min_value=0.0,
+        value=None,
+        step=10.0,
+        format="%g",
+        placeholder="not offered",
+        key="link_gbps",
+        disabled=not include_estimates,
         help="Offer two machines of each GPU joined by a network of this speed. Estimated: the network's cost comes "
         "from the link's speed (an all-reduce that hides behind the backward pass), and no published result spans "
         "machines to check it.",
-    )  # fmt: skip
+    )
+    habits = habit_inputs(bar)
+    return Choices(current_id, budget, PRECISION_CHOICES[precision], include_estimates, goal, habits, link_gbps or None)
+
+
+def habit_inputs(bar: Any) -> costs.Habits:
+    """The user's habits and prices, each input from its one definition (costs.HABIT_OPTIONS)."""
     defaults = costs.Habits()
     bar.subheader("Your habits and prices")
     values = {
         name: bar.number_input(
-            label, min_value=minimum, value=float(getattr(defaults, name)), step=step, key=name,
+            label,
+            min_value=minimum,
+            value=float(getattr(defaults, name)),
+            step=step,
+            key=name,
             help=costs.HABIT_OPTIONS[name][1].capitalize() + ".",
         )
         for name, (label, minimum, step) in HABIT_INPUTS.items()
-    }  # fmt: skip
-    habits = costs.Habits(**values)
-    return Choices(current_id, budget, PRECISION_CHOICES[precision], include_estimates, goal, habits,
-                   link_gbps or None)  # fmt: skip
+    }
+    return costs.Habits(**values)
 
 
 # --------------------------------------------------------------------------- sections
@@ -265,8 +310,9 @@ def sidebar(names: pd.Series, slowest: str) -> Choices:
 
 def problems_section(problems: list[str], bad_files: int, upload_problems: list[str], catalog_problem: str) -> None:
     if problems:
-        st.warning(f"{bad_files} invalid profile file(s) are left out; the rest work as usual.",
-                   icon=":material/warning:")
+        st.warning(
+            f"{bad_files} invalid profile file(s) are left out; the rest work as usual.", icon=":material/warning:"
+        )
         with st.expander(f"{len(problems)} problem(s) in the profiles folder", expanded=False):
             for problem in problems:
                 st.text(problem)
@@ -293,7 +339,7 @@ def headline(rec: analysis.Recommendation) -> None:
             delta=f"{best['speedup_vs_current']:.2f}x faster, {cost}",
             border=True,
         )
-        payback = render_compare.fmt_payback(best).replace("wk", "weeks")
+        payback = render_compare.fmt_payback(best, weeks_word="weeks")
         time_only = render_compare.payback_counts_time_alone(best)  # the power is unknown: said in the tooltip
         cells = [
             ("Upgrade cost", "free" if best["free_upgrade"] else fmt_usd(best["upgrade_cost_usd"]), None),
@@ -310,9 +356,13 @@ def headline(rec: analysis.Recommendation) -> None:
             st.caption(safe(f"Estimated, not measured: {said}"))
     st.caption("Renting: " + safe(prose.rent_advice(rec)))
     h = rec.habits
-    st.caption(safe(f"With: {h.runs_per_week:g} runs a week, an hour of waiting worth ${h.hour_value:,.0f}, "
-                    f"${h.kwh_price:.2f} per kWh, hardware kept {h.lifetime_years:g} years (change them in the "
-                    "sidebar; an hour worth $0 counts the energy alone)."))  # fmt: skip
+    st.caption(
+        safe(
+            f"With: {h.runs_per_week:g} runs a week, an hour of waiting worth ${h.hour_value:,.0f}, "
+            f"${h.kwh_price:.2f} per kWh, hardware kept {h.lifetime_years:g} years (change them in the "
+            "sidebar; an hour worth $0 counts the energy alone)."
+        )
+    )
     current = rec.current
     st.caption(
         safe(
@@ -347,8 +397,11 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
     count = len(rec.option_rows)
     st.subheader("Every option" if count <= TABLE_ROWS else f"The {TABLE_ROWS} best options")
     shown = rec.option_rows.head(TABLE_ROWS)  # in the goal's order: the best first
-    more = st.toggle("More columns", key="more_columns",
-                     help="Also what each price is (its kind and date) and what renting costs a run.")
+    more = st.toggle(
+        "More columns",
+        key="more_columns",
+        help="Also what each price is (its kind and date) and what renting costs a run.",
+    )
     table = render_compare.options_display(shown)
     if not more:
         table = table.drop(columns=list(render_compare.MORE_COLUMNS))
@@ -361,36 +414,64 @@ def options_section(rec: analysis.Recommendation) -> pd.DataFrame:
         hide_index=True,
         width="stretch",
         disabled=[c for c in table.columns if c != YOUR_PRICE],
-        column_config={
-            **{name: st.column_config.TextColumn(width=column_width(name, table[name]),
-                                                help=metrics.definition(key) if key else TABLE_HELP.get(name))
-               for name, key, _ in render_compare.DISPLAY_COLUMNS if name in table.columns},
-            YOUR_PRICE: st.column_config.TextColumn(width=column_width(YOUR_PRICE, ["$10,000"], EDIT_ICON_PX),
-                                                    validate=DOLLARS_PATTERN, help=TABLE_HELP[YOUR_PRICE]),
-        },
+        column_config=options_columns(table),
         key=f"options_table_{st.session_state.get('price_edits', 0)}",
     )
-    typed = {pid: price for pid, text in zip(ids, edited[YOUR_PRICE], strict=True)
-             if (price := typed_dollars(text)) is not None}  # fmt: skip
+    typed = {
+        pid: price
+        for pid, text in zip(ids, edited[YOUR_PRICE], strict=True)
+        if (price := typed_dollars(text)) is not None
+    }
     changed = {**{k: v for k, v in prices.items() if k not in ids}, **typed}
     if changed != prices:  # a price typed or cleared: recommend again with it
         st.session_state["your_prices"] = changed
         st.session_state["price_edits"] = st.session_state.get("price_edits", 0) + 1
         st.rerun()
     more = f" {count - TABLE_ROWS:,} more are in the CSV." if count > TABLE_ROWS else ""
-    st.caption("Estimated rows show their likely range beside the time; payback * means the energy saving is "
-               f"unknown and left out.{more}")  # fmt: skip
+    st.caption(
+        "Estimated rows show their likely range beside the time; payback * means the energy saving is "
+        f"unknown and left out.{more}"
+    )
+    downloads(rec)
+    return table
+
+
+def options_columns(table: pd.DataFrame) -> dict[str, Any]:
+    """Each column's width and definition; the "your price" column's check of what is typed."""
+    return {
+        **{
+            name: st.column_config.TextColumn(
+                width=column_width(name, table[name]), help=metrics.definition(key) if key else TABLE_HELP.get(name)
+            )
+            for name, key, _ in render_compare.DISPLAY_COLUMNS
+            if name in table.columns
+        },
+        YOUR_PRICE: st.column_config.TextColumn(
+            width=column_width(YOUR_PRICE, ["$10,000"], EDIT_ICON_PX),
+            validate=DOLLARS_PATTERN,
+            help=TABLE_HELP[YOUR_PRICE],
+        ),
+    }
+
+
+def downloads(rec: analysis.Recommendation) -> None:
+    """The table as CSV and the recommendation as Markdown, made only when a button is clicked."""
     left, right = st.columns(2)
     # The files are made only when a button is clicked (deferred), not on every re-run: so is the whole table.
     left.download_button(
-        "Download the table (CSV)", partial(render_compare.options_csv, rec), "advisor-options.csv", "text/csv",
+        "Download the table (CSV)",
+        partial(render_compare.options_csv, rec),
+        "advisor-options.csv",
+        "text/csv",
         on_click="ignore",
-    )  # fmt: skip
+    )
     right.download_button(
-        "Download the recommendation (Markdown)", partial(render_compare.recommendation_markdown, rec),
-        "advisor-recommendation.md", "text/markdown", on_click="ignore",
-    )  # fmt: skip
-    return table
+        "Download the recommendation (Markdown)",
+        partial(render_compare.recommendation_markdown, rec),
+        "advisor-recommendation.md",
+        "text/markdown",
+        on_click="ignore",
+    )
 
 
 def typed_dollars(text: Any) -> float | None:
@@ -411,14 +492,16 @@ def column_width(head: str, cells: Iterable[Any], extra: int = 0) -> int:
     return text_width.column_px([head, *(str(cell) for cell in cells)], extra)
 
 
-
 def devices_section(rec: analysis.Recommendation) -> None:
     """What each added device or machine buys, where a profile measured several and one device in the same run."""
     if rec.devices is None or rec.devices.empty:
         return
     with st.expander("What each added device or machine buys", expanded=False):
-        st.dataframe(render_tables.table_frame(rec.devices.to_dict("records"), render_compare.DEVICE_COLUMNS),
-                     hide_index=True, width="stretch")  # fmt: skip
+        st.dataframe(
+            render_tables.table_frame(rec.devices.to_dict("records"), render_compare.DEVICE_COLUMNS),
+            hide_index=True,
+            width="stretch",
+        )
 
 
 def ladder_section(rec: analysis.Recommendation) -> None:
@@ -427,8 +510,11 @@ def ladder_section(rec: analysis.Recommendation) -> None:
         return
     with st.expander("The upgrade ladder: where returns fall off", expanded=False):
         step = ("step", lambda r: f"{r['name']}, {r['precision']}")  # the app names options; the CLI, ids
-        st.dataframe(render_tables.table_frame(ladder.to_dict("records"), [step, *render_compare.LADDER_COLUMNS[1:]]),
-                     hide_index=True, width="stretch")  # fmt: skip
+        st.dataframe(
+            render_tables.table_frame(ladder.to_dict("records"), [step, *render_compare.LADDER_COLUMNS[1:]]),
+            hide_index=True,
+            width="stretch",
+        )
         st.caption(metrics.definition("marginal_usd_per_hour_saved_per_week"))
 
 
@@ -444,10 +530,15 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
         results = analysis.filter_precision(wframe, precision)
         shown = charts.price_time_points(results, CHART_POINTS)
         st.vega_lite_chart(spec=charts.price_time_chart(shown), width="stretch")
-        note = f" The frontier and the {CHART_POINTS} fastest of {len(results):,} results are drawn." if len(
-            shown) < len(results) else ""  # fmt: skip
-        st.caption("A result is on the frontier when nothing is both cheaper (or equal) and faster. Unpriced results "
-                   f"are left out.{note}")  # fmt: skip
+        note = (
+            f" The frontier and the {CHART_POINTS} fastest of {len(results):,} results are drawn."
+            if len(shown) < len(results)
+            else ""
+        )
+        st.caption(
+            "A result is on the frontier when nothing is both cheaper (or equal) and faster. Unpriced results "
+            f"are left out.{note}"
+        )
     elif chosen == "Dollars per speedup":
         priced = options.column("dollars_per_speedup_vs_current").dropna()
         if priced.empty:
@@ -476,9 +567,14 @@ def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_
     st.subheader("Profile details")
     if names.empty:
         return
-    detail_id = profile_picker(st, "Profile", names, "detail", current_id if current_id in names.index
-                               else names.index[0],
-                               "A profile's hardware, software, workload and provenance as its file has them.")
+    detail_id = profile_picker(
+        st,
+        "Profile",
+        names,
+        "detail",
+        current_id if current_id in names.index else names.index[0],
+        "A profile's hardware, software, workload and provenance as its file has them.",
+    )
     detail = profile_of(detail_id)
     if detail is None:
         st.caption("This profile's file changed or is gone since the page loaded: reload the page.")
@@ -490,17 +586,20 @@ def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_
     hardware_col, software_col, provenance_col = st.columns(3)
     with hardware_col:
         st.markdown("**Hardware**")
-        st.json({"device": shown(detail.device), "host": shown(detail.host), "price": shown(detail.price)},
-                expanded=True)  # fmt: skip
+        st.json(
+            {"device": shown(detail.device), "host": shown(detail.host), "price": shown(detail.price)}, expanded=True
+        )
     with software_col:
         st.markdown("**Software and workload**")
         st.json({"software": shown(detail.software), "workload": shown(detail.workload)}, expanded=True)
     with provenance_col:
         st.markdown("**Provenance**")
-        st.json({"id": detail.id, "provenance": shown(detail.provenance), "notes": list(detail.notes or ())}
-                if not isinstance(detail.notes, str) else
-                {"id": detail.id, "provenance": shown(detail.provenance), "notes": [detail.notes]},
-                expanded=True)  # fmt: skip
+        st.json(
+            {"id": detail.id, "provenance": shown(detail.provenance), "notes": list(detail.notes or ())}
+            if not isinstance(detail.notes, str)
+            else {"id": detail.id, "provenance": shown(detail.provenance), "notes": [detail.notes]},
+            expanded=True,
+        )
     epoch_chart = charts.epoch_times_chart(detail)
     if epoch_chart is not None:
         st.vega_lite_chart(spec=epoch_chart, width="stretch")
@@ -528,8 +627,12 @@ def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog
         if found.widths.summary:
             st.dataframe(pd.DataFrame(list(found.widths.summary)), hide_index=True)
         if found.not_estimated:
-            st.text("\n".join(f"Not estimated: {e.device.name} {e.precision}: {render_basis.words(e.no_peak)}"
-                               for e in found.not_estimated))
+            st.text(
+                "\n".join(
+                    f"Not estimated: {e.device.name} {e.precision}: {render_basis.words(e.no_peak)}"
+                    for e in found.not_estimated
+                )
+            )
 
 
 def chosen_model(preset: str | None, config_upload) -> tuple[llm_config.ModelConfig | None, str]:
@@ -555,36 +658,27 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
     picked = st.session_state.get("llm_model") or st.session_state.get("llm_config") is not None
     with st.expander("What are you training? A language model: full fine-tuning, LoRA or QLoRA", expanded=bool(picked)):
         left, middle, right = st.columns(3)
-        preset = left.selectbox("Model", list(presets), index=None, key="llm_model", placeholder="Pick a model",
-                                format_func=lambda k: f"{presets[k].name} ({llm_config.size_text(presets[k])})")
+        preset = left.selectbox(
+            "Model",
+            list(presets),
+            index=None,
+            key="llm_model",
+            placeholder="Pick a model",
+            format_func=lambda k: f"{presets[k].name} ({llm_config.size_text(presets[k])})",
+        )
         upload = left.file_uploader("or its config.json (read, never saved)", type=["json"], key="llm_config")
-        method = middle.selectbox("Method", [m.value for m in Method], index=1, key="llm_method",
-                                  format_func=lambda m: {"full": "full fine-tuning", "lora": "LoRA",
-                                                         "qlora": "QLoRA (4-bit base)"}[m])
+        method = middle.selectbox(
+            "Method",
+            [m.value for m in Method],
+            index=1,
+            key="llm_method",
+            format_func=lambda m: {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}[m],
+        )
         seq_len = middle.number_input("Tokens per example (sequence length)", 64, 262_144, 2048, 128, key="llm_seq")
         batch = middle.number_input("Micro-batch (sequences)", 1, 4096, 1, key="llm_batch")
         examples = right.number_input("Examples", 1, 10**9, 10_000, 1000, key="llm_examples")
         epochs = right.number_input("Epochs", 0.1, 1000.0, 1.0, 0.5, key="llm_epochs")
-        default_stack, why, stacks = llm_stack.load_stacks()
-        stack_name = left.selectbox("Training stack", list(stacks), index=list(stacks).index(default_stack),
-                                    key="llm_stack", format_func=lambda k: stacks[k].title,
-                                    help=f"Its defaults decide the memory (the loss, checkpointing, where the "
-                                    f"optimizer's states live) and, for a tuned FP8 stack (nemo), the speed and "
-                                    f"how the model is split over several GPUs. Default: {why}")  # fmt: skip
-        checkpointing = left.selectbox("Activation checkpointing", ["stack", *[c.value for c in Checkpointing]],
-                                       key="llm_ckpt", format_func=lambda c: "the stack's" if c == "stack" else c,
-                                       help="auto: on only where the job does not fit without it")  # fmt: skip
-        devices = right.number_input("GPUs", 1, 64, 1, key="llm_devices",
-                                     help="Data parallel; a stack with tensor parallelism (nemo) splits the model "
-                                     "over the fewest of them it fits on.")  # fmt: skip
-        fsdp = right.checkbox("Shard the model over them (FSDP / ZeRO-3)", key="llm_fsdp")
-        pure_16bit = middle.selectbox("Pure bf16 (no fp32 master copy)", ["stack", "on", "off"], key="llm_pure_bf16",
-                                      format_func=lambda c: "the stack's" if c == "stack" else c,
-                                      help="Weights, gradients and optimizer state in bf16, as LitGPT's bf16-true.")
-        compiled = middle.selectbox("torch.compile", ["stack", "on", "off"], key="llm_compile",
-                                    format_func=lambda c: "the stack's" if c == "stack" else c,
-                                    help="Compiled kernels keep fewer activations for the backward pass "
-                                    "(torchtune's README measured its memory with it on; its recipes ship it off).")
+        stack_name, checkpointing, devices, fsdp, options = stack_inputs(left, middle, right)
         model, problem = chosen_model(preset, upload)
         if problem:
             st.error(safe(problem))
@@ -592,36 +686,106 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
             st.caption("Pick a preset (their numbers come from each model's config.json) or upload your own.")
             return None
         try:
-            shape = llm_stack.JobShape(model, method, int(seq_len), int(batch),
-                                       tokens=int(examples) * int(seq_len) * float(epochs))  # fmt: skip
+            shape = llm_stack.JobShape(
+                model, method, int(seq_len), int(batch), tokens=int(examples) * int(seq_len) * float(epochs)
+            )
             request = llm_stack.job_request(
-                shape, stack_name, {"pure_bf16": None if pure_16bit == "stack" else pure_16bit,
-                                    "compile": None if compiled == "stack" else compiled},
-                None if checkpointing == "stack" else checkpointing, int(devices), fsdp)  # fmt: skip
+                shape,
+                stack_name,
+                options,
+                checkpointing,
+                devices,
+                fsdp,
+            )
             found = advisor.job_advice(request)  # kept in the cached advisor: a re-run does not work it out again
         except AdvisorError as error:
             st.error(safe(str(error)))
             return None
         language_model_answer(found)
-        st.button("Compare the profiles instead", key="llm_back", on_click=forget_job,
-                  help="Back to the profiles' workload: the page answers for it again.")
+        st.button(
+            "Compare the profiles instead",
+            key="llm_back",
+            on_click=forget_job,
+            help="Back to the profiles' workload: the page answers for it again.",
+        )
     return request
+
+
+def stack_inputs(left: Any, middle: Any, right: Any) -> tuple[str, str | None, int, bool, dict[str, str | None]]:
+    """The training stack and its choices ("the stack's": None), the GPUs and whether the model is sharded."""
+    default_stack, why, stacks = llm_stack.load_stacks()
+    stack_name = left.selectbox(
+        "Training stack",
+        list(stacks),
+        index=list(stacks).index(default_stack),
+        key="llm_stack",
+        format_func=lambda k: stacks[k].title,
+        help=f"Its defaults decide the memory (the loss, checkpointing, where the "
+        f"optimizer's states live) and, for a tuned FP8 stack (nemo), the speed and "
+        f"how the model is split over several GPUs. Default: {why}",
+    )
+    checkpointing = left.selectbox(
+        "Activation checkpointing",
+        ["stack", *[c.value for c in Checkpointing]],
+        key="llm_ckpt",
+        format_func=lambda c: "the stack's" if c == "stack" else c,
+        help="auto: on only where the job does not fit without it",
+    )
+    devices = right.number_input(
+        "GPUs",
+        1,
+        64,
+        1,
+        key="llm_devices",
+        help="Data parallel; a stack with tensor parallelism (nemo) splits the model "
+        "over the fewest of them it fits on.",
+    )
+    fsdp = right.checkbox("Shard the model over them (FSDP / ZeRO-3)", key="llm_fsdp")
+    pure_16bit = middle.selectbox(
+        "Pure bf16 (no fp32 master copy)",
+        ["stack", "on", "off"],
+        key="llm_pure_bf16",
+        format_func=lambda c: "the stack's" if c == "stack" else c,
+        help="Weights, gradients and optimizer state in bf16, as LitGPT's bf16-true.",
+    )
+    compiled = middle.selectbox(
+        "torch.compile",
+        ["stack", "on", "off"],
+        key="llm_compile",
+        format_func=lambda c: "the stack's" if c == "stack" else c,
+        help="Compiled kernels keep fewer activations for the backward pass "
+        "(torchtune's README measured its memory with it on; its recipes ship it off).",
+    )
+    options = {
+        "pure_bf16": None if pure_16bit == "stack" else pure_16bit,
+        "compile": None if compiled == "stack" else compiled,
+    }
+    return stack_name, None if checkpointing == "stack" else checkpointing, int(devices), fsdp, options
 
 
 def language_model_answer(found) -> None:
     """The job's answer: what it trains, the library's summary lines, its table per GPU and what it rests on."""
-    st.markdown(f"**{safe(found.job.describe())}**: "
-                + safe(f"{found.job.run_tokens:,.0f} tokens, {render_jobs.weights_text(found.job)}."))
+    st.markdown(
+        f"**{safe(found.job.describe())}**: "
+        + safe(f"{found.job.run_tokens:,.0f} tokens, {render_jobs.weights_text(found.job)}.")
+    )
     for line in render_jobs.summary_lines(found):
         st.markdown("- " + safe(line))
     table = pd.DataFrame([{name: render(o) for name, render in render_jobs.JOB_TABLE} for o in found.options])
     st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
     basis = render_jobs.memory_basis(found.options[0].footprint) if found.options else ""
-    st.caption(safe("Estimated, not measured: time for the published stacks' mix ("
-                    + render_basis.LANGUAGE_MODEL_STACKS + "). "
-                    + basis + "; time ranges: the cross-validated error of "
-                    "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)"
-                    + render_jobs.fp8_source(found) + "."))
+    st.caption(
+        safe(
+            "Estimated, not measured: time for the published stacks' mix ("
+            + render_basis.LANGUAGE_MODEL_STACKS
+            + "). "
+            + basis
+            + "; time ranges: the cross-validated error of "
+            "language-model throughputs in the estimate's situation (advisor/data/llm_crossval.yaml)"
+            + render_jobs.fp8_source(found)
+            + "."
+        )
+    )
 
 
 def forget_job() -> None:
@@ -638,15 +802,25 @@ def job_headline(advisor: Advisor, request: JobRequest, choices: Choices, curren
     if best is None:
         st.metric("Best GPU for this job", "None within your choices", border=True)
     else:
-        st.metric("Best GPU for this job", best.name, border=True,
-                  delta=f"{best.tokens_per_second:,.0f} tokens/s, {fmt_duration(best.seconds)} a run")
+        st.metric(
+            "Best GPU for this job",
+            best.name,
+            border=True,
+            delta=f"{best.tokens_per_second:,.0f} tokens/s, {fmt_duration(best.seconds)} a run",
+        )
     st.info(safe(" ".join(render_jobs.choice_lines(choice))))
     gpu = advisor.catalog.match(current_device) if current_device and advisor.catalog is not None else None
-    mine = next((o for o in advisor.job_advice(request).options if gpu is not None and o.gpu.id == gpu.id
-                 and o.devices == 1), None)  # fmt: skip
+    mine = next(
+        (o for o in advisor.job_advice(request).options if gpu is not None and o.gpu.id == gpu.id and o.devices == 1),
+        None,
+    )
     if mine is not None:
-        st.caption(safe(f"On the hardware you have ({mine.gpu.name}): {mine.verdict}, {mine.footprint.total_gb:.1f} GB "
-                        f"(up to {mine.footprint.high_gb:.1f}) of {mine.gpu.value('memory_gb'):g}."))  # fmt: skip
+        st.caption(
+            safe(
+                f"On the hardware you have ({mine.gpu.name}): {mine.verdict}, {mine.footprint.total_gb:.1f} GB "
+                f"(up to {mine.footprint.high_gb:.1f}) of {mine.gpu.value('memory_gb'):g}."
+            )
+        )
     st.caption("The profiles' workload is another job: 'Compare the profiles instead' above answers for it.")
 
 
@@ -656,14 +830,18 @@ def inference_section(catalog: Catalog | None) -> None:
     if catalog is None:
         return
     choices, engines = infer_models.model_choices(), engine_data()
-    with st.expander("Running or serving a model? Memory, tokens/s and the cost of a million tokens per GPU",
-                     expanded=bool(st.session_state.get("run_model"))):  # fmt: skip
+    with st.expander(
+        "Running or serving a model? Memory, tokens/s and the cost of a million tokens per GPU",
+        expanded=bool(st.session_state.get("run_model")),
+    ):
         left, middle, right = st.columns(3)
-        picked = left.selectbox("Model", list(choices), index=None, key="run_model", placeholder="Pick a model",
-                                format_func=choices.get)  # fmt: skip
+        picked = left.selectbox(
+            "Model", list(choices), index=None, key="run_model", placeholder="Pick a model", format_func=choices.get
+        )
         upload = left.file_uploader("or its config.json (read, never saved)", type=["json"], key="run_config")
-        engine = left.selectbox("Engine", list(engines.engines), key="run_engine",
-                                format_func=lambda e: engines.engines[e].name)  # fmt: skip
+        engine = left.selectbox(
+            "Engine", list(engines.engines), key="run_engine", format_func=lambda e: engines.engines[e].name
+        )
         weights = middle.selectbox("Weights", list(engines.engines[engine].weights), key="run_weights")
         kv = middle.selectbox("Cache", list(engines.engines[engine].kv_cache), key="run_kv")
         devices = middle.number_input("GPUs (tensor parallel)", 1, 64, 1, key="run_devices")
@@ -674,11 +852,21 @@ def inference_section(catalog: Catalog | None) -> None:
             st.caption("Pick a model (inference presets carry their sliding windows, latent attention and experts).")
             return
         try:
-            model = (infer_models.model_from_json_text(upload.getvalue().decode("utf-8", "replace"),
-                                                       f"upload {upload.name}") if upload is not None
-                     else infer_models.resolve_inference_model(picked))  # fmt: skip
-            job = make_job(model, engine, weights, kv, prompt=int(prompt), output=int(output), users=int(users),
-                           devices=int(devices))  # fmt: skip
+            model = (
+                infer_models.model_from_json_text(upload.getvalue().decode("utf-8", "replace"), f"upload {upload.name}")
+                if upload is not None
+                else infer_models.resolve_inference_model(picked)
+            )
+            job = make_job(
+                model,
+                engine,
+                weights,
+                kv,
+                prompt=int(prompt),
+                output=int(output),
+                users=int(users),
+                devices=int(devices),
+            )
         except AdvisorError as error:
             st.error(safe(str(error)))
             return
@@ -719,8 +907,12 @@ if COLLECTION_URL:
         st.error(safe(copy_problem))
         st.stop()
     profiles_dir = copy.folder
-    st.caption(safe(f"Profiles from the collection at {copy.url}" + (
-        f": offline ({copy.offline}), the copy taken {copy.age_text()} ago." if copy.offline else ".")))
+    st.caption(
+        safe(
+            f"Profiles from the collection at {copy.url}"
+            + (f": offline ({copy.offline}), the copy taken {copy.age_text()} ago." if copy.offline else ".")
+        )
+    )
 folder_key = folder_watch(str(profiles_dir)).signature()
 loaded, problems, bad_files, warnings = load_folder(str(profiles_dir), folder_key)
 frame, profile_of = loaded.frame, loaded.profile
@@ -730,9 +922,11 @@ catalog, catalog_problem = load_gpu_catalog(
 )
 st.sidebar.header("Your situation")
 upload = st.sidebar.file_uploader(
-    "Your own profile (YAML, compared without being saved)", type=["yaml", "yml"], key="upload",
+    "Your own profile (YAML, compared without being saved)",
+    type=["yaml", "yml"],
+    key="upload",
     help="Make one with: python -m advisor measure --price-usd 0",
-)  # fmt: skip
+)
 upload_problems: list[str] = []
 uploaded_workload = None
 if upload is not None:
@@ -758,16 +952,19 @@ workload_names, workload_counts, profile_names = frame_menus((folder_key, upload
 workload = workload_picker(workload_names, workload_counts, uploaded_workload)
 rows = collection.rows(workload)
 choices = sidebar(rows.names, rows.slowest)
-advisor = collection.with_choices(prices=your_prices(), habits=choices.habits, link_gbps=choices.link_gbps,
-                                  include_estimates=choices.include_estimates)  # fmt: skip
+advisor = collection.with_choices(
+    prices=your_prices(),
+    habits=choices.habits,
+    link_gbps=choices.link_gbps,
+    include_estimates=choices.include_estimates,
+)
 found = advisor.estimates(workload)
 if job is not None:  # one question a page: the job's, with the sidebar's goal, budget and hardware
     current_device = rows.frame.loc[rows.frame["profile"] == choices.current_id, "device_name"]
     job_headline(advisor, job, choices, str(current_device.iloc[0]) if len(current_device) else None)
 else:
     wframe = advisor.decision_rows(workload)
-    rec = advisor.recommend(choices.current_id, budget=choices.budget, precision=choices.precision,
-                            goal=choices.goal)  # fmt: skip
+    rec = advisor.recommend(choices.current_id, budget=choices.budget, precision=choices.precision, goal=choices.goal)
     headline(rec)
     cost_chart_section(rec)
     options_section(rec)

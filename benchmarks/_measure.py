@@ -13,8 +13,24 @@ def measure_result(precision: str, epochs: int | str, *extra: str) -> tuple[dict
     """The first result of a dry-run measurement, and the process's wall time in seconds."""
     start = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "advisor", "measure", "--precision", precision, "--epochs", str(epochs),
-         "--dry-run", "--json", "--matmul-size", "256", *extra],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "measure",
+            "--precision",
+            precision,
+            "--epochs",
+            str(epochs),
+            "--dry-run",
+            "--json",
+            "--matmul-size",
+            "256",
+            *extra,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return json.loads(out)["profile"]["results"][0], time.perf_counter() - start

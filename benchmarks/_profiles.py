@@ -35,6 +35,12 @@ def generate(folder: Path, count: int, start: int = 0) -> None:
         }
         data.pop("notes", None)
         # The same text as store.dump_profile, through libyaml's emitter (100,000 files in minutes, not a quarter hour)
-        text = yaml.dump(schema.canonical(data), Dumper=DUMPER, sort_keys=False, allow_unicode=True,
-                         default_flow_style=False, width=100)  # fmt: skip
+        text = yaml.dump(
+            schema.canonical(data),
+            Dumper=DUMPER,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=100,
+        )
         (folder / f"gen-{index:06d}.yaml").write_text(text)

@@ -123,8 +123,14 @@ codes = [("this code", ROOT)] + ([("before", before_root)] if before_root else [
 
 
 def fresh_process(folder: Path, app_root: Path) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--one", str(folder), str(app_root)], capture_output=True,
-                         text=True, check=True, cwd=app_root, env=child_env)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", str(folder), str(app_root)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=app_root,
+        env=child_env,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -160,14 +166,21 @@ for size in sizes:
             whole = [f["cold"] + f["discovery"] for f in found]  # each restart's page and Streamlit's scan
             middle = found[sorted(range(len(found)), key=lambda i: whole[i])[len(found) // 2]]
             rows.append((label, f"{size:,} (restart, median)", middle))
-            spans.append(f"{label:>10}  {size:,} restarts, first run + components: "
-                         + ", ".join(f"{w:.2f}" for w in whole) + " s")  # fmt: skip
+            spans.append(
+                f"{label:>10}  {size:,} restarts, first run + components: "
+                + ", ".join(f"{w:.2f}" for w in whole)
+                + " s"
+            )
 
-print(f"{'code':>10}  {'profiles':>20}  {'first run':>10}  {'+ components':>12}  {'re-run median':>14}  {'max':>7}"
-      f"  {'peak memory':>11}")  # fmt: skip
+print(
+    f"{'code':>10}  {'profiles':>20}  {'first run':>10}  {'+ components':>12}  {'re-run median':>14}  {'max':>7}"
+    f"  {'peak memory':>11}"
+)
 for label, what, found in rows:
     reruns = found["reruns"]
-    print(f"{label:>10}  {what:>20}  {found['cold']:>8.2f} s  {found['discovery']:>10.2f} s"
-          f"  {statistics.median(reruns):>12.3f} s  {max(reruns):>5.2f} s  {found['peak_gb']:>8.2f} GB")  # fmt: skip
+    print(
+        f"{label:>10}  {what:>20}  {found['cold']:>8.2f} s  {found['discovery']:>10.2f} s"
+        f"  {statistics.median(reruns):>12.3f} s  {max(reruns):>5.2f} s  {found['peak_gb']:>8.2f} GB"
+    )
 for line in spans:
     print(line)

@@ -23,8 +23,10 @@ for _ in range(rounds):
         for precision in ("float32", "mixed"):
             result, wall = measure_result(precision, epochs, "--backend", backend)
             steady.setdefault((backend, result["precision"]), []).extend(result["epoch_seconds"][1:])
-            print(f"{backend:>10} {result['precision']:>15}: epochs {result['epoch_seconds']} (process {wall:.0f} s)",
-                  flush=True)  # fmt: skip
+            print(
+                f"{backend:>10} {result['precision']:>15}: epochs {result['epoch_seconds']} (process {wall:.0f} s)",
+                flush=True,
+            )
 print(f"\n{'backend':>10}  {'precision':>15}  {'steady median':>13}  {'vs TensorFlow':>13}")
 for (backend, precision), times in sorted(steady.items()):
     base = steady.get(("tensorflow", precision))

@@ -30,8 +30,10 @@ args = parser.parse_args()
 
 gpus = catalog.load_catalog()
 frame = results.results_frame(store.load_profiles(ROOT / "profiles").profiles)
-workloads = {"the post's LSTM": workload_key(DEFAULT_WORKLOAD),
-             "BERT-large (published)": analysis.find_workload(frame, "BERT-large")}  # fmt: skip
+workloads = {
+    "the post's LSTM": workload_key(DEFAULT_WORKLOAD),
+    "BERT-large (published)": analysis.find_workload(frame, "BERT-large"),
+}
 
 for label, key in workloads.items():
     cold, warm = [], []
@@ -45,16 +47,20 @@ for label, key in workloads.items():
         warm.append(time.perf_counter() - start)
     rows = found.rows
     factors = (rows["high"] / rows["low"]).sort_values()
-    print(f"{label}: {len(rows)} estimates on {len(gpus.gpus)} GPUs, calibrated on {len(found.fit.samples)} results; "
-          f"fit + estimates {1000 * statistics.median(cold):.0f} ms median, fit cached "
-          f"{1000 * statistics.median(warm):.0f} ms (target under 200 ms: "
-          f"{'PASS' if statistics.median(warm) < 0.2 else 'FAIL'})")  # fmt: skip
+    print(
+        f"{label}: {len(rows)} estimates on {len(gpus.gpus)} GPUs, calibrated on {len(found.fit.samples)} results; "
+        f"fit + estimates {1000 * statistics.median(cold):.0f} ms median, fit cached "
+        f"{1000 * statistics.median(warm):.0f} ms (target under 200 ms: "
+        f"{'PASS' if statistics.median(warm) < 0.2 else 'FAIL'})"
+    )
     print(f"  range high/low: median {factors.median():.2f}, from {factors.iloc[0]:.2f} to {factors.iloc[-1]:.2f}")
     for _, row in rows.sort_values(["device", "precision"]).iterrows():
         situation = row["basis"].split("; ", 1)[1].split(": range")[0]
-        print(f"    {row['device']:<30} {row['precision']:<14} {row['seconds']:>10.4g} s  "
-              f"x{row['high'] / row['low']:.2f} ({math.exp(math.log(row['high'] / row['low']) / 2):.2f} either way)"
-              f"  {situation}")  # fmt: skip
+        print(
+            f"    {row['device']:<30} {row['precision']:<14} {row['seconds']:>10.4g} s  "
+            f"x{row['high'] / row['low']:.2f} ({math.exp(math.log(row['high'] / row['low']) / 2):.2f} either way)"
+            f"  {situation}"
+        )
 
 if args.before:
     print(f"before ({args.before}):", flush=True)

@@ -28,8 +28,9 @@ names = ["small-cnn", "gru-text", "transformer-block"]
 
 
 def advisor(*argv: str) -> str:
-    return subprocess.run([sys.executable, "-m", "advisor", *argv], cwd=ROOT, capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *argv], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -37,14 +38,34 @@ with tempfile.TemporaryDirectory() as tmp:
     shutil.copytree(ROOT / "profiles", folder, ignore=shutil.ignore_patterns("catalog"))
     advisor("examples", "--out", str(Path(tmp) / "models"))
     for name in names:
-        out = advisor("measure", "--model", str(Path(tmp) / "models" / f"{name}.keras"), "--samples", samples,
-                      "--batch-size", "64", "--epochs", epochs, "--out", str(folder), "--name", f"bench {name}",
-                      "--json")  # fmt: skip
-        print(f"measured {name}: " + ", ".join(f"{r['precision']} {r['steady']['median']:.3f} s/epoch"
-                                              for r in json.loads(out)["profile"]["results"]), flush=True)  # fmt: skip
+        out = advisor(
+            "measure",
+            "--model",
+            str(Path(tmp) / "models" / f"{name}.keras"),
+            "--samples",
+            samples,
+            "--batch-size",
+            "64",
+            "--epochs",
+            epochs,
+            "--out",
+            str(folder),
+            "--name",
+            f"bench {name}",
+            "--json",
+        )
+        print(
+            f"measured {name}: "
+            + ", ".join(
+                f"{r['precision']} {r['steady']['median']:.3f} s/epoch" for r in json.loads(out)["profile"]["results"]
+            ),
+            flush=True,
+        )
     frame = results.results_frame(store.load_profiles(folder).profiles)
-    print(f"\n{'model':>18}  {'precision':>15}  {'measured':>10}  {'estimate (LOO)':>14}  {'likely range':>17}  "
-          f"{'error':>6}  {'in range':>8}")  # fmt: skip
+    print(
+        f"\n{'model':>18}  {'precision':>15}  {'measured':>10}  {'estimate (LOO)':>14}  {'likely range':>17}  "
+        f"{'error':>6}  {'in range':>8}"
+    )
     for name in names:
         rows = frame[frame["profile"] == f"bench-{name}"]
         key, spec = rows["workload"].iloc[0], rows["workload_spec"].iloc[0]
@@ -54,6 +75,8 @@ with tempfile.TemporaryDirectory() as tmp:
             n = int(spec["epochs"])
             measured, guess = row["seconds"] / n, estimate.seconds / n
             inside = estimate.low <= row["seconds"] <= estimate.high
-            print(f"{name:>18}  {row['precision']:>15}  {measured:>8.3f} s  {guess:>12.3f} s  "
-                  f"{estimate.low / n:>7.3f}-{estimate.high / n:<7.3f}s  {guess / measured:>5.2f}x  "
-                  f"{'yes' if inside else 'no':>8}")  # fmt: skip
+            print(
+                f"{name:>18}  {row['precision']:>15}  {measured:>8.3f} s  {guess:>12.3f} s  "
+                f"{estimate.low / n:>7.3f}-{estimate.high / n:<7.3f}s  {guess / measured:>5.2f}x  "
+                f"{'yes' if inside else 'no':>8}"
+            )

@@ -34,10 +34,15 @@ STEPS_PER_EPOCH, EPOCHS, BATCH = 100, 20, 32
 def tiny_cnn() -> torch.nn.Module:
     torch.manual_seed(0)
     return torch.nn.Sequential(
-        torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10),
-    )  # fmt: skip
+        torch.nn.Conv2d(1, 16, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(32 * 7 * 7, 10),
+    )
 
 
 def track(folder: Path) -> Path:
@@ -50,8 +55,15 @@ def track(folder: Path) -> Path:
             time.sleep(0.002)  # decoding a batch
             yield item
 
-    with advisor.track.torch(model, optimizer, name="tiny cnn", workload="tiny CNN (tracked)", out=folder,
-                             epochs=EPOCHS, steps_per_epoch=STEPS_PER_EPOCH) as run:  # fmt: skip
+    with advisor.track.torch(
+        model,
+        optimizer,
+        name="tiny cnn",
+        workload="tiny CNN (tracked)",
+        out=folder,
+        epochs=EPOCHS,
+        steps_per_epoch=STEPS_PER_EPOCH,
+    ) as run:
         for x, y in run.batches(loader()):
             torch.nn.functional.cross_entropy(model(x), y).backward()
             optimizer.step()
@@ -70,9 +82,11 @@ def main() -> None:
     gpus = catalog.load_catalog()
     data = profile.data
     result = data["results"][0]
-    print(f"tracked: {result['step']['median'] * 1e3:.1f} ms a step, {result['data_wait']['share']:.0%} waiting for "
-          f"data, {data['workload']['operations_per_step']} operations a step, {data['workload']['steps']} steps: "
-          f"{result['total_seconds']:.1f} s on this CPU")  # fmt: skip
+    print(
+        f"tracked: {result['step']['median'] * 1e3:.1f} ms a step, {result['data_wait']['share']:.0%} waiting for "
+        f"data, {data['workload']['operations_per_step']} operations a step, {data['workload']['steps']} steps: "
+        f"{result['total_seconds']:.1f} s on this CPU"
+    )
     without = copy.deepcopy(data)
     del without["workload"]["operations_per_step"]
     print(f"\n{'GPU':14s} {'precision':15s} {'with the launch floor':>32s}   {'FLOPs alone (before)':>32s}")
@@ -88,6 +102,7 @@ def main() -> None:
             row = tables[label].loc[(gpu, precision)]
             cells.append(f"{row['seconds']:7.2f} s ({row['low']:.2f}-{row['high']:.2f}) {row['bound']:>10s}")
         print(f"{gpu:14s} {precision:15s} {cells[0]:>32s}   {cells[1]:>32s}")
+
 
 if __name__ == "__main__":
     main()

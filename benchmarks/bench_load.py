@@ -74,9 +74,11 @@ def first_load(folder: Path, load) -> None:
 
 
 def main() -> None:
-    print(f"{'profiles':>9}  {'CSafeLoader':>11}  {'first load':>10}  {'ratio':>6}  {'frame, first':>12}  "
-          f"{'ratio':>6}  {'indexed':>8}  {'ratio':>6}  {'pure Python':>11}  "
-          f"{'before':>8}  {'reload, none changed':>20}  {'reload, +1 file':>15}  {'per file (cold)':>15}")  # fmt: skip
+    print(
+        f"{'profiles':>9}  {'CSafeLoader':>11}  {'first load':>10}  {'ratio':>6}  {'frame, first':>12}  "
+        f"{'ratio':>6}  {'indexed':>8}  {'ratio':>6}  {'pure Python':>11}  "
+        f"{'before':>8}  {'reload, none changed':>20}  {'reload, +1 file':>15}  {'per file (cold)':>15}"
+    )
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
@@ -106,9 +108,11 @@ def main() -> None:
             reads = cache.reads
             plus_one = best_of(1, lambda folder=folder, cache=cache: store.load_profiles(folder, cache))
             assert cache.reads == reads + 1
-            print(f"{size:>9,}  {c_alone:>9.2f} s  {first:>8.2f} s  {first / c_alone:>5.2f}x  {frame_first:>10.2f} s  "
-                  f"{frame_first / c_alone:>5.2f}x  {cold:>6.2f} s  {cold / c_alone:>5.2f}x  {pure:>11}  {old:>8}  "
-                  f"{unchanged:>18.3f} s  {plus_one:>13.3f} s  {1000 * cold / size:>12.2f} ms")  # fmt: skip
+            print(
+                f"{size:>9,}  {c_alone:>9.2f} s  {first:>8.2f} s  {first / c_alone:>5.2f}x  {frame_first:>10.2f} s  "
+                f"{frame_first / c_alone:>5.2f}x  {cold:>6.2f} s  {cold / c_alone:>5.2f}x  {pure:>11}  {old:>8}  "
+                f"{unchanged:>18.3f} s  {plus_one:>13.3f} s  {1000 * cold / size:>12.2f} ms"
+            )
 
 
 main()

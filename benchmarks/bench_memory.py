@@ -34,8 +34,9 @@ CACHE = ROOT / "benchmarks" / "memory_runs.json"  # the measured runs, kept so t
 
 
 def advisor(*argv: str) -> str:
-    return subprocess.run([sys.executable, "-m", "advisor", *argv], cwd=ROOT, capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *argv], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def measure() -> list[dict]:
@@ -43,17 +44,37 @@ def measure() -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         advisor("examples", "--out", tmp)
         cases = [([], batch) for batch in (25, 100, 400)]
-        cases += [(["--model", str(Path(tmp) / f"{name}.keras")], batch)
-                  for name in ("small-cnn", "gru-text", "transformer-block") for batch in (16, 64, 256)]  # fmt: skip
+        cases += [
+            (["--model", str(Path(tmp) / f"{name}.keras")], batch)
+            for name in ("small-cnn", "gru-text", "transformer-block")
+            for batch in (16, 64, 256)
+        ]
         for (extra, batch), precision in itertools.product(cases, ("float32", "mixed")):
             # one precision a process: a second run in the same process reuses the first one's freed memory
-            out = advisor("measure", *extra, "--samples", str(max(2 * batch, 200)), "--batch-size", str(batch),
-                          "--epochs", "2", "--precision", precision, "--dry-run", "--json")  # fmt: skip
+            out = advisor(
+                "measure",
+                *extra,
+                "--samples",
+                str(max(2 * batch, 200)),
+                "--batch-size",
+                str(batch),
+                "--epochs",
+                "2",
+                "--precision",
+                precision,
+                "--dry-run",
+                "--json",
+            )
             profile = json.loads(out)["profile"]
             for result in profile["results"]:
                 if "memory" in result:
-                    runs.append({"workload": profile["workload"], "precision": result["precision"],
-                                 "peak_gb": result["memory"]["peak_gb"]})  # fmt: skip
+                    runs.append(
+                        {
+                            "workload": profile["workload"],
+                            "precision": result["precision"],
+                            "peak_gb": result["memory"]["peak_gb"],
+                        }
+                    )
             print(f"measured {profile['workload']['name']} batch {batch} {precision}", flush=True)
     CACHE.write_text(json.dumps(runs, indent=1))
     return runs
@@ -76,23 +97,30 @@ measured = json.loads(CACHE.read_text()) if "--skip-measure" in sys.argv and CAC
 runs = [run for run in measured if run["peak_gb"] >= NOISE_GB]
 print(f"{len(measured) - len(runs)} of {len(measured)} runs under {NOISE_GB} GB left out (noise)")
 factor, overhead = fit(runs)
-print(f"\nfitted on {len(runs)} measured runs: CPU activation factor {factor:.2f}, CPU overhead {overhead:.3f} GB "
-      f"(in advisor/perf/memory.py: {memory.ACTIVATION_FACTOR['cpu']}, {memory.OVERHEAD_GB['cpu']})")  # fmt: skip
+print(
+    f"\nfitted on {len(runs)} measured runs: CPU activation factor {factor:.2f}, CPU overhead {overhead:.3f} GB "
+    f"(in advisor/perf/memory.py: {memory.ACTIVATION_FACTOR['cpu']}, {memory.OVERHEAD_GB['cpu']})"
+)
 print(f"{'workload':<26} {'precision':<15} {'batch':>5} {'measured':>9} {'predicted':>9} {'error':>7} {'left out':>8}")
 errors, held = [], []
 for index, run in enumerate(runs):
     predicted = memory.predict(run["workload"], run["precision"], "cpu").total_gb
     rest_factor, rest_overhead = fit(runs[:index] + runs[index + 1 :])
-    left_out = memory.predict(run["workload"], run["precision"], "cpu", activation_factor=rest_factor,
-                              overhead_gb=rest_overhead).total_gb  # fmt: skip
+    left_out = memory.predict(
+        run["workload"], run["precision"], "cpu", activation_factor=rest_factor, overhead_gb=rest_overhead
+    ).total_gb
     error, held_error = predicted / run["peak_gb"], left_out / run["peak_gb"]
     errors.append(abs(math.log(error)))
     held.append(abs(math.log(held_error)))
-    print(f"{run['workload']['name'][:26]:<26} {run['precision']:<15} {run['workload']['batch_size']:>5} "
-          f"{run['peak_gb']:>8.3f}G {predicted:>8.3f}G {error:>6.2f}x {held_error:>7.2f}x")  # fmt: skip
-print(f"error (shipped constants): median {math.exp(statistics.median(errors)):.2f}x, worst "
-      f"{math.exp(max(errors)):.2f}x; left out of the fit: median {math.exp(statistics.median(held)):.2f}x, worst "
-      f"{math.exp(max(held)):.2f}x")
+    print(
+        f"{run['workload']['name'][:26]:<26} {run['precision']:<15} {run['workload']['batch_size']:>5} "
+        f"{run['peak_gb']:>8.3f}G {predicted:>8.3f}G {error:>6.2f}x {held_error:>7.2f}x"
+    )
+print(
+    f"error (shipped constants): median {math.exp(statistics.median(errors)):.2f}x, worst "
+    f"{math.exp(max(errors)):.2f}x; left out of the fit: median {math.exp(statistics.median(held)):.2f}x, worst "
+    f"{math.exp(max(held)):.2f}x"
+)
 
 catalog = load_catalog()
 frame = results.results_frame(store.load_profiles(ROOT / "profiles").profiles)
@@ -128,14 +156,20 @@ def largest_factor(subset: list, target: float = 0.95) -> float:
 
 
 print(f"\npublished batches (each fit its GPU): {len(cases)} results of {len({c[0] for c in cases})} workloads")
-print(f"GPU activation factor, the largest at which 95 % of them fit: {largest_factor(cases):.2f} "
-      f"(in advisor/perf/memory.py: {memory.ACTIVATION_FACTOR['gpu']})")
+print(
+    f"GPU activation factor, the largest at which 95 % of them fit: {largest_factor(cases):.2f} "
+    f"(in advisor/perf/memory.py: {memory.ACTIVATION_FACTOR['gpu']})"
+)
 ratios = [use(c) for c in cases]
-print(f"with it: {share_fitting(cases):.1%} predicted to fit; predicted use of the GPU's memory: median "
-      f"{statistics.median(ratios):.0%}, 10th percentile {np.quantile(ratios, 0.1):.0%}, worst {max(ratios):.0%}")
+print(
+    f"with it: {share_fitting(cases):.1%} predicted to fit; predicted use of the GPU's memory: median "
+    f"{statistics.median(ratios):.0%}, 10th percentile {np.quantile(ratios, 0.1):.0%}, worst {max(ratios):.0%}"
+)
 print("each workload held out of the factor's fit:")
 for name in sorted({c[0] for c in cases}):
     own, rest = [c for c in cases if c[0] == name], [c for c in cases if c[0] != name]
     factor = largest_factor(rest)
-    print(f"  {name:<40} factor {factor:.2f}: {share_fitting(own, factor):.0%} of its {len(own)} results fit, "
-          f"median use {statistics.median(use(c, factor) for c in own):.0%}")
+    print(
+        f"  {name:<40} factor {factor:.2f}: {share_fitting(own, factor):.0%} of its {len(own)} results fit, "
+        f"median use {statistics.median(use(c, factor) for c in own):.0%}"
+    )

@@ -24,8 +24,10 @@ LADDER = "Llama 3.2 3B memory ladder (torchtune README), "  # the rows' workload
 
 report = validation.cross_validate()
 rows = [(c, ratio) for c, ratio in zip(report.cases, report.ratios, strict=True) if c.workload.startswith(LADDER)]
-print(f"Llama 3.2 3B on an A100, torchtune's memory ladder, each row predicted without the model's rows "
-      f"({len(rows)} rows):")  # fmt: skip
+print(
+    f"Llama 3.2 3B on an A100, torchtune's memory ladder, each row predicted without the model's rows "
+    f"({len(rows)} rows):"
+)
 print(f"{'row':<38} {'published':>10} {'predicted':>10} {'ratio':>6} {'saving: published':>18} {'predicted':>10}")
 before = None
 for case, ratio in rows:

@@ -25,8 +25,18 @@ sys.path.insert(0, str(ROOT))
 units = sys.argv[1] if len(sys.argv) > 1 else "256"
 epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 6
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-WORKLOAD = ["--units", units, "--epochs", str(epochs), "--precision", "float32", "--device", "cpu",
-            "--matmul-size", "256"]  # fmt: skip
+WORKLOAD = [
+    "--units",
+    units,
+    "--epochs",
+    str(epochs),
+    "--precision",
+    "float32",
+    "--device",
+    "cpu",
+    "--matmul-size",
+    "256",
+]
 ENV = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL")}
 
 
@@ -52,11 +62,16 @@ def custom_against_fit() -> None:
         custom = tf_multiworker.train_steps(backend.tf, job, "float32", device, 0, lambda _: None, guard, "custom")
         times["fit"].append(steady(fit.epoch_seconds))
         times["custom step"].append(steady(custom.epoch_seconds))
-        print(f"round {round_ + 1}: fit {times['fit'][-1]:.3f} s, custom step {times['custom step'][-1]:.3f} s "
-              "(steady epoch medians)", flush=True)  # fmt: skip
+        print(
+            f"round {round_ + 1}: fit {times['fit'][-1]:.3f} s, custom step {times['custom step'][-1]:.3f} s "
+            "(steady epoch medians)",
+            flush=True,
+        )
     ratio = statistics.median(times["custom step"]) / statistics.median(times["fit"])
-    print(f"custom step / fit, one device, LSTM({units}): {ratio:.3f} (target within 5 %: "
-          f"{'met' if abs(ratio - 1) <= 0.05 else 'missed'})\n")  # fmt: skip
+    print(
+        f"custom step / fit, one device, LSTM({units}): {ratio:.3f} (target within 5 %: "
+        f"{'met' if abs(ratio - 1) <= 0.05 else 'missed'})\n"
+    )
 
 
 def two_workers() -> None:
@@ -67,20 +82,39 @@ def two_workers() -> None:
             ports.append(probe.getsockname()[1])
     addresses = ",".join(f"localhost:{port}" for port in ports)
     command = [sys.executable, "-m", "advisor", "measure", *WORKLOAD, "--dry-run", "--json", "--workers", addresses]
-    workers = [subprocess.Popen([*command, "--worker-index", str(i)], cwd=ROOT, env=ENV, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True) for i in (0, 1)]  # fmt: skip
+    workers = [
+        subprocess.Popen(
+            [*command, "--worker-index", str(i)],
+            cwd=ROOT,
+            env=ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for i in (0, 1)
+    ]
     outs = [worker.communicate()[0] for worker in workers]  # the chief's first
     out = outs[0]
     result = json.loads(out)["profile"]["results"][0]
-    plain = subprocess.run([sys.executable, "-m", "advisor", "measure", *WORKLOAD, "--dry-run", "--json"],
-                           cwd=ROOT, env=ENV, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    plain = subprocess.run(
+        [sys.executable, "-m", "advisor", "measure", *WORKLOAD, "--dry-run", "--json"],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     alone = json.loads(plain)["profile"]["results"][0]
     scaling = result["scaling"]
-    print(f"two localhost workers, LSTM({units}), {epochs} epochs: total {result['total_seconds']:.2f} s, the chief's "
-          f"one device {scaling['single_device_seconds']:.2f} s: speedup {scaling['speedup']:.3f}, efficiency "
-          f"{scaling['efficiency']:.3f}")  # fmt: skip
-    print(f"the chief's one-device timing {scaling['single_device_seconds']:.2f} s against a plain measure (fit) "
-          f"{alone['total_seconds']:.2f} s: {scaling['single_device_seconds'] / alone['total_seconds']:.3f}")
+    print(
+        f"two localhost workers, LSTM({units}), {epochs} epochs: total {result['total_seconds']:.2f} s, the chief's "
+        f"one device {scaling['single_device_seconds']:.2f} s: speedup {scaling['speedup']:.3f}, efficiency "
+        f"{scaling['efficiency']:.3f}"
+    )
+    print(
+        f"the chief's one-device timing {scaling['single_device_seconds']:.2f} s against a plain measure (fit) "
+        f"{alone['total_seconds']:.2f} s: {scaling['single_device_seconds'] / alone['total_seconds']:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -14,8 +14,12 @@ from _measure import measure_result
 
 pairs = [tuple(int(v) for v in arg.split(":")) for arg in sys.argv[1:]] or [(200, 60), (300, 60), (400, 40), (600, 30)]
 
-print(f"{'workload':>16}  {'quick estimate':>15}  {'stated error':>12}  {'full total':>10}  {'real error':>10}  "
-      f"{'within':>6}  {'quick/full time':>15}  machine")  # fmt: skip
+print(
+    f"{'workload':>16}  {'quick estimate':>15}  {'stated error':>12}  {'full total':>10}  {'real error':>10}  "
+    f"{'within':>6}  {'quick/full time':>15}  machine"
+)
+
+
 def _busy(*results: dict) -> str:
     """What measure's own check saw: other processes using the CPU during a run disturb its times."""
     busy = [w for r in results for w in r.get("warnings", []) if w.startswith("other processes")]
@@ -31,8 +35,11 @@ for units, epochs in pairs:
     within = abs(real) <= stated
     inside += within
     share = sum(quick["epoch_seconds"]) / sum(full["epoch_seconds"])
-    print(f"{f'LSTM({units}) x {epochs}':>16}  {quick['total_seconds']:>13.1f} s  "
-          f"{100 * stated / full['total_seconds']:>10.1f} %  {full['total_seconds']:>8.1f} s  "
-          f"{100 * real / full['total_seconds']:>+8.2f} %  {'yes' if within else 'NO':>6}  {100 * share:>13.1f} %  "
-          + _busy(quick, full), flush=True)  # fmt: skip
+    print(
+        f"{f'LSTM({units}) x {epochs}':>16}  {quick['total_seconds']:>13.1f} s  "
+        f"{100 * stated / full['total_seconds']:>10.1f} %  {full['total_seconds']:>8.1f} s  "
+        f"{100 * real / full['total_seconds']:>+8.2f} %  {'yes' if within else 'NO':>6}  {100 * share:>13.1f} %  "
+        + _busy(quick, full),
+        flush=True,
+    )
 print(f"{inside} of {len(pairs)} real errors within the stated error: {'PASS' if inside == len(pairs) else 'FAIL'}")

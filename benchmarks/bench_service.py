@@ -54,14 +54,29 @@ def fill(url: str, items: list[tuple[checks.Accepted, str]]) -> None:
     try:
         for start in range(0, len(items), CHUNK):
             with database.transaction() as cursor:
-                for item, document in items[start:start + CHUNK]:
-                    database._run(cursor, f"INSERT INTO results ({storage._COLUMNS}, token_hash) VALUES "
-                                          "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                  (item.id, item.profile_id, item.workload, item.workload_name, item.device,
-                                   item.catalog_id, "listed", None, document, "2026-12-02T00:00:00+00:00", "bench"))
+                for item, document in items[start : start + CHUNK]:
+                    database._run(
+                        cursor,
+                        f"INSERT INTO results ({storage._COLUMNS}, token_hash) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            item.id,
+                            item.profile_id,
+                            item.workload,
+                            item.workload_name,
+                            item.device,
+                            item.catalog_id,
+                            "listed",
+                            None,
+                            document,
+                            "2026-12-02T00:00:00+00:00",
+                            "bench",
+                        ),
+                    )
                     for precision, key, seconds in item.comparisons:
-                        database._run(cursor, "INSERT INTO comparisons VALUES (?, ?, ?, ?)",
-                                      (item.id, precision, key, seconds))  # fmt: skip
+                        database._run(
+                            cursor, "INSERT INTO comparisons VALUES (?, ?, ?, ?)", (item.id, precision, key, seconds)
+                        )
     finally:
         database.close()
 
@@ -115,11 +130,15 @@ def main() -> None:
                 service = Service(url, reference).start()
                 try:
                     page_times(service.url, ids, 20)  # warm-up
-                    print(f"{label}: a page of 100 of {args.count:,} ({args.requests} requests): "
-                          f"{summary(page_times(service.url, ids, args.requests))}")
+                    print(
+                        f"{label}: a page of 100 of {args.count:,} ({args.requests} requests): "
+                        f"{summary(page_times(service.url, ids, args.requests))}"
+                    )
                     quoted = urllib.request.quote(workload)
-                    print(f"{label}: of one workload: "
-                          f"{summary(page_times(service.url, ids, args.requests, f'&workload={quoted}'))}")
+                    print(
+                        f"{label}: of one workload: "
+                        f"{summary(page_times(service.url, ids, args.requests, f'&workload={quoted}'))}"
+                    )
                 finally:
                     service.stop()
         for label, keep_index in (("folder, cold (no index)", False), ("folder, warm (its index)", True)):
@@ -129,8 +148,10 @@ def main() -> None:
             start = time.perf_counter()
             frame = load_frame(folder).frame
             page = frame.sort_values("profile").iloc[:100]
-            print(f"{label}: the same page: {time.perf_counter() - start:.2f} s (the whole folder read: "
-                  f"{len(frame):,} rows; {len(page)} shown)")
+            print(
+                f"{label}: the same page: {time.perf_counter() - start:.2f} s (the whole folder read: "
+                f"{len(frame):,} rows; {len(page)} shown)"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

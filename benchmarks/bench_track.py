@@ -67,8 +67,9 @@ def untracked(model, optimizer, data, clock) -> list[float]:
 def tracked(model, optimizer, data, folder: str, clock, enabled: bool = True) -> list[float]:
     """Each step's wall time as the loop sees it, the tracker's work included (the counted step left out)."""
     times = []
-    with advisor.track.torch(model, optimizer, out=folder, enabled=enabled, quiet=True, overwrite=True,
-                             name="bench") as run:  # fmt: skip
+    with advisor.track.torch(
+        model, optimizer, out=folder, enabled=enabled, quiet=True, overwrite=True, name="bench"
+    ) as run:
         iterator = iter(run.batches(data))
         for number in range(len(data)):
             start = clock()
@@ -107,30 +108,38 @@ def main() -> None:
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
     torch.set_num_threads(1)  # one core: the other runs nothing of ours, and the steps are steadier
     cost = own_cost(rounds)
-    print(f"the tracker's own work: {1e6 * cost:.1f} us a step (a near-empty step tracked and not, median of "
-          f"{rounds} interleaved rounds of 2,000 steps)")  # fmt: skip
+    print(
+        f"the tracker's own work: {1e6 * cost:.1f} us a step (a near-empty step tracked and not, median of "
+        f"{rounds} interleaved rounds of 2,000 steps)"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for label, (widths, batch) in LOOPS.items():
             for clock_name, clock in CLOCKS.items():
                 ratios, disabled, medians = [], [], []
                 for number in range(rounds):
                     order = ["plain", "tracked", "disabled"]
-                    order = order[number % 3:] + order[: number % 3]
+                    order = order[number % 3 :] + order[: number % 3]
                     result = {}
                     for kind in order:
                         model, optimizer, data = make(widths, batch, steps)
-                        times = (untracked(model, optimizer, data, clock) if kind == "plain" else
-                                 tracked(model, optimizer, data, folder, clock, enabled=kind == "tracked"))  # fmt: skip
+                        times = (
+                            untracked(model, optimizer, data, clock)
+                            if kind == "plain"
+                            else tracked(model, optimizer, data, folder, clock, enabled=kind == "tracked")
+                        )
                         result[kind] = statistics.median(times[10:])  # past the warm-up
                     ratios.append(result["tracked"] / result["plain"])
                     disabled.append(result["disabled"] / result["plain"])
                     medians.append(result["plain"])
                 cost = statistics.median(ratios) - 1
-                print(f"{label}, {clock_name} time: untracked step {1000 * statistics.median(medians):.3f} ms (median "
-                      f"of {rounds} rounds); tracked / untracked {statistics.median(ratios):.4f} (rounds "
-                      f"{min(ratios):.4f}-{max(ratios):.4f}): cost {100 * cost:+.2f}% (target under 2%: "
-                      f"{'PASS' if cost < 0.02 else 'FAIL'}); disabled / untracked {statistics.median(disabled):.4f} "
-                      f"({min(disabled):.4f}-{max(disabled):.4f})")  # fmt: skip
+                print(
+                    f"{label}, {clock_name} time: untracked step {1000 * statistics.median(medians):.3f} ms (median "
+                    f"of {rounds} rounds); tracked / untracked {statistics.median(ratios):.4f} (rounds "
+                    f"{min(ratios):.4f}-{max(ratios):.4f}): cost {100 * cost:+.2f}% (target under 2%: "
+                    f"{'PASS' if cost < 0.02 else 'FAIL'}); disabled / untracked {statistics.median(disabled):.4f} "
+                    f"({min(disabled):.4f}-{max(disabled):.4f})"
+                )
+
 
 if __name__ == "__main__":
     main()

@@ -27,11 +27,15 @@ from advisor.measure.generation import hf_config_of
 
 
 def _predicted(preset: str, prompt: int, output: int, batch: int, memory_gb: float) -> dict:
-    job = make_job(resolve_inference_model(preset), "transformers", "bf16", None, prompt=prompt, output=output,
-                   users=batch)  # fmt: skip
+    job = make_job(
+        resolve_inference_model(preset), "transformers", "bf16", None, prompt=prompt, output=output, users=batch
+    )
     verdict = memory_verdict(job, memory_gb)
-    return {"verdict": verdict.verdict, "needed_gb": round(verdict.needed_bytes / 1e9, 2),
-            "most_sequences": verdict.most_sequences}  # fmt: skip
+    return {
+        "verdict": verdict.verdict,
+        "needed_gb": round(verdict.needed_bytes / 1e9, 2),
+        "most_sequences": verdict.most_sequences,
+    }
 
 
 def main() -> int:
@@ -60,8 +64,14 @@ def main() -> int:
         ids = torch.randint(0, model.config.vocab_size, (batch, prompt), device=device)
         try:
             with torch.inference_mode():
-                model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=output,
-                               min_new_tokens=output, do_sample=False, pad_token_id=0)  # fmt: skip
+                model.generate(
+                    input_ids=ids,
+                    attention_mask=torch.ones_like(ids),
+                    max_new_tokens=output,
+                    min_new_tokens=output,
+                    do_sample=False,
+                    pad_token_id=0,
+                )
             ok = True
         except torch.OutOfMemoryError:
             ok = False
@@ -81,8 +91,17 @@ def main() -> int:
     low, high = 0, (4 if quick else 1024)
     while True:  # doubling until a batch fails
         ok, peak, seconds = runs(model, high, prompt, output)
-        records.append({"model": small.name, "batch": high, "prompt": prompt, "output": output, "ran": ok,
-                        "peak_gb": peak, "seconds": round(seconds, 1)})  # fmt: skip
+        records.append(
+            {
+                "model": small.name,
+                "batch": high,
+                "prompt": prompt,
+                "output": output,
+                "ran": ok,
+                "peak_gb": peak,
+                "seconds": round(seconds, 1),
+            }
+        )
         save()
         print(records[-1], flush=True)
         if not ok:
@@ -95,8 +114,17 @@ def main() -> int:
         while high - low > max(8, low // 20):  # bisect to within 5 %
             mid = (low + high) // 2
             ok, peak, seconds = runs(model, mid, prompt, output)
-            records.append({"model": small.name, "batch": mid, "prompt": prompt, "output": output, "ran": ok,
-                            "peak_gb": peak, "seconds": round(seconds, 1)})  # fmt: skip
+            records.append(
+                {
+                    "model": small.name,
+                    "batch": mid,
+                    "prompt": prompt,
+                    "output": output,
+                    "ran": ok,
+                    "peak_gb": peak,
+                    "seconds": round(seconds, 1),
+                }
+            )
             save()
             print(records[-1], flush=True)
             low, high = (mid, high) if ok else (low, mid)
@@ -108,9 +136,18 @@ def main() -> int:
         big = build(presets["llama-3.1-70b"])
         for batch in (1, 16):
             ok, peak, seconds = runs(big, batch, 512, 16)
-            records.append({"model": "Llama 3.1 70B", "batch": batch, "prompt": 512, "output": 16, "ran": ok,
-                            "peak_gb": peak, "seconds": round(seconds, 1),
-                            "predicted": _predicted("llama-3.1-70b", 512, 16, batch, memory_gb)})  # fmt: skip
+            records.append(
+                {
+                    "model": "Llama 3.1 70B",
+                    "batch": batch,
+                    "prompt": 512,
+                    "output": 16,
+                    "ran": ok,
+                    "peak_gb": peak,
+                    "seconds": round(seconds, 1),
+                    "predicted": _predicted("llama-3.1-70b", 512, 16, batch, memory_gb),
+                }
+            )
             save()
             print(records[-1], flush=True)
     print(f"largest batch that ran: {low}; first that failed: {high}", flush=True)

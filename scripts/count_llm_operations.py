@@ -40,8 +40,15 @@ def count_step(layers: int, method: str, checkpointing: bool) -> int:
     from advisor.track.torch_run import StepCounter
 
     torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=4,
-                         num_hidden_layers=layers, vocab_size=256, max_position_embeddings=512)  # fmt: skip
+    config = LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        num_hidden_layers=layers,
+        vocab_size=256,
+        max_position_embeddings=512,
+    )
     model = LlamaForCausalLM(config).to(torch.bfloat16)
     if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -73,13 +80,17 @@ def counts() -> dict:
             shallow, deep = (count_step(depth, method, checkpointing) for depth in DEPTHS)
             per_block = (deep - shallow) / (DEPTHS[1] - DEPTHS[0])
             found.setdefault(method, {})[operations.checkpointing_key(checkpointing)] = {
-                "per_block": int(per_block), "rest": int(shallow - DEPTHS[0] * per_block)}  # fmt: skip
-    return {"operations_version": operations.OPERATIONS_VERSION,
-            "counted_with": f"torch {torch.__version__}, transformers {transformers.__version__}, peft "
-                            f"{peft.__version__}: LlamaForCausalLM (bf16, AdamW), LoRA rank 8 on every linear "
-                            f"layer, blocks {DEPTHS[0]} and {DEPTHS[1]} deep, one micro-batch's forward and "
-                            "backward, on a CPU",
-            "per_micro_batch": found}  # fmt: skip
+                "per_block": int(per_block),
+                "rest": int(shallow - DEPTHS[0] * per_block),
+            }
+    return {
+        "operations_version": operations.OPERATIONS_VERSION,
+        "counted_with": f"torch {torch.__version__}, transformers {transformers.__version__}, peft "
+        f"{peft.__version__}: LlamaForCausalLM (bf16, AdamW), LoRA rank 8 on every linear "
+        f"layer, blocks {DEPTHS[0]} and {DEPTHS[1]} deep, one micro-batch's forward and "
+        "backward, on a CPU",
+        "per_micro_batch": found,
+    }
 
 
 def main(argv: list[str]) -> int:

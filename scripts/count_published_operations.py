@@ -136,8 +136,11 @@ def _tacotron2(torch):
         mask = torch.zeros(batch, CHARACTERS, dtype=torch.bool)
         gate_targets = torch.zeros(batch, frames)
         mel, postnet, gate = model(text, targets, mask)
-        loss = (functional.mse_loss(mel, targets) + functional.mse_loss(postnet, targets)
-                + functional.binary_cross_entropy_with_logits(gate, gate_targets))  # fmt: skip
+        loss = (
+            functional.mse_loss(mel, targets)
+            + functional.mse_loss(postnet, targets)
+            + functional.binary_cross_entropy_with_logits(gate, gate_targets)
+        )
         loss.backward()
 
     return Tacotron2(), iteration
@@ -154,10 +157,12 @@ def _waveglow(torch):
             super().__init__()
             self.start = weight_norm(nn.Conv1d(inputs, channels, 1))
             self.end = nn.Conv1d(channels, 2 * inputs, 1)
-            self.in_layers = nn.ModuleList(weight_norm(nn.Conv1d(channels, 2 * channels, 3, dilation=2**i,
-                                                                 padding=2**i)) for i in range(layers))  # fmt: skip
-            self.cond_layers = nn.ModuleList(weight_norm(nn.Conv1d(mels * group, 2 * channels, 1))
-                                             for _ in range(layers))  # fmt: skip
+            self.in_layers = nn.ModuleList(
+                weight_norm(nn.Conv1d(channels, 2 * channels, 3, dilation=2**i, padding=2**i)) for i in range(layers)
+            )
+            self.cond_layers = nn.ModuleList(
+                weight_norm(nn.Conv1d(mels * group, 2 * channels, 1)) for _ in range(layers)
+            )
             outputs = [2 * channels] * (layers - 1) + [channels]  # the last layer's output is all skip
             self.res_skip_layers = nn.ModuleList(weight_norm(nn.Conv1d(channels, width, 1)) for width in outputs)
 
@@ -247,8 +252,10 @@ def counts() -> dict[str, dict[str, int]]:
     shorter, longer = (count_iteration(_tacotron2, frames) for frames in COUNTED_FRAMES)
     per_frame = (longer - shorter) // (COUNTED_FRAMES[1] - COUNTED_FRAMES[0])
     rest = shorter - COUNTED_FRAMES[0] * per_frame
-    return {"tacotron2": {"per_frame": per_frame, "rest": rest, "iteration": rest + FRAMES * per_frame},
-            "waveglow": {"iteration": count_iteration(_waveglow, 0)}}  # fmt: skip
+    return {
+        "tacotron2": {"per_frame": per_frame, "rest": rest, "iteration": rest + FRAMES * per_frame},
+        "waveglow": {"iteration": count_iteration(_waveglow, 0)},
+    }
 
 
 def main(argv: list[str]) -> int:

@@ -27,23 +27,42 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "published_2026.yaml"
 OUT = ROOT / "advisor" / "data" / "fp8_runs.yaml"
 GPUS = {"H100 SXM 80GB": "h100-sxm", "B200 SXM 180GB": "b200", "GB200 (Blackwell, NVL72)": "gb200"}
-MODELS = {"LLAMA2-7B": "llama-2-7b", "LLAMA2-13B": "llama-2-13b", "LLAMA2-70B": "llama-2-70b",
-          "LLAMA3-8B": "llama-3-8b", "LLAMA3_8B": "llama-3-8b", "LLAMA3-70B": "llama-3.1-70b",
-          "LLAMA3_70B": "llama-3.1-70b", "LLAMA3.1_405B": "llama-3.1-405b"}  # fmt: skip
+MODELS = {
+    "LLAMA2-7B": "llama-2-7b",
+    "LLAMA2-13B": "llama-2-13b",
+    "LLAMA2-70B": "llama-2-70b",
+    "LLAMA3-8B": "llama-3-8b",
+    "LLAMA3_8B": "llama-3-8b",
+    "LLAMA3-70B": "llama-3.1-70b",
+    "LLAMA3_70B": "llama-3.1-70b",
+    "LLAMA3.1_405B": "llama-3.1-405b",
+}
 METHODS = {"pretraining": "full", "full fine-tuning (SFT)": "full", "SFT (full fine-tuning)": "full", "LoRA": "lora"}
 PUBLISHERS = ("github:NVIDIA/NeMo ", "github:NVIDIA-NeMo/Megatron-Bridge ")
 MICRO_BATCH = re.compile(r"MBS (\d+)")
 MLPERF_TOKENS_PER_SAMPLE = 8192  # mlcommons/training llama2_70b_lora: GovReport packed to 8,192 tokens a sample
 MLPERF = (  # (GPU, samples/s from tracked_stats at step 1536, the log)
-    ("h100-sxm", 2.1754396, "github:mlcommons/training_results_v4.1 (mirror swsok/training_results_v4.1 @ 8821c70) : "
-     "NVIDIA/results/eos_ngc24.09_nemo/llama2_70b_lora/result_0.txt (config_DGXH100_1x8x4xtp4pp1cp1: TP 4, FP8)"),
-    ("h200-sxm", 2.4732393, "github:mlcommons/training_results_v4.1 (mirror swsok/training_results_v4.1 @ 8821c70) : "
-     "NVIDIA/results/h200_ngc24.09_nemo/llama2_70b_lora/result_0.txt (TP 2, FP8, as config_DGXH200_1x8x2xtp2pp1cp1 "
-     "of v4.0)"),
-    ("b200", 4.6717937, "github:mlcommons/training_results_v4.1 (mirror swsok/training_results_v4.1 @ 8821c70) : "
-     "NVIDIA/results/b200_preview_nemo/llama2_70b_lora/result_0.txt (config_DGXB200_1x8x2xtp1pp1cp2: TP 1, CP 2, "
-     "FP8)"),
-)  # fmt: skip
+    (
+        "h100-sxm",
+        2.1754396,
+        "github:mlcommons/training_results_v4.1 (mirror swsok/training_results_v4.1 @ 8821c70) : "
+        "NVIDIA/results/eos_ngc24.09_nemo/llama2_70b_lora/result_0.txt (config_DGXH100_1x8x4xtp4pp1cp1: TP 4, FP8)",
+    ),
+    (
+        "h200-sxm",
+        2.4732393,
+        "github:mlcommons/training_results_v4.1 (mirror swsok/training_results_v4.1 @ 8821c70) : "
+        "NVIDIA/results/h200_ngc24.09_nemo/llama2_70b_lora/result_0.txt (TP 2, FP8, as config_DGXH200_1x8x2xtp2pp1cp1 "
+        "of v4.0)",
+    ),
+    (
+        "b200",
+        4.6717937,
+        "github:mlcommons/training_results_v4.1 (mirror swsok/training_results_v4.1 @ 8821c70) : "
+        "NVIDIA/results/b200_preview_nemo/llama2_70b_lora/result_0.txt (config_DGXB200_1x8x2xtp1pp1cp2: TP 1, CP 2, "
+        "FP8)",
+    ),
+)
 
 
 def _model(workload: str) -> str | None:
@@ -58,33 +77,62 @@ def fit_rows(rows: list[dict]) -> list[dict]:
         precision = str(row["precision"])
         fp8 = precision in ("FP8", "FP8-CS") or precision.endswith("(FP8 per section notes)")
         model, gpu = _model(row["workload"]), GPUS.get(row["gpu"])
-        if (row["metric"] != "training_throughput" or not fp8 or model is None or gpu is None
-                or not row["source"].startswith(PUBLISHERS) or row["method"] not in METHODS):  # fmt: skip
+        if (
+            row["metric"] != "training_throughput"
+            or not fp8
+            or model is None
+            or gpu is None
+            or not row["source"].startswith(PUBLISHERS)
+            or row["method"] not in METHODS
+        ):
             continue
         micro = MICRO_BATCH.search(row["note"])
-        found.append({"model": model, "method": METHODS[row["method"]], "seq_len": int(row["seq_len"]),
-                      "micro_batch": int(micro.group(1)) if micro else 1, "gpu": gpu, "gpus": int(row["gpus"]),
-                      "tokens_per_second_per_gpu": float(row["value"]), "precision": precision,
-                      "workload": row["workload"], "source": row["source"], "note": row["note"]})  # fmt: skip
+        found.append(
+            {
+                "model": model,
+                "method": METHODS[row["method"]],
+                "seq_len": int(row["seq_len"]),
+                "micro_batch": int(micro.group(1)) if micro else 1,
+                "gpu": gpu,
+                "gpus": int(row["gpus"]),
+                "tokens_per_second_per_gpu": float(row["value"]),
+                "precision": precision,
+                "workload": row["workload"],
+                "source": row["source"],
+                "note": row["note"],
+            }
+        )
     return found
 
 
 def check_rows() -> list[dict]:
     """MLPerf's Llama 2 70B LoRA on 8 GPUs, as tokens/s per GPU."""
-    return [{"model": "llama-2-70b", "method": "lora", "seq_len": MLPERF_TOKENS_PER_SAMPLE, "micro_batch": 1,
-             "gpu": gpu, "gpus": 8, "samples_per_second": samples,
-             "tokens_per_second_per_gpu": round(samples * MLPERF_TOKENS_PER_SAMPLE / 8, 1),
-             "workload": "MLPerf Training v4.1 llama2_70b_lora (global batch 8, LoRA rank 16)", "source": source}
-            for gpu, samples, source in MLPERF]  # fmt: skip
+    return [
+        {
+            "model": "llama-2-70b",
+            "method": "lora",
+            "seq_len": MLPERF_TOKENS_PER_SAMPLE,
+            "micro_batch": 1,
+            "gpu": gpu,
+            "gpus": 8,
+            "samples_per_second": samples,
+            "tokens_per_second_per_gpu": round(samples * MLPERF_TOKENS_PER_SAMPLE / 8, 1),
+            "workload": "MLPerf Training v4.1 llama2_70b_lora (global batch 8, LoRA rank 16)",
+            "source": source,
+        }
+        for gpu, samples, source in MLPERF
+    ]
 
 
 def main(argv: list[str]) -> int:
     source = Path(argv[1]) if len(argv) > 1 else DEFAULT_SOURCE
     rows = yaml.safe_load(source.read_text(encoding="utf-8"))
     data = {"fp8_runs_version": 1, "fit": fit_rows(rows), "check": check_rows()}
-    head = ("# NVIDIA's tuned FP8 stack's published throughputs (fit) and MLPerf's Llama 2 70B LoRA logs (check), "
-            "written by\n# scripts/import_fp8_runs.py (do not edit: re-run it); its docstring says which rows and "
-            "why. Read by advisor.llm.fp8.\n")  # fmt: skip
+    head = (
+        "# NVIDIA's tuned FP8 stack's published throughputs (fit) and MLPerf's Llama 2 70B LoRA logs (check), "
+        "written by\n# scripts/import_fp8_runs.py (do not edit: re-run it); its docstring says which rows and "
+        "why. Read by advisor.llm.fp8.\n"
+    )
     OUT.write_text(head + yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
     print(f"{len(data['fit'])} fit rows, {len(data['check'])} check rows -> {OUT.relative_to(ROOT)}")
     return 0

@@ -85,14 +85,20 @@ def _counted(spec: dict) -> dict:
     return {
         "parameters": int(model.count_params()),
         "phases": [
-            {"kind": "matmul", "flops_per_sample": float(f"{matmul:.4g}"),
-             "note": f"convolutions and dense layers counted on {where}: {work.forward_flops / 1e9:.2f} GFLOPs "
-                     "forward per sample"},
-            {"kind": "elementwise", "activations_per_sample": float(f"{activations:.4g}"),
-             "note": f"every layer's outputs counted on {where} (normalisation, activations, additions: "
-                     f"{other / 1e9:.2f} GFLOPs of training)"},
+            {
+                "kind": "matmul",
+                "flops_per_sample": float(f"{matmul:.4g}"),
+                "note": f"convolutions and dense layers counted on {where}: {work.forward_flops / 1e9:.2f} GFLOPs "
+                "forward per sample",
+            },
+            {
+                "kind": "elementwise",
+                "activations_per_sample": float(f"{activations:.4g}"),
+                "note": f"every layer's outputs counted on {where} (normalisation, activations, additions: "
+                f"{other / 1e9:.2f} GFLOPs of training)",
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -124,8 +130,14 @@ def main(argv: list[str]) -> int:
                 system["host"] = host
             if link:
                 system["link"] = link
-            system.update({"price_usd": row.get("price_usd"), "watts": row.get("watt"), "date": row["date"],
-                           "source": row["source"]})  # fmt: skip
+            system.update(
+                {
+                    "price_usd": row.get("price_usd"),
+                    "watts": row.get("watt"),
+                    "date": row["date"],
+                    "source": row["source"],
+                }
+            )
             systems[slug] = system
             if catalog.match(gpu) is None:
                 unmatched[gpu].add(name)

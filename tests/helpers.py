@@ -161,12 +161,24 @@ def model_profile(profile_id: str = "my-model", seconds: float = 40.0) -> dict:
         "parameters": 545098,
         "flops_per_sample": 2.5e8,
         "layers": [
-            {"name": "conv2d", "type": "Conv2D", "flops_per_sample": 1.6e8, "parameters": 896,
-             "sequential_steps": 1, "activations_per_sample": 32768},
-            {"name": "dense", "type": "Dense", "flops_per_sample": 0.9e8, "parameters": 544202,
-             "sequential_steps": 1, "activations_per_sample": 138},
+            {
+                "name": "conv2d",
+                "type": "Conv2D",
+                "flops_per_sample": 1.6e8,
+                "parameters": 896,
+                "sequential_steps": 1,
+                "activations_per_sample": 32768,
+            },
+            {
+                "name": "dense",
+                "type": "Dense",
+                "flops_per_sample": 0.9e8,
+                "parameters": 544202,
+                "sequential_steps": 1,
+                "activations_per_sample": 138,
+            },
         ],
-    }  # fmt: skip
+    }
     return profile
 
 
@@ -213,8 +225,9 @@ def worker_env() -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in dropped}, "PYTHONUNBUFFERED": "1"}
 
 
-def start_workers(argv: list[str], count: int, extra: dict[int, list[str]] | None = None,
-                  join_timeout: float = 60) -> list:  # fmt: skip
+def start_workers(
+    argv: list[str], count: int, extra: dict[int, list[str]] | None = None, join_timeout: float = 60
+) -> list:
     """``advisor measure`` as ``count`` worker processes on localhost ports (worker 0 the chief), each with
     ``argv`` and its own ``extra`` arguments; stderr is a pipe read line by line."""
     import subprocess
@@ -226,8 +239,9 @@ def start_workers(argv: list[str], count: int, extra: dict[int, list[str]] | Non
     for index in range(count):
         own = [*(extra or {}).get(index, []), "--worker-index", str(index), "--join-timeout", str(join_timeout)]
         command = [sys.executable, "-m", "advisor", "measure", *argv, "--workers", addresses, *own]
-        processes.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          text=True, env=env))  # fmt: skip
+        processes.append(
+            subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        )
     return processes
 
 

@@ -94,8 +94,12 @@ def differences(text: str) -> list[str]:
         actual = run(arguments)
         shown = actual[: len(expected)] if truncated else actual
         if shown != expected:
-            problems.append(f"$ python -m advisor {arguments}\n--- README\n" + "\n".join(expected)
-                            + "\n--- actual\n" + "\n".join(shown))  # fmt: skip
+            problems.append(
+                f"$ python -m advisor {arguments}\n--- README\n"
+                + "\n".join(expected)
+                + "\n--- actual\n"
+                + "\n".join(shown)
+            )
     return problems
 
 
@@ -118,7 +122,7 @@ def updated(text: str) -> str:
                 index += 1
             _, expected, truncated = _finish(line, list(body))
             actual = run(line.removeprefix(PROMPT))
-            out += [line, *([*actual[:max(len(expected), 1)], "..."] if truncated else actual)]
+            out += [line, *([*actual[: max(len(expected), 1)], "..."] if truncated else actual)]
             if index < len(lines):
                 out.append("")
         return "```console\n" + "\n".join(out) + "\n```"
@@ -137,9 +141,11 @@ def generated_sections(text: str) -> str:
     from advisor.format import metrics, schema
     from advisor.llm import stack
 
-    for name, body in (("field-reference", schema.markdown_reference()),
-                       ("metric-definitions", metrics.markdown_definitions()),
-                       ("training-stacks", stack.markdown_reference())):  # fmt: skip
+    for name, body in (
+        ("field-reference", schema.markdown_reference()),
+        ("metric-definitions", metrics.markdown_definitions()),
+        ("training-stacks", stack.markdown_reference()),
+    ):
         start, end = f"<!-- {name}:start -->\n", f"<!-- {name}:end -->"
         if start not in text:
             continue

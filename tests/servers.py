@@ -63,18 +63,45 @@ def postgres_server() -> Iterator[str]:
         shutil.chown(sockets, "postgres")
     port = free_port()
     try:
-        subprocess.run(_as_owner([str(binaries / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-                                  "--no-sync", "-E", "UTF8"]), check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            _as_owner(
+                [str(binaries / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]
+            ),
+            check=True,
+            capture_output=True,
+        )
         options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=100"
-        subprocess.run(_as_owner([str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l",
-                                  str(root / "log"), "-w", "-t", "60", "start"]), check=True,
-                       capture_output=True)  # fmt: skip
-        subprocess.run(_as_owner([str(binaries / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
-                                  "advisor"]), check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            _as_owner(
+                [
+                    str(binaries / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-o",
+                    options,
+                    "-l",
+                    str(root / "log"),
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            _as_owner([str(binaries / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "advisor"]),
+            check=True,
+            capture_output=True,
+        )
         yield f"postgresql://postgres@127.0.0.1:{port}/advisor"
     finally:
-        subprocess.run(_as_owner([str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
-                       capture_output=True, check=False)  # fmt: skip
+        subprocess.run(
+            _as_owner([str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
+            capture_output=True,
+            check=False,
+        )
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -99,8 +126,20 @@ class Service:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60.0) -> Service:
-        command = [sys.executable, "-m", "advisor", "--profiles", str(self.profiles), "serve", "--database",
-                   self.database, "--port", str(self.port), "--submits-per-minute", str(self.submits_per_minute)]
+        command = [
+            sys.executable,
+            "-m",
+            "advisor",
+            "--profiles",
+            str(self.profiles),
+            "serve",
+            "--database",
+            self.database,
+            "--port",
+            str(self.port),
+            "--submits-per-minute",
+            str(self.submits_per_minute),
+        ]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
@@ -129,18 +168,34 @@ class Service:
 
     def token(self, keeper: bool = False) -> str:
         """A new contributor token (or a keeper's), made as the service's keeper would."""
-        done = subprocess.run([sys.executable, "-m", "advisor", "serve", "--database", self.database, "--new-token",
-                               "tests", *(["--keeper"] if keeper else [])], cwd=ROOT, capture_output=True, text=True,
-                              check=True)  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "advisor",
+                "serve",
+                "--database",
+                self.database,
+                "--new-token",
+                "tests",
+                *(["--keeper"] if keeper else []),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return done.stdout.strip()
 
 
-def request(url: str, data: bytes | None = None, headers: dict[str, str] | None = None,
-            method: str | None = None) -> tuple[int, bytes]:  # fmt: skip
+def request(
+    url: str, data: bytes | None = None, headers: dict[str, str] | None = None, method: str | None = None
+) -> tuple[int, bytes]:
     """Any request: (status, body), a 4xx or 5xx included."""
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers or {}, method=method),
-                                    timeout=60) as response:  # fmt: skip
+        with urllib.request.urlopen(
+            urllib.request.Request(url, data=data, headers=headers or {}, method=method), timeout=60
+        ) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
@@ -150,10 +205,14 @@ def get(url: str) -> tuple[int, bytes]:
     return request(url)
 
 
-def submit(service_url: str, text: bytes, token: str | None, private: bool = False,
-           headers: dict[str, str] | None = None) -> tuple[int, dict]:  # fmt: skip
+def submit(
+    service_url: str, text: bytes, token: str | None, private: bool = False, headers: dict[str, str] | None = None
+) -> tuple[int, dict]:
     """POST a profile's bytes: (status, the JSON answer)."""
-    sent = {"Content-Type": "application/yaml", **({"Authorization": f"Bearer {token}"} if token else {}),
-            **(headers or {})}  # fmt: skip
+    sent = {
+        "Content-Type": "application/yaml",
+        **({"Authorization": f"Bearer {token}"} if token else {}),
+        **(headers or {}),
+    }
     status, body = request(f"{service_url}/api/v1/results{'?private=true' if private else ''}", text, sent, "POST")
     return status, json.loads(body)

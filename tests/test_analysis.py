@@ -171,8 +171,12 @@ def test_a_faster_backend_on_the_same_machine_is_a_free_upgrade():
 def test_what_each_added_device_buys():
     profile = post_workload_profile("two-gpus", seconds=60.0, price=3000)
     profile["device"] = {"kind": "gpu", "name": "NVIDIA GeForce RTX 4090", "count": 2}
-    profile["results"][0]["scaling"] = {"devices": 2, "single_device_seconds": 100.0, "speedup": 1.6667,
-                                        "efficiency": 0.8333}  # fmt: skip
+    profile["results"][0]["scaling"] = {
+        "devices": 2,
+        "single_device_seconds": 100.0,
+        "speedup": 1.6667,
+        "efficiency": 0.8333,
+    }
     rows = analysis.added_devices(results.results_frame([profile])).iloc[0]
     assert rows["efficiency"] == pytest.approx(0.8333, rel=1e-3)
     assert rows["added_speedup_per_device"] == pytest.approx(0.6667, rel=1e-3)
@@ -186,8 +190,12 @@ def test_the_recommendation_shows_what_added_devices_buy():
     two = post_workload_profile("two-gpus", seconds=60.0, price=3000)
     for profile, count in ((one, 1), (two, 2)):
         profile["device"] = {"kind": "gpu", "name": "NVIDIA GeForce RTX 4090", "count": count}
-    two["results"][0]["scaling"] = {"devices": 2, "single_device_seconds": 100.0, "speedup": 1.6667,
-                                    "efficiency": 0.8333}  # fmt: skip
+    two["results"][0]["scaling"] = {
+        "devices": 2,
+        "single_device_seconds": 100.0,
+        "speedup": 1.6667,
+        "efficiency": 0.8333,
+    }
     rec = analysis.recommend(results.results_frame([one, two]), "one-gpu")
     record = records.recommendation_record(rec)
     assert record["added_devices"][0]["profile"] == "two-gpus"

@@ -66,8 +66,18 @@ def test_defaults_start_from_the_slowest_hardware_and_include_estimates(monkeypa
     assert any("Estimated, not measured" in c.value for c in at.caption)
     table = options_table(at)
     # the columns a buyer decides on
-    assert list(table.columns) == ["option", "precision", "speedup", "upgrade cost", "your price", "$ per 1x",
-                                   "payback", "cost / run", "time / run", "source"]  # fmt: skip
+    assert list(table.columns) == [
+        "option",
+        "precision",
+        "speedup",
+        "upgrade cost",
+        "your price",
+        "$ per 1x",
+        "payback",
+        "cost / run",
+        "time / run",
+        "source",
+    ]
     assert set(table["your price"]) == {""}  # an empty cell where no price was typed, never "None"
     at.toggle(key="more_columns").set_value(True).run()  # what each price is, and what renting costs a run
     assert not at.exception, at.exception
@@ -235,8 +245,13 @@ def test_a_profile_measured_across_machines_shows_what_a_machine_buys(monkeypatc
     cluster = post_workload_profile("two-titans", seconds=20.0, price=5000)
     cluster["device"] = {"kind": "gpu", "name": "NVIDIA TITAN RTX", "count": 2}
     cluster["cluster"] = {"workers": 2, "devices_per_worker": 1, "collective": "NCCL", "link_gbps": 25.0}
-    cluster["results"][0]["scaling"] = {"workers": 2, "devices": 2, "single_device_seconds": 34.0, "speedup": 1.7,
-                                        "efficiency": 0.85}  # fmt: skip
+    cluster["results"][0]["scaling"] = {
+        "workers": 2,
+        "devices": 2,
+        "single_device_seconds": 34.0,
+        "speedup": 1.7,
+        "efficiency": 0.85,
+    }
     write_yaml(tmp_path / "two-titans.yaml", cluster)
     at = start(monkeypatch, tmp_path)
     expander = next(e for e in at.expander if e.label == "What each added device or machine buys")
@@ -369,9 +384,9 @@ def test_running_a_model_is_answered_per_gpu(monkeypatch):
     assert table["1-stream tok/s"].str.contains(r"\(").any()  # a fitted engine: a cross-validated range
     at.selectbox(key="run_engine").set_value("vllm").run()
     at.selectbox(key="run_weights").set_value("nvfp4").run()  # Blackwell only
-    rtx_3090 = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns).set_index("gpu").loc[
-        "GeForce RTX 3090"
-    ]
+    rtx_3090 = (
+        next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns).set_index("gpu").loc["GeForce RTX 3090"]
+    )
     assert rtx_3090["TPOT ms"] == "-"
     assert any("nvfp4 weights need Blackwell" in plain(c.value) for c in at.caption)
 

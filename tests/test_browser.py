@@ -159,8 +159,9 @@ def test_the_first_screen_answers_should_i(app_url, browser):
     table = page.get_by_test_id("stDataFrame").first
     table.scroll_into_view_if_needed()
     wait_for_grid(page)
-    widths = page.evaluate("sel => { const s = document.querySelector(sel); return [s.scrollWidth, s.clientWidth]; }",
-                           SCROLLER)  # fmt: skip
+    widths = page.evaluate(
+        "sel => { const s = document.querySelector(sel); return [s.scrollWidth, s.clientWidth]; }", SCROLLER
+    )
     assert widths[0] <= widths[1], f"the table scrolls sideways: {widths}"
     # No head or cell is cut: each text of the table as the app shows it (the same pipeline, the same words),
     # measured in the page's own font, fits the width the app gives its column, with the grid's padding. The
@@ -169,10 +170,12 @@ def test_the_first_screen_answers_should_i(app_url, browser):
     shown = default_table()
     page.wait_for_function(  # the grid has drawn its heads
         "n => [...document.querySelectorAll('[data-testid=stDataFrame] [role=columnheader]')]"
-        ".filter(h => h.textContent).length >= n", arg=len(shown.columns), timeout=30_000)
+        ".filter(h => h.textContent).length >= n",
+        arg=len(shown.columns),
+        timeout=30_000,
+    )
     heads = page.evaluate(
-        "() => [...document.querySelectorAll('[data-testid=stDataFrame] [role=columnheader]')]"
-        ".map(h => h.textContent)"
+        "() => [...document.querySelectorAll('[data-testid=stDataFrame] [role=columnheader]')].map(h => h.textContent)"
     )
     assert [h for h in heads if h] == list(shown.columns), heads
     texts = {name: [name, *shown[name].astype(str)] for name in shown.columns}
@@ -183,10 +186,20 @@ def test_the_first_screen_answers_should_i(app_url, browser):
         " return out; }",
         texts,
     )
-    widths = {name: (text_width.option_width(list(shown[name])) if name == "option" else
-                     text_width.column_px(texts[name], 18 if name == "your price" else 0)) for name in shown.columns}
-    cut = [(name, text, round(w)) for name in shown.columns for text, w in zip(texts[name], measured[name],
-           strict=True) if w + 16 > widths[name]]  # fmt: skip
+    widths = {
+        name: (
+            text_width.option_width(list(shown[name]))
+            if name == "option"
+            else text_width.column_px(texts[name], 18 if name == "your price" else 0)
+        )
+        for name in shown.columns
+    }
+    cut = [
+        (name, text, round(w))
+        for name in shown.columns
+        for text, w in zip(texts[name], measured[name], strict=True)
+        if w + 16 > widths[name]
+    ]
     assert not cut, f"texts wider than their column: {cut[:10]}"
     assert sum(widths.values()) <= widths_available(page), widths
     # With the default inputs the first screen gives a payback in weeks.
@@ -294,7 +307,8 @@ def test_a_price_typed_in_the_table_drives_the_recommendation(app_url, browser):
     speedup = float(shown["speedup"].iloc[0].removesuffix("x"))  # the best option, first in the table
     widths = [text_width.option_width(list(shown["option"]))] + [
         text_width.column_px([name, *shown[name].astype(str)], 18 if name == "your price" else 0)
-        for name in shown.columns[1:]]  # fmt: skip
+        for name in shown.columns[1:]
+    ]
     grid = page.get_by_test_id("stDataFrame").first
     grid.scroll_into_view_if_needed()
     wait_for_grid(page)
@@ -305,7 +319,6 @@ def test_a_price_typed_in_the_table_drives_the_recommendation(app_url, browser):
     page.locator("textarea.gdg-input").wait_for(timeout=30_000)  # the cell's editor is open
     page.keyboard.insert_text("$300")
     page.keyboard.press("Enter")
-    expect(page.get_by_test_id("stMetricDelta").first).to_contain_text(f"${300 / speedup:,.2f} per 1x",
-                                                                        timeout=30_000)  # fmt: skip
+    expect(page.get_by_test_id("stMetricDelta").first).to_contain_text(f"${300 / speedup:,.2f} per 1x", timeout=30_000)
     assert page.get_by_test_id("stException").count() == 0
     page.close()

@@ -76,20 +76,32 @@ def write(tmp_path: Path, data) -> Path:
 @pytest.mark.parametrize(
     ("change", "field", "message"),
     [
-        (lambda d: d["gpus"][0]["fp32_tflops"].update(value="fast"), "gpus[0].fp32_tflops.value",
-         "must be a number, got a string ('fast')"),
-        (lambda d: d["gpus"][0]["fp32_tflops"].update(source="my-friend"), "gpus[0].fp32_tflops.source",
-         "unknown source 'my-friend'"),
-        (lambda d: d["gpus"][0]["fp32_tflops"].pop("value"), "gpus[0].fp32_tflops.value",
-         "is missing (write null when no source gives it)"),
+        (
+            lambda d: d["gpus"][0]["fp32_tflops"].update(value="fast"),
+            "gpus[0].fp32_tflops.value",
+            "must be a number, got a string ('fast')",
+        ),
+        (
+            lambda d: d["gpus"][0]["fp32_tflops"].update(source="my-friend"),
+            "gpus[0].fp32_tflops.source",
+            "unknown source 'my-friend'",
+        ),
+        (
+            lambda d: d["gpus"][0]["fp32_tflops"].pop("value"),
+            "gpus[0].fp32_tflops.value",
+            "is missing (write null when no source gives it)",
+        ),
         (lambda d: d["gpus"][1].update(id=d["gpus"][0]["id"]), "gpus[1]", "is also used by gpus[0]"),
         (lambda d: d["gpus"][0]["purchase"][0].update(usd=-5), "gpus[0].purchase[0].usd", "must be at least 0"),
-        (lambda d: d["gpus"][13]["rentals"][0].update(kind="free"), "gpus[13].rentals[0].kind",
-         "must be one of on-demand, serverless, hosted, spot, reserved"),
+        (
+            lambda d: d["gpus"][13]["rentals"][0].update(kind="free"),
+            "gpus[13].rentals[0].kind",
+            "must be one of on-demand, serverless, hosted, spot, reserved",
+        ),
         (lambda d: d["gpus"][0].update(segment="gaming"), "gpus[0].segment", "must be one of consumer"),
         (lambda d: d.pop("as_of"), "as_of", "is missing"),
     ],
-)  # fmt: skip
+)
 def test_bad_catalog_entries_give_clear_messages(tmp_path: Path, change, field, message):
     data = copy.deepcopy(RAW)
     change(data)

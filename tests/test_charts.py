@@ -8,25 +8,37 @@ import pytest
 
 from advisor.render import charts
 
-OPTIONS = pd.DataFrame({
-    "name": ["slow GPU", "fast GPU", "middle GPU"], "precision": ["float32"] * 3,
-    "speedup_vs_current": [1.5, 9.0, 3.0], "seconds": [100.0, 16.7, 50.0], "low": [np.nan, 12.0, 40.0],
-    "high": [np.nan, 20.0, 60.0], "source": ["measured", "estimated", "quoted"], "price_usd": [300.0, 2500.0, np.nan],
-    "dollars_per_speedup_vs_current": [200.0, 277.8, np.nan],
-})  # fmt: skip
+OPTIONS = pd.DataFrame(
+    {
+        "name": ["slow GPU", "fast GPU", "middle GPU"],
+        "precision": ["float32"] * 3,
+        "speedup_vs_current": [1.5, 9.0, 3.0],
+        "seconds": [100.0, 16.7, 50.0],
+        "low": [np.nan, 12.0, 40.0],
+        "high": [np.nan, 20.0, 60.0],
+        "source": ["measured", "estimated", "quoted"],
+        "price_usd": [300.0, 2500.0, np.nan],
+        "dollars_per_speedup_vs_current": [200.0, 277.8, np.nan],
+    }
+)
 
 
 def layers(spec: dict) -> list[dict]:
     return spec.get("layer", [spec])
 
 
-@pytest.mark.parametrize("make", [
-    lambda: charts.speedup_chart(OPTIONS),
-    lambda: charts.price_time_chart(OPTIONS),
-    lambda: charts.dollars_per_speedup_chart(OPTIONS),
-    lambda: charts.cumulative_cost_chart(pd.DataFrame({"runs": [0, 10], "usd": [0.0, 5.0], "option": ["keep"] * 2}),
-                                         pd.DataFrame({"runs": [4], "usd": [2.0], "label": ["pays off after 4 runs"]})),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: charts.speedup_chart(OPTIONS),
+        lambda: charts.price_time_chart(OPTIONS),
+        lambda: charts.dollars_per_speedup_chart(OPTIONS),
+        lambda: charts.cumulative_cost_chart(
+            pd.DataFrame({"runs": [0, 10], "usd": [0.0, 5.0], "option": ["keep"] * 2}),
+            pd.DataFrame({"runs": [4], "usd": [2.0], "label": ["pays off after 4 runs"]}),
+        ),
+    ],
+)
 def test_every_layer_names_a_dataset_the_spec_carries(make):
     spec = make()
     datasets = spec.pop("datasets")

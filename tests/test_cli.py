@@ -13,7 +13,7 @@ import yaml
 from readme_examples import docs_text
 
 from advisor import __version__, store
-from advisor.cli import main
+from advisor.cli import build_parser, main
 from advisor.store.index import INDEX_NAME  # the folder's persistent index, written beside the profiles
 from helpers import ROOT, SHIPPED, valid_profile, write_yaml
 
@@ -96,8 +96,9 @@ def test_recommend_text_and_json(capsys):
 
 
 def test_every_option_record_says_its_devices_and_machines_as_numbers(capsys):
-    status, out, _ = run(capsys, "recommend", "--profiles", str(SHIPPED), "--current", "post-cpu-only", "--estimates",
-                         "--json")  # fmt: skip
+    status, out, _ = run(
+        capsys, "recommend", "--profiles", str(SHIPPED), "--current", "post-cpu-only", "--estimates", "--json"
+    )
     assert status == 0
     options = json.loads(out)["options"]
     assert all(isinstance(o["devices"], int) and isinstance(o["machines"], int) for o in options)
@@ -273,8 +274,7 @@ def test_the_readme_states_every_habit_options_default_as_the_code_has_it():
 def test_the_readme_lists_the_keys_of_a_result_record_as_the_code_has_them():
     from advisor.decision import analysis
 
-    line = next(line for line in docs_text().splitlines()
-                if line.startswith("| `compare "))  # fmt: skip
+    line = next(line for line in docs_text().splitlines() if line.startswith("| `compare "))
     listed = line.split("a list of objects with `", 1)[1].split("`", 1)[0]
     assert listed == ", ".join(analysis.ROW_KEYS)
     assert f"add `{', '.join(analysis.ESTIMATE_KEYS)}`" in line
@@ -300,11 +300,30 @@ RECOMMEND_CASES = {
 }
 # The output's format and where the inputs are (--catalog names another catalog file: not driven here).
 NOT_DECISIONS = {"--help", "--json", "--profiles", "--collection", "--current", "--catalog"}  # inputs, not choices
-JOB_OPTIONS = {"--model-config", "--method", "--seq-len", "--batch", "--grad-accum", "--tokens", "--checkpointing",
-               "--lora-rank", "--lora-targets", "--fsdp", "--pure-bf16", "--optimizer", "--devices",
-               "--gpu", "--stack", "--loss", "--activation-offloading", "--optimizer-states",
-               "--optimizer-in-backward", "--fp8", "--compile",
-               "--tensor-parallel"}  # fmt: skip  (each stack choice is driven in test_stack.py and test_fp8.py)
+JOB_OPTIONS = {
+    "--model-config",
+    "--method",
+    "--seq-len",
+    "--batch",
+    "--grad-accum",
+    "--tokens",
+    "--checkpointing",
+    "--lora-rank",
+    "--lora-targets",
+    "--fsdp",
+    "--pure-bf16",
+    "--optimizer",
+    "--devices",
+    "--gpu",
+    "--stack",
+    "--loss",
+    "--activation-offloading",
+    "--optimizer-states",
+    "--optimizer-in-backward",
+    "--fp8",
+    "--compile",
+    "--tensor-parallel",
+}  # (each stack choice is driven in test_stack.py and test_fp8.py)
 
 
 # The same for `compare` and `estimate`: each option changes the JSON output against the same command without it.
@@ -322,8 +341,10 @@ ESTIMATE_CASES = {
     "--workload": (["--gpu", "rtx-4090"], ["--workload", "BERT-large"]),
     "--devices": (["--gpu", "rtx-4090"], ["--devices", "2"]),
     "--machines": (["--gpu", "rtx-4090", "--devices", "2", "--link-gbps", "100"], ["--machines", "2"]),
-    "--link-gbps": (["--gpu", "rtx-4090", "--devices", "2", "--machines", "2", "--link-gbps", "10"],
-                    ["--link-gbps", "400"]),
+    "--link-gbps": (
+        ["--gpu", "rtx-4090", "--devices", "2", "--machines", "2", "--link-gbps", "10"],
+        ["--link-gbps", "400"],
+    ),
     "--units": (["--gpu", "rtx-4090"], ["--units", "500"]),
     "--timesteps": (["--gpu", "rtx-4090"], ["--timesteps", "50"]),
     "--features": (["--gpu", "rtx-4090"], ["--features", "8"]),
@@ -418,11 +439,11 @@ def test_the_command_table_is_made_from_the_parsers():
     from advisor.commands.reference import markdown_table
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    stale = "README.md: the command table is stale (python -m advisor.commands.reference)"
-    assert f"-->\n{markdown_table()}\n<!-- commands:end -->" in text, stale
+    stale = "README.md: the command table is stale (python scripts/maintain.py command-table)"
+    assert f"-->\n{markdown_table(build_parser())}\n<!-- commands:end -->" in text, stale
     for option in ("--session-minutes", "--runs-per-session", "--price", "--collection", "--database"):
         assert option in text, option  # options the hand-written table once missed
-    assert "added_devices" in markdown_table()  # recommend --json's keys, from RECORD_KEYS
+    assert "added_devices" in markdown_table(build_parser())  # recommend --json's keys, from RECORD_KEYS
 
 
 def test_the_tables_json_keys_are_the_ones_printed(capsys):

@@ -69,8 +69,9 @@ def test_tf_config_puts_the_chief_first():
     ],
 )
 def test_measure_refuses_what_a_cluster_cannot_do(capsys, tmp_path: Path, extra, message):
-    status = main(["measure", "--workers", "localhost:1,localhost:2", "--worker-index", "0", "--out", str(tmp_path),
-                   *extra])  # fmt: skip
+    status = main(
+        ["measure", "--workers", "localhost:1,localhost:2", "--worker-index", "0", "--out", str(tmp_path), *extra]
+    )
     err = capsys.readouterr().err
     assert status == 1 and err.startswith(f"advisor: error: {message}") and err.count("\n") == 1
 
@@ -129,10 +130,20 @@ def test_different_workloads_name_the_worker_and_the_field():
 def cluster_profile() -> dict:
     profile = post_workload_profile("two-machines", seconds=60.0, price=3000)
     profile["device"] = {"kind": "gpu", "name": "NVIDIA GeForce RTX 4090", "count": 4}
-    profile["cluster"] = {"workers": 2, "devices_per_worker": 2, "collective": "NCCL", "link": "network interface ib0",
-                          "link_gbps": 100.0}  # fmt: skip
-    profile["results"][0]["scaling"] = {"workers": 2, "devices": 4, "single_device_seconds": 180.0, "speedup": 3.0,
-                                        "efficiency": 0.75}  # fmt: skip
+    profile["cluster"] = {
+        "workers": 2,
+        "devices_per_worker": 2,
+        "collective": "NCCL",
+        "link": "network interface ib0",
+        "link_gbps": 100.0,
+    }
+    profile["results"][0]["scaling"] = {
+        "workers": 2,
+        "devices": 4,
+        "single_device_seconds": 180.0,
+        "speedup": 3.0,
+        "efficiency": 0.75,
+    }
     return profile
 
 
@@ -189,4 +200,3 @@ def test_estimate_offers_machines_with_the_network_said_to_be_estimated(capsys):
     for precision, speedup in speeds["100"].items():  # the post's LSTM: 16 MB of gradients every 7 ms
         assert 1 < speedup <= 2  # a fast link: two machines help, never more than twice
         assert speeds["1"][precision] < 1  # 1 Gb/s: the network costs more than the second GPU brings
-

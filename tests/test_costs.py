@@ -74,11 +74,18 @@ def test_energy_cost_per_run_owned_cloud_and_break_even(shipped):
 def test_rental_break_even_by_hand():
     options = pd.DataFrame(
         {
-            "profile": ["x"], "name": ["X"], "device": ["X"], "precision": ["float32"], "seconds": [360.0],
-            "price_usd": [1000.0], "upgrade_cost_usd": [1000.0], "free_upgrade": [False], "power_watts": [500.0],
+            "profile": ["x"],
+            "name": ["X"],
+            "device": ["X"],
+            "precision": ["float32"],
+            "seconds": [360.0],
+            "price_usd": [1000.0],
+            "upgrade_cost_usd": [1000.0],
+            "free_upgrade": [False],
+            "power_watts": [500.0],
             "rental_usd_per_hour": [2.0],
         }
-    )  # fmt: skip
+    )
     current = pd.Series({"seconds": 3600.0, "power_watts": math.nan})
     habits = Habits(runs_per_week=5, kwh_price=0.2, session_minutes=0)
     per_second = options.assign(rental_billing_seconds=1.0, rental_minimum_seconds=0.0)
@@ -114,8 +121,10 @@ def test_the_ladder_climbs_only_purchases_a_buyer_can_make(shipped):
     is never a step, however cheap (the post's Titan RTX made too small, then priced only at launch)."""
     frame, gpus = shipped
     titan = frame["profile"] == "post-titan-rtx"
-    for edited in (frame.assign(fits=frame["fits"].mask(titan, False)),
-                   frame.assign(price_stale=frame["price_stale"].mask(titan, True))):  # fmt: skip
+    for edited in (
+        frame.assign(fits=frame["fits"].mask(titan, False)),
+        frame.assign(price_stale=frame["price_stale"].mask(titan, True)),
+    ):
         rec = analysis.recommend(edited, "post-cpu-only", precision="float32", catalog=gpus)
         assert "post-titan-rtx" in set(rec.options["profile"])  # still an option, shown with its reason
         assert "post-titan-rtx" not in set(rec.ladder["profile"])
@@ -127,8 +136,9 @@ def test_goals_pick_value_speed_or_cost(shipped):
     value = analysis.recommend(frame, "post-cpu-only", precision="float32", goal="value", catalog=gpus)
     speed = analysis.recommend(frame, "post-cpu-only", precision="float32", goal="speed", catalog=gpus)
     assert value.best["profile"] == "post-gtx-1070-ti" and speed.best["profile"] == "post-titan-rtx"
-    cheap = analysis.recommend(frame, "post-cpu-only", precision="float32", goal="cost", catalog=gpus,
-                               habits=Habits(runs_per_week=1))  # fmt: skip
+    cheap = analysis.recommend(
+        frame, "post-cpu-only", precision="float32", goal="cost", catalog=gpus, habits=Habits(runs_per_week=1)
+    )
     assert cheap.best["usd_per_run"] == cheap.options[cheap.options["faster"]]["usd_per_run"].min()
     with pytest.raises(AdvisorError, match="--goal must be one of value, speed, cost"):
         costs.rank(value.options, "fastest")
@@ -159,11 +169,18 @@ def test_a_rental_wins_the_cost_goal_and_the_headline_says_renting_is_cheaper(sh
 def test_payback_and_cost_properties(runs, hour_value, factor, cost, seconds, resale, watts):
     options = pd.DataFrame(
         {
-            "profile": ["x", "y"], "name": ["X", "Y"], "device": ["X", "Y"], "precision": ["float32", "float32"],
-            "seconds": [seconds, seconds], "price_usd": [cost, cost], "upgrade_cost_usd": [cost, 0.0],
-            "free_upgrade": [False, True], "power_watts": [watts, watts], "rental_usd_per_hour": [1.0, 1.0],
+            "profile": ["x", "y"],
+            "name": ["X", "Y"],
+            "device": ["X", "Y"],
+            "precision": ["float32", "float32"],
+            "seconds": [seconds, seconds],
+            "price_usd": [cost, cost],
+            "upgrade_cost_usd": [cost, 0.0],
+            "free_upgrade": [False, True],
+            "power_watts": [watts, watts],
+            "rental_usd_per_hour": [1.0, 1.0],
         }
-    )  # fmt: skip
+    )
     current = pd.Series({"seconds": seconds * (1 + factor), "power_watts": 300.0})
     base = costs.add_cost_figures(options, current, Habits(runs, hour_value, resale_usd=resale))
     more_runs = costs.add_cost_figures(options, current, Habits(runs * 2, hour_value, resale_usd=resale))
@@ -207,10 +224,25 @@ def test_recommend_json_has_every_figure(capsys):
     argv = ["recommend", "--current", "post-cpu-only", "--hour-value", "50", "--json", "--estimates"]
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["inputs"] == {"runs_per_week": 10, "hour_value": 50, "kwh_price": 0.15, "lifetime_years": 3,
-                              "resale_usd": 0, "session_minutes": 5, "runs_per_session": 1}  # fmt: skip
-    keys = {"energy_usd_per_run", "hours_saved_per_week", "payback_weeks", "usd_per_run_owned", "cloud_usd_per_run",
-            "break_even_runs", "power_watts", "power_source"}  # fmt: skip
+    assert data["inputs"] == {
+        "runs_per_week": 10,
+        "hour_value": 50,
+        "kwh_price": 0.15,
+        "lifetime_years": 3,
+        "resale_usd": 0,
+        "session_minutes": 5,
+        "runs_per_session": 1,
+    }
+    keys = {
+        "energy_usd_per_run",
+        "hours_saved_per_week",
+        "payback_weeks",
+        "usd_per_run_owned",
+        "cloud_usd_per_run",
+        "break_even_runs",
+        "power_watts",
+        "power_source",
+    }
     assert all(keys <= set(o) for o in data["options"])
     assert data["ladder"] and data["rent_advice"].startswith("Renting")
     rented = [o for o in data["options"] if o["cloud_usd_per_run"] is not None]
@@ -219,9 +251,15 @@ def test_recommend_json_has_every_figure(capsys):
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--runs-per-week", "-1"), ("--hour-value", "lots"), ("--kwh-price", "-0.1"), ("--lifetime-years", "nan"),
-     ("--resale-usd", "-5"), ("--goal", "cheapest")],
-)  # fmt: skip
+    [
+        ("--runs-per-week", "-1"),
+        ("--hour-value", "lots"),
+        ("--kwh-price", "-0.1"),
+        ("--lifetime-years", "nan"),
+        ("--resale-usd", "-5"),
+        ("--goal", "cheapest"),
+    ],
+)
 def test_bad_inputs_are_one_line_errors(capsys, flag, value):
     assert main(["recommend", "--current", "post-cpu-only", flag, value]) == 1
     err = capsys.readouterr().err
@@ -258,8 +296,19 @@ def test_rent_advice_says_how_renting_is_billed(capsys):
 
 
 def test_a_stale_launch_price_is_shown_but_not_recommended_unless_you_give_one(capsys):
-    argv = ["recommend", "--current", "post-cpu-only", "--estimates", "--json", "--precision", "float32",
-            "--goal", "speed", "--budget", "800"]  # fmt: skip
+    argv = [
+        "recommend",
+        "--current",
+        "post-cpu-only",
+        "--estimates",
+        "--json",
+        "--precision",
+        "float32",
+        "--goal",
+        "speed",
+        "--budget",
+        "800",
+    ]
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     by_profile = {o["profile"]: o for o in data["options"]}

@@ -19,8 +19,24 @@ from advisor.store.catalog import DEFAULT_CATALOG, load_catalog
 from helpers import SHIPPED
 
 CATALOG = load_catalog(DEFAULT_CATALOG)
-MLPERF = ("estimate", "--model-config", "llama-2-70b", "--method", "lora", "--seq-len", "8192", "--batch", "1",
-          "--stack", "nemo", "--devices", "8", "--tokens", "10M", "--json")  # fmt: skip
+MLPERF = (
+    "estimate",
+    "--model-config",
+    "llama-2-70b",
+    "--method",
+    "lora",
+    "--seq-len",
+    "8192",
+    "--batch",
+    "1",
+    "--stack",
+    "nemo",
+    "--devices",
+    "8",
+    "--tokens",
+    "10M",
+    "--json",
+)
 
 
 def _json(*args: str) -> list[dict]:
@@ -42,8 +58,10 @@ def test_the_fit_reads_only_the_published_runs_and_never_the_mlperf_logs():
 
 def test_the_range_is_the_leave_one_gpu_out_error_and_the_mlperf_steps_are_within_the_issue_target():
     found = fp8.fit(CATALOG)
-    widths = [float(np.quantile([abs(math.log(r)) for _, r in fp8.left_out(fp8.load_runs()[0], CATALOG, by)],
-                                fp8.QUANTILE)) for by in fp8.LEFT_OUT]  # fmt: skip
+    widths = [
+        float(np.quantile([abs(math.log(r)) for _, r in fp8.left_out(fp8.load_runs()[0], CATALOG, by)], fp8.QUANTILE))
+        for by in fp8.LEFT_OUT
+    ]
     assert found.half_width == pytest.approx(max(widths))
     ratios = [ratio for _, ratio in fp8.checked(CATALOG)]
     assert len(ratios) == 3 and all(1 / 1.3 < r < 1.3 for r in ratios), ratios
@@ -65,8 +83,10 @@ def test_the_fp8_row_is_the_fit_s_time_on_eight_gpus_and_says_where_it_comes_fro
 def test_fp8_on_a_gpu_the_fit_has_not_seen_keeps_the_16bit_time_and_says_so():
     row = _json(*MLPERF, "--gpu", "a100-80gb-sxm4")[0]
     assert row["precision"] != "fp8"
-    assert any(c["kind"] == "fp8" and c["architecture"] == "Ampere" and "Ampere" in c["words"]
-               for c in row["basis_parts"]["clauses"])  # fmt: skip
+    assert any(
+        c["kind"] == "fp8" and c["architecture"] == "Ampere" and "Ampere" in c["words"]
+        for c in row["basis_parts"]["clauses"]
+    )
 
 
 def test_tensor_parallelism_splits_the_model_over_the_fewest_gpus_it_fits_on():
@@ -87,17 +107,33 @@ def test_tensor_parallelism_splits_the_model_over_the_fewest_gpus_it_fits_on():
     if t > 2:
         fewer = memory.predict(job, split=memory.Split(t // 2, 1, 16 // t))
         assert fewer.verdict(80) != memory.Fit.FITS
-    held_whole = next(r for r in _json(*MLPERF, "--gpu", "h100-sxm", "--tensor-parallel", "off")
-                      if r["devices"] == 8)  # fmt: skip
+    held_whole = next(r for r in _json(*MLPERF, "--gpu", "h100-sxm", "--tensor-parallel", "off") if r["devices"] == 8)
     assert held_whole["tensor_parallel"] == 1 and held_whole["fits"] == "does not fit"
 
 
 def test_past_a_node_the_model_is_split_into_pipeline_stages_with_the_optimizer_sharded():
     """Llama 3.1 70B pre-training at 8,192 tokens on 64 H100s, as NVIDIA published it (TP 4 x PP 8 there): never
     said not to fit; tensor parallelism stays within a node's 8 GPUs, the rest of the split is pipeline stages."""
-    row = next(r for r in _json("estimate", "--model-config", "llama-3.1-70b", "--method", "full", "--seq-len", "8192",
-                                "--stack", "nemo", "--devices", "64", "--gpu", "h100-sxm", "--json")
-               if r["devices"] == 64)  # fmt: skip
+    row = next(
+        r
+        for r in _json(
+            "estimate",
+            "--model-config",
+            "llama-3.1-70b",
+            "--method",
+            "full",
+            "--seq-len",
+            "8192",
+            "--stack",
+            "nemo",
+            "--devices",
+            "64",
+            "--gpu",
+            "h100-sxm",
+            "--json",
+        )
+        if r["devices"] == 64
+    )
     assert row["fits"] != "does not fit" and row["tensor_parallel"] == 8 and row["pipeline_parallel"] > 1
     assert f"tensor 8 x pipeline {row['pipeline_parallel']}" in row["basis"]
 
@@ -115,8 +151,22 @@ def test_a_new_architecture_on_the_fp8_stack_is_within_the_issue_s_new_architect
 def test_several_gpus_the_catalog_gives_no_link_still_get_their_fp8_rows():
     """The GB200 has no interconnect in the catalog (no 16-bit data-parallel estimate); the FP8 time needs none:
     Megatron-Bridge's Llama 3 70B LoRA on 8 of them published 6,206 tokens/s a GPU."""
-    rows = _json("estimate", "--model-config", "llama-3.1-70b", "--method", "lora", "--seq-len", "4096", "--stack",
-                 "nemo", "--devices", "8", "--gpu", "gb200", "--json")  # fmt: skip
+    rows = _json(
+        "estimate",
+        "--model-config",
+        "llama-3.1-70b",
+        "--method",
+        "lora",
+        "--seq-len",
+        "4096",
+        "--stack",
+        "nemo",
+        "--devices",
+        "8",
+        "--gpu",
+        "gb200",
+        "--json",
+    )
     eight = next(r for r in rows if r["devices"] == 8)
     assert eight["precision"] == "fp8" and eight["fits"] == "fits"
     assert 1 / 1.2 < 6206 / (eight["tokens_per_second"] / 8) < 1.2

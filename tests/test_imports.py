@@ -63,10 +63,13 @@ print("HEAVY=" + json.dumps(found))
 @pytest.fixture(scope="module")
 def heavy_by_step() -> dict[str, list[str]]:
     completed = subprocess.run(
-        [sys.executable, "-c", CHECK.format(heavy=HEAVY, steps=json.dumps(STEPS))], cwd=SHIPPED.parent,
-        capture_output=True, text=True, timeout=180,
+        [sys.executable, "-c", CHECK.format(heavy=HEAVY, steps=json.dumps(STEPS))],
+        cwd=SHIPPED.parent,
+        capture_output=True,
+        text=True,
+        timeout=180,
         env={**os.environ, "ADVISOR_PROFILES": str(SHIPPED), "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip  # in the folder of the session's copy of the profiles: its ./profiles, nothing in the checkout
+    )  # in the folder of the session's copy of the profiles: its ./profiles, nothing in the checkout
     assert completed.returncode == 0, completed.stderr
     return json.loads(completed.stdout.strip().splitlines()[-1].removeprefix("HEAVY="))
 

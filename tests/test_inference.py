@@ -236,9 +236,17 @@ def _write_gguf(path, extra: dict | None = None) -> None:
 
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name("tiny-llama")
-    for add, value in [("add_block_count", 2), ("add_embedding_length", 64), ("add_head_count", 4),
-                       ("add_head_count_kv", 2), ("add_feed_forward_length", 128), ("add_context_length", 4096),
-                       ("add_vocab_size", 256), ("add_key_length", 16), ("add_value_length", 16)]:  # fmt: skip
+    for add, value in [
+        ("add_block_count", 2),
+        ("add_embedding_length", 64),
+        ("add_head_count", 4),
+        ("add_head_count_kv", 2),
+        ("add_feed_forward_length", 128),
+        ("add_context_length", 4096),
+        ("add_vocab_size", 256),
+        ("add_key_length", 16),
+        ("add_value_length", 16),
+    ]:
         getattr(writer, add)(value)
     for key, value in (extra or {}).items():
         writer.add_uint32(key, value)
@@ -249,8 +257,15 @@ def _write_gguf(path, extra: dict | None = None) -> None:
         writer.add_tensor(name, data, raw_shape=data.shape, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
 
     for block in range(2):
-        for name, shape in [("attn_q", (64, 64)), ("attn_k", (32, 64)), ("attn_v", (32, 64)), ("attn_output", (64, 64)),
-                            ("ffn_gate", (128, 64)), ("ffn_up", (128, 64)), ("ffn_down", (64, 128))]:  # fmt: skip
+        for name, shape in [
+            ("attn_q", (64, 64)),
+            ("attn_k", (32, 64)),
+            ("attn_v", (32, 64)),
+            ("attn_output", (64, 64)),
+            ("ffn_gate", (128, 64)),
+            ("ffn_up", (128, 64)),
+            ("ffn_down", (64, 128)),
+        ]:
             q8(f"blk.{block}.{name}.weight", shape)
     q8("token_embd.weight", (256, 64))
     q8("output.weight", (256, 64))
@@ -266,8 +281,13 @@ def test_a_gguf_header_gives_the_model_and_its_exact_weight_bytes(tmp_path):
     path = tmp_path / "tiny.gguf"
     _write_gguf(path)
     model, weights = read_gguf(path)
-    assert (model.name, len(model.layers), model.hidden, model.vocab, model.max_context) == ("tiny-llama", 2, 64, 256,
-                                                                                             4096)  # fmt: skip
+    assert (model.name, len(model.layers), model.hidden, model.vocab, model.max_context) == (
+        "tiny-llama",
+        2,
+        64,
+        256,
+        4096,
+    )
     assert model.kv_elements(10) == 2 * 10 * 2 * 2 * 16  # layers x tokens x (K, V) x kv heads x key_length
     job = make_job(model, "llama.cpp", weights, None)
     tensors = 2 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 128 * 64) + 2 * 256 * 64  # the weights the file holds

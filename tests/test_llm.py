@@ -19,10 +19,19 @@ from advisor.llm.job import Method, TrainingJob, job_from_options, parse_tokens
 from helpers import ROOT, SHIPPED, load_yaml
 
 LLAMA_CONFIG = {  # a Llama-3-like config.json, shrunk (the keys Hugging Face writes)
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
-    "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000,
-    "tie_word_embeddings": False, "hidden_act": "silu", "max_position_embeddings": 512, "rms_norm_eps": 1e-5,
-}  # fmt: skip
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 256,
+    "intermediate_size": 512,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "vocab_size": 1000,
+    "tie_word_embeddings": False,
+    "hidden_act": "silu",
+    "max_position_embeddings": 512,
+    "rms_norm_eps": 1e-5,
+}
 
 
 @pytest.mark.parametrize("key", sorted(load_presets()))
@@ -37,8 +46,14 @@ def test_a_config_json_is_read_from_disk(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(LLAMA_CONFIG))
     model = read_config_json(tmp_path)  # the folder that holds it works too
-    assert (model.layers, model.hidden, model.heads, model.kv_heads, model.intermediate, model.vocab) == \
-        (4, 256, 8, 2, 512, 1000)  # fmt: skip
+    assert (model.layers, model.hidden, model.heads, model.kv_heads, model.intermediate, model.vocab) == (
+        4,
+        256,
+        8,
+        2,
+        512,
+        1000,
+    )
     assert model.gated_mlp and not model.tied_embeddings and model.kv_width == 64
     assert resolve(str(path)).parameters == model.parameters
 
@@ -75,13 +90,22 @@ def test_the_counted_parameters_are_the_real_models(tmp_path):
     """The config's parameter count is the real transformers model's (a tiny Llama and GPT-2 built from local
     configs, nothing downloaded): weights of the blocks, embeddings, norms."""
     transformers = pytest.importorskip("transformers")
-    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(**{k: v for k, v in LLAMA_CONFIG.items()
-                                                                      if k != "architectures"}))  # fmt: skip
+    llama = transformers.LlamaForCausalLM(
+        transformers.LlamaConfig(**{k: v for k, v in LLAMA_CONFIG.items() if k != "architectures"})
+    )
     counted = sum(p.numel() for p in llama.parameters())
     (tmp_path / "config.json").write_text(json.dumps(LLAMA_CONFIG))
     assert read_config_json(tmp_path).parameters == counted
-    gpt2_config = {"model_type": "gpt2", "n_layer": 2, "n_embd": 128, "n_head": 4, "vocab_size": 500,
-                   "n_positions": 64, "bos_token_id": 0, "eos_token_id": 0}
+    gpt2_config = {
+        "model_type": "gpt2",
+        "n_layer": 2,
+        "n_embd": 128,
+        "n_head": 4,
+        "vocab_size": 500,
+        "n_positions": 64,
+        "bos_token_id": 0,
+        "eos_token_id": 0,
+    }
     gpt2 = transformers.GPT2LMHeadModel(transformers.GPT2Config(**gpt2_config))
     (tmp_path / "config.json").write_text(json.dumps(gpt2_config))
     model = read_config_json(tmp_path)
@@ -104,9 +128,12 @@ def test_lora_trains_adapters_and_costs_two_thirds_of_full_work():
 
 @pytest.mark.parametrize(
     "change, words",
-    [({"seq_len": 0}, "--seq-len"), ({"optimizer": "sgdx"}, "--optimizer"), ({"lora_targets": ("q", "v_proj")},
-     "not linear layers")],
-)  # fmt: skip
+    [
+        ({"seq_len": 0}, "--seq-len"),
+        ({"optimizer": "sgdx"}, "--optimizer"),
+        ({"lora_targets": ("q", "v_proj")}, "not linear layers"),
+    ],
+)
 def test_a_wrong_job_option_is_named(change, words):
     with pytest.raises(AdvisorError, match=words):
         TrainingJob(model=load_presets()["llama-3.2-1b"], **change)
@@ -163,13 +190,33 @@ def test_a_peak_below_its_own_jobs_step_floor_is_set_aside_and_named():
     assert all(c.peak_gb < validation.step_floor_gb(c) for c in report.set_aside)
     assert not set(report.cases) & set(report.set_aside)
     assert all(c.peak_gb >= validation.step_floor_gb(c) for c in report.cases)
-    text = validation.report_text(report)
+    from advisor.render.fits import memory_fit_text
+
+    text = memory_fit_text(report)
     assert "16.51 GB published, below the 28.85 GB" in text
+
+
+def test_the_maintainers_script_refits_without_writing_unless_asked(tmp_path):
+    """scripts/maintain.py (the maintainers' commands, outside the package) prints each fit's check; nothing in
+    advisor/data changes without --write."""
+    data = ROOT / "advisor" / "data"
+    before = {p.name: p.read_bytes() for p in data.glob("*.yaml")}
+    for command, expected in (("memory-fit", "kept out of every fit"), ("fp8-fit", "MLPerf Training")):
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "maintain.py"), command],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        assert expected in done.stdout
+    assert {p.name: p.read_bytes() for p in data.glob("*.yaml")} == before
 
 
 def test_the_shipped_fit_is_the_cross_validation():
     """advisor/data/llm_memory_fit.yaml holds the constants and ranges the cross-validation gives (re-fit:
-    python -m advisor.llm.validation --write)."""
+    python scripts/maintain.py memory-fit --write)."""
     report = validation.cross_validate()
     assert memory.load_fit() == report.fitted
 
@@ -227,8 +274,20 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 def test_estimate_model_config_answers_the_buyers_question():
     """'Can I fine-tune Llama 3.1 8B with LoRA on an RTX 4090, how long for 10,000 examples of 2,048 tokens, and would
     renting an H100 be cheaper?' as rows with fits, memory, tokens/s, the run's time and its rented cost."""
-    done = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--tokens",
-                "10000x2048", "--checkpointing", "auto", "--json")  # fmt: skip
+    done = _cli(
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--method",
+        "lora",
+        "--seq-len",
+        "2048",
+        "--tokens",
+        "10000x2048",
+        "--checkpointing",
+        "auto",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     rows = {(r["catalog_id"], r["devices"]): r for r in json.loads(done.stdout)}
     rtx, h100 = rows[("rtx-4090", 1)], rows[("h100-sxm", 1)]
@@ -283,14 +342,25 @@ def test_the_shipped_llm_data_is_what_the_import_script_makes():
 
 
 def test_recommend_model_config_names_the_cheapest_way_that_fits():
-    done = _cli("recommend", "--model-config", "llama-3.1-8b", "--method", "qlora", "--tokens", "10000x2048",
-                "--budget", "3000", "--json")  # fmt: skip
+    done = _cli(
+        "recommend",
+        "--model-config",
+        "llama-3.1-8b",
+        "--method",
+        "qlora",
+        "--tokens",
+        "10000x2048",
+        "--budget",
+        "3000",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     choice = json.loads(done.stdout)
     assert choice["best"]["fits"] == "fits" and choice["best"]["price_usd"] <= 3000
     assert choice["rent"]["fits"] == "fits" and choice["break_even_runs"] > 1
-    cost = json.loads(_cli("recommend", "--model-config", "llama-3.1-8b", "--tokens", "10000x2048", "--goal", "cost",
-                           "--json").stdout)  # fmt: skip
+    cost = json.loads(
+        _cli("recommend", "--model-config", "llama-3.1-8b", "--tokens", "10000x2048", "--goal", "cost", "--json").stdout
+    )
     assert cost["best"]["rental_cost_usd"] == min(r["rental_cost_usd"] for r in [cost["best"], cost["rent"]])
     missing = _cli("recommend")
     assert missing.returncode == 1 and "--current ID is required" in missing.stderr
@@ -305,8 +375,19 @@ def test_fsdp_shards_what_every_gpu_would_otherwise_hold():
     assert eight.activations_gb == whole.activations_gb
     assert eight.optimizer_gb == pytest.approx(whole.optimizer_gb / 8)
     assert eight.verdict(80) == memory.Fit.NO and many.verdict(80) == memory.Fit.FITS
-    done = _cli("estimate", "--model-config", "llama-3.1-70b", "--method", "lora", "--devices", "2", "--fsdp",
-                "--gpu", "a100-80gb-sxm4", "--json")  # fmt: skip
+    done = _cli(
+        "estimate",
+        "--model-config",
+        "llama-3.1-70b",
+        "--method",
+        "lora",
+        "--devices",
+        "2",
+        "--fsdp",
+        "--gpu",
+        "a100-80gb-sxm4",
+        "--json",
+    )
     rows = {r["devices"]: r for r in json.loads(done.stdout)}
     assert rows[2]["memory_gb"] < rows[1]["memory_gb"] and "FSDP" in rows[2]["basis"]
 

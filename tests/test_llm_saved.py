@@ -32,14 +32,22 @@ def saved_bytes_per_token(layers: int, targets: tuple[str, ...] | None, frozen_k
     peft = pytest.importorskip("peft")
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
-        hidden_size=WIDTHS["hidden"], num_attention_heads=WIDTHS["heads"], num_key_value_heads=WIDTHS["kv_heads"],
-        head_dim=WIDTHS["head_dim"], intermediate_size=WIDTHS["intermediate"], vocab_size=WIDTHS["vocab"],
-        num_hidden_layers=layers, max_position_embeddings=128, attn_implementation="sdpa")  # fmt: skip
+        hidden_size=WIDTHS["hidden"],
+        num_attention_heads=WIDTHS["heads"],
+        num_key_value_heads=WIDTHS["kv_heads"],
+        head_dim=WIDTHS["head_dim"],
+        intermediate_size=WIDTHS["intermediate"],
+        vocab_size=WIDTHS["vocab"],
+        num_hidden_layers=layers,
+        max_position_embeddings=128,
+        attn_implementation="sdpa",
+    )
     model = transformers.LlamaForCausalLM(config).to(torch.bfloat16)
     if targets is not None:
         model.enable_input_require_grads()
-        model = peft.get_peft_model(model, peft.LoraConfig(r=RANK, lora_alpha=16, lora_dropout=0.0,
-                                                           target_modules=list(targets)))  # fmt: skip
+        model = peft.get_peft_model(
+            model, peft.LoraConfig(r=RANK, lora_alpha=16, lora_dropout=0.0, target_modules=list(targets))
+        )
     model.train()
     if frozen_keep_inputs:
         _keep_frozen_inputs(torch, model)
@@ -87,22 +95,32 @@ def test_old_4bit_layers_keep_the_inputs_counted():
     for keep in (False, True):
         shallow, deep = (saved_bytes_per_token(layers, ("q_proj", "v_proj"), keep) for layers in DEPTHS)
         extra.append((deep - shallow) / (DEPTHS[1] - DEPTHS[0]))
-    model = ModelConfig("tiny llama", layers=DEPTHS[0], vocab=WIDTHS["vocab"], tied_embeddings=False,
-                        **{k: v for k, v in WIDTHS.items() if k != "vocab"})  # fmt: skip
+    model = ModelConfig(
+        "tiny llama",
+        layers=DEPTHS[0],
+        vocab=WIDTHS["vocab"],
+        tied_embeddings=False,
+        **{k: v for k, v in WIDTHS.items() if k != "vocab"},
+    )
     job = TrainingJob(model, Method.QLORA, lora_rank=RANK, lora_targets=("q_proj", "v_proj"))
-    counted = 2.0 * (memory.block_saved_values(replace(job, keeps_4bit_inputs=True))
-                     - memory.block_saved_values(job))  # fmt: skip
+    counted = 2.0 * (memory.block_saved_values(replace(job, keeps_4bit_inputs=True)) - memory.block_saved_values(job))
     assert counted > 0 and extra[1] - extra[0] == pytest.approx(counted, rel=0.02), (extra, counted)
 
 
 @pytest.mark.slow  # builds real transformers models (PyTorch, transformers and PEFT imported: 3-10 s)
-@pytest.mark.parametrize("method, targets", [(Method.FULL, None), (Method.LORA, ALL_LINEAR),
-                                             (Method.LORA, ("q_proj", "v_proj"))])  # fmt: skip
+@pytest.mark.parametrize(
+    "method, targets", [(Method.FULL, None), (Method.LORA, ALL_LINEAR), (Method.LORA, ("q_proj", "v_proj"))]
+)
 def test_a_blocks_saved_tensors_are_the_counted_ones(method, targets):
     shallow, deep = (saved_bytes_per_token(layers, targets) for layers in DEPTHS)
     measured = (deep - shallow) / (DEPTHS[1] - DEPTHS[0]) - STATISTICS_BYTES
-    model = ModelConfig("tiny llama", layers=DEPTHS[0], vocab=WIDTHS["vocab"], tied_embeddings=False,
-                        **{k: v for k, v in WIDTHS.items() if k != "vocab"})  # fmt: skip
+    model = ModelConfig(
+        "tiny llama",
+        layers=DEPTHS[0],
+        vocab=WIDTHS["vocab"],
+        tied_embeddings=False,
+        **{k: v for k, v in WIDTHS.items() if k != "vocab"},
+    )
     job = TrainingJob(model, method, lora_rank=RANK, lora_targets=targets or ALL_LINEAR)
     counted = 2.0 * memory.block_saved_values(job)
     assert measured == pytest.approx(counted, rel=0.02), (method, targets, measured, counted)
@@ -112,10 +130,17 @@ def test_frozen_layers_keep_less_and_compiling_keeps_less_still():
     """LoRA on two projections keeps less than full fine-tuning (the frozen MLP keeps no inputs), LoRA on every
     linear layer more (each adapter its own copy of its input); a compiled job less than the eager one; a LayerNorm
     model sharing one norm between attention and MLP (Phi) less than the same shape with two RMSNorms."""
-    model = ModelConfig("m", layers=4, hidden=2048, heads=16, kv_heads=16, intermediate=8192, vocab=1000,
-                        tied_embeddings=False)  # fmt: skip
-    full, every, two = (TrainingJob(model, method, lora_targets=targets) for method, targets in
-                        ((Method.FULL, ALL_LINEAR), (Method.LORA, ALL_LINEAR), (Method.LORA, ("q_proj", "v_proj"))))
+    model = ModelConfig(
+        "m", layers=4, hidden=2048, heads=16, kv_heads=16, intermediate=8192, vocab=1000, tied_embeddings=False
+    )
+    full, every, two = (
+        TrainingJob(model, method, lora_targets=targets)
+        for method, targets in (
+            (Method.FULL, ALL_LINEAR),
+            (Method.LORA, ALL_LINEAR),
+            (Method.LORA, ("q_proj", "v_proj")),
+        )
+    )
     values = [memory.block_saved_values(job) for job in (full, every, two)]
     assert values[2] < values[0] < values[1]
     for job in (full, every, two):
@@ -123,16 +148,20 @@ def test_frozen_layers_keep_less_and_compiling_keeps_less_still():
     phi = replace(model, gated_mlp=False, layer_norm=True, shared_norm=True)
     plain = replace(model, gated_mlp=False)
     assert memory.block_saved_values(TrainingJob(phi, Method.FULL)) < memory.block_saved_values(
-        TrainingJob(plain, Method.FULL))
+        TrainingJob(plain, Method.FULL)
+    )
 
 
-@pytest.mark.parametrize("config, layer_norm, shared_norm", [
-    ({"model_type": "phi", "hidden_act": "gelu_new"}, True, True),
-    ({"model_type": "gpt_neox", "use_parallel_residual": True}, True, False),
-    ({"model_type": "falcon", "parallel_attn": True}, True, True),
-    ({"model_type": "falcon", "parallel_attn": True, "new_decoder_architecture": True}, True, False),
-    ({"model_type": "llama"}, False, False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "config, layer_norm, shared_norm",
+    [
+        ({"model_type": "phi", "hidden_act": "gelu_new"}, True, True),
+        ({"model_type": "gpt_neox", "use_parallel_residual": True}, True, False),
+        ({"model_type": "falcon", "parallel_attn": True}, True, True),
+        ({"model_type": "falcon", "parallel_attn": True, "new_decoder_architecture": True}, True, False),
+        ({"model_type": "llama"}, False, False),
+    ],
+)
 def test_a_config_json_says_its_norms(config, layer_norm, shared_norm):
     shape = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}
     model = config_from_mapping({**shape, **config}, "config.json")
@@ -142,9 +171,13 @@ def test_a_config_json_says_its_norms(config, layer_norm, shared_norm):
 def test_transformer_engine_blocks_keep_less_and_fp8_less_still():
     """NeMo's Transformer Engine modules keep the norms' outputs and the linear layers' inputs once each, in FP8 under
     fp8: less than eager PyTorch's full fine-tuning, and fp8 less than bf16."""
-    model = ModelConfig("m", layers=4, hidden=8192, heads=64, kv_heads=8, intermediate=28672, vocab=32000,
-                        tied_embeddings=False)  # fmt: skip
+    model = ModelConfig(
+        "m", layers=4, hidden=8192, heads=64, kv_heads=8, intermediate=28672, vocab=32000, tied_embeddings=False
+    )
     eager = TrainingJob(model, Method.FULL)
     engine = replace(eager, transformer_engine=True)
-    assert memory.block_saved_values(replace(engine, fp8=True)) < memory.block_saved_values(engine) \
-        < memory.block_saved_values(eager)  # fmt: skip
+    assert (
+        memory.block_saved_values(replace(engine, fp8=True))
+        < memory.block_saved_values(engine)
+        < memory.block_saved_values(eager)
+    )

@@ -100,8 +100,11 @@ def test_explicit_mixed_float16_policy(capsys, tmp_path: Path):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        pytest.param(["--device", "gpu"], "--device gpu: no GPU is visible to TensorFlow",
-                     marks=pytest.mark.skipif(HAS_GPU, reason="expects no GPU: this machine has one")),
+        pytest.param(
+            ["--device", "gpu"],
+            "--device gpu: no GPU is visible to TensorFlow",
+            marks=pytest.mark.skipif(HAS_GPU, reason="expects no GPU: this machine has one"),
+        ),
         (["--precision", "float64"], "unsupported precision 'float64'"),
         (["--precision", "mixed,mixed_bfloat16"], "listed twice"),
         (["--price-date", "soon"], "--price-date must be a date"),

@@ -46,8 +46,9 @@ def test_the_flop_counter_matches_the_readme_lstm_formula():
     counted = flops.count(build_model(workload, "float32"))
     assert counted.not_counted == []
     # 3 x timesteps x 8 x units x (features + units) + 6 x units per sample; the counter adds the head's bias (3).
-    assert counted.training_flops == pytest.approx(workload.training_flops_per_epoch() / workload.train_samples,
-                                                   rel=1e-8)  # fmt: skip
+    assert counted.training_flops == pytest.approx(
+        workload.training_flops_per_epoch() / workload.train_samples, rel=1e-8
+    )
     assert counted.layers[0].sequential_steps == 100
 
 
@@ -88,8 +89,20 @@ def test_an_unknown_layer_is_named_not_guessed():
 
 @pytest.mark.parametrize("name", list(EXAMPLES))
 def test_each_example_is_measured_through_the_real_code_path(capsys, examples: Path, tmp_path: Path, name):
-    status = main(["measure", "--model", str(examples / f"{name}.keras"), *SIZES, "--epochs", "2", "--out",
-                   str(tmp_path), "--name", name])  # fmt: skip
+    status = main(
+        [
+            "measure",
+            "--model",
+            str(examples / f"{name}.keras"),
+            *SIZES,
+            "--epochs",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--name",
+            name,
+        ]
+    )
     _out, err = capsys.readouterr()
     assert status == 0, err
     profile, warnings = store.load_profile(tmp_path / f"{name}.yaml")
@@ -163,8 +176,12 @@ def bad_model_files(examples: Path, folder: Path) -> dict[str, tuple[Path, str]]
     lambda_model.save(folder / "lambda.keras")
 
     # A custom layer registered only in the process that saved it: this process cannot (and must not) rebuild it.
-    subprocess.run([sys.executable, "-c", CUSTOM_LAYER.format(path=str(folder / "custom.keras"))], check=True,
-                   capture_output=True, env={**os.environ, "KERAS_BACKEND": "tensorflow"})  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", CUSTOM_LAYER.format(path=str(folder / "custom.keras"))],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "KERAS_BACKEND": "tensorflow"},
+    )
     unbuilt = keras.Sequential([keras.layers.Dense(1)])
     unbuilt.save(folder / "no-inputs.keras")
 
@@ -206,8 +223,23 @@ def test_a_model_saved_without_compile_needs_loss_and_optimizer(capsys, tmp_path
     status = main(["measure", "--model", str(tmp_path / "plain.keras"), *SIZES, "--epochs", "2", "--dry-run"])
     assert status == 1
     assert "saved without a compile configuration: give --loss and --optimizer" in capsys.readouterr().err
-    status = main(["measure", "--model", str(tmp_path / "plain.keras"), *SIZES, "--epochs", "2", "--dry-run",
-                   "--loss", "mse", "--optimizer", "sgd", "--precision", "float32"])  # fmt: skip
+    status = main(
+        [
+            "measure",
+            "--model",
+            str(tmp_path / "plain.keras"),
+            *SIZES,
+            "--epochs",
+            "2",
+            "--dry-run",
+            "--loss",
+            "mse",
+            "--optimizer",
+            "sgd",
+            "--precision",
+            "float32",
+        ]
+    )
     assert status == 0, capsys.readouterr().err
 
 
@@ -216,11 +248,38 @@ def test_estimate_a_model_on_the_catalog_and_on_the_measured_machine(capsys, exa
     folder.mkdir()
     for path in SHIPPED.glob("*.yaml"):
         (folder / path.name).write_bytes(path.read_bytes())
-    assert main(["measure", "--model", str(examples / "gru-text.keras"), *SIZES, "--epochs", "2", "--out",
-                 str(folder), "--name", "my gru"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "measure",
+                "--model",
+                str(examples / "gru-text.keras"),
+                *SIZES,
+                "--epochs",
+                "2",
+                "--out",
+                str(folder),
+                "--name",
+                "my gru",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    argv = ["estimate", "--model", str(examples / "gru-text.keras"), "--samples", "16", "--batch-size", "8",
-            "--epochs", "2", "--profiles", str(folder), "--json"]  # fmt: skip
+    argv = [
+        "estimate",
+        "--model",
+        str(examples / "gru-text.keras"),
+        "--samples",
+        "16",
+        "--batch-size",
+        "8",
+        "--epochs",
+        "2",
+        "--profiles",
+        str(folder),
+        "--json",
+    ]
     assert main(argv) == 0
     rows = json.loads(capsys.readouterr().out)
     gpus = [r for r in rows if r["gpu"]]
@@ -236,8 +295,23 @@ def test_estimate_a_model_on_the_catalog_and_on_the_measured_machine(capsys, exa
 def test_a_model_profile_gets_catalog_estimates_in_the_analysis(capsys, examples: Path, tmp_path: Path):
     from advisor.store.catalog import load_catalog
 
-    assert main(["measure", "--model", str(examples / "small-cnn.keras"), *SIZES, "--epochs", "2", "--out",
-                 str(tmp_path), "--name", "cnn"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "measure",
+                "--model",
+                str(examples / "small-cnn.keras"),
+                *SIZES,
+                "--epochs",
+                "2",
+                "--out",
+                str(tmp_path),
+                "--name",
+                "cnn",
+            ]
+        )
+        == 0
+    )
     frame = results.results_frame(
         [*store.load_profiles(SHIPPED).profiles, store.load_profile(tmp_path / "cnn.yaml")[0]]
     )
@@ -280,8 +354,14 @@ def test_a_softmax_over_every_step_is_counted_at_the_loss_in_both_precisions():
     from advisor.perf import memory
 
     lstms = [keras.layers.LSTM(1024, return_sequences=True) for _ in range(4)]
-    model = keras.Sequential([keras.Input((512,), dtype="int32"), keras.layers.Embedding(8000, 1024), *lstms,
-                              keras.layers.Dense(8000, activation="softmax")])  # fmt: skip
+    model = keras.Sequential(
+        [
+            keras.Input((512,), dtype="int32"),
+            keras.layers.Embedding(8000, 1024),
+            *lstms,
+            keras.layers.Dense(8000, activation="softmax"),
+        ]
+    )
     model.compile(loss="sparse_categorical_crossentropy", optimizer="adam")
     spec = model_file.workload(model, 10_000, 256, 1)
     assert memory.output_values_per_sample(spec) == 512 * 8000
@@ -302,9 +382,29 @@ def test_a_measured_lstm_peak_on_the_cpu_is_covered(tmp_path: Path):
     model.compile(loss="binary_crossentropy", optimizer="adam")
     path = tmp_path / "lstm.keras"
     model.save(path)
-    status = main(["measure", "--model", str(path), "--samples", "512", "--batch-size", "256", "--epochs", "2",
-                   "--precision", "float32", "--device", "cpu", "--matmul-size", "64", "--out", str(tmp_path),
-                   "--name", "lstm-peak"])  # fmt: skip
+    status = main(
+        [
+            "measure",
+            "--model",
+            str(path),
+            "--samples",
+            "512",
+            "--batch-size",
+            "256",
+            "--epochs",
+            "2",
+            "--precision",
+            "float32",
+            "--device",
+            "cpu",
+            "--matmul-size",
+            "64",
+            "--out",
+            str(tmp_path),
+            "--name",
+            "lstm-peak",
+        ]
+    )
     assert status == 0
     profile, _ = store.load_profile(tmp_path / "lstm-peak.yaml")
     measured = profile.data["results"][0]["memory"]["peak_gb"]

@@ -21,10 +21,38 @@ from helpers import ROOT, Output, free_ports, needs, start_workers, worker_env
 
 pytestmark = [pytest.mark.slow, needs("tensorflow")]  # real TensorFlow processes joining over gRPC
 
-TINY = ["--units", "4", "--timesteps", "3", "--samples", "32", "--batch-size", "8", "--matmul-size", "64",
-        "--device", "cpu"]  # fmt: skip
-LONG = ["--units", "32", "--timesteps", "20", "--samples", "1024", "--batch-size", "32", "--matmul-size", "64",
-        "--device", "cpu", "--epochs", "60", "--precision", "float32"]  # fmt: skip
+TINY = [
+    "--units",
+    "4",
+    "--timesteps",
+    "3",
+    "--samples",
+    "32",
+    "--batch-size",
+    "8",
+    "--matmul-size",
+    "64",
+    "--device",
+    "cpu",
+]
+LONG = [
+    "--units",
+    "32",
+    "--timesteps",
+    "20",
+    "--samples",
+    "1024",
+    "--batch-size",
+    "32",
+    "--matmul-size",
+    "64",
+    "--device",
+    "cpu",
+    "--epochs",
+    "60",
+    "--precision",
+    "float32",
+]
 
 
 def finish_all(outputs: list[Output], timeout: float = 120) -> list[tuple[int, str, str]]:
@@ -58,8 +86,7 @@ def test_two_workers_train_together_and_the_chief_writes_the_profile(tmp_path: P
     for result in profile["results"]:
         scaling = result["scaling"]
         assert scaling["workers"] == 2 and scaling["devices"] == 2
-        assert scaling["speedup"] == pytest.approx(scaling["single_device_seconds"] / result["total_seconds"],
-                                                   rel=1e-3)  # fmt: skip
+        assert scaling["speedup"] == pytest.approx(scaling["single_device_seconds"] / result["total_seconds"], rel=1e-3)
         assert result["checks"]["replicas"] == 2
         assert result["checks"]["training_step"] == "custom (strategy.run)"
         assert len(result["epoch_seconds"]) == 3
@@ -70,8 +97,9 @@ def test_two_workers_train_together_and_the_chief_writes_the_profile(tmp_path: P
 
 
 def test_three_workers(tmp_path: Path):
-    outputs = [Output(p) for p in start_workers([*TINY, "--epochs", "2", "--precision", "float32",
-                                                 "--out", str(tmp_path)], 3)]  # fmt: skip
+    outputs = [
+        Output(p) for p in start_workers([*TINY, "--epochs", "2", "--precision", "float32", "--out", str(tmp_path)], 3)
+    ]
     results = finish_all(outputs)
     assert [status for status, _, _ in results] == [0, 0, 0], results[0][2]
     profile = yaml.safe_load(next(tmp_path.iterdir()).read_text())
@@ -82,10 +110,29 @@ def test_three_workers(tmp_path: Path):
 def test_a_worker_that_never_joins_is_named(tmp_path: Path):
     first, second = free_ports(2)
     completed = subprocess.run(
-        [sys.executable, "-m", "advisor", "measure", *TINY, "--epochs", "2", "--out", str(tmp_path),
-         "--workers", f"localhost:{first},localhost:{second}", "--worker-index", "0", "--join-timeout", "5"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env=worker_env(),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "measure",
+            *TINY,
+            "--epochs",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--workers",
+            f"localhost:{first},localhost:{second}",
+            "--worker-index",
+            "0",
+            "--join-timeout",
+            "5",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=worker_env(),
+    )
     assert completed.returncode == 1, completed.stderr
     assert last_line(completed.stderr) == (
         f"advisor: error: worker 1 (localhost:{second}) did not join within 5 s (nothing listens there); "
@@ -100,8 +147,22 @@ def test_a_port_in_use_is_one_line_on_every_worker(tmp_path: Path):
         squatter.bind(("", outputs_ports[1]))
         squatter.listen()
         addresses = f"localhost:{outputs_ports[0]},localhost:{outputs_ports[1]}"
-        command = [sys.executable, "-m", "advisor", "measure", *TINY, "--epochs", "2", "--out", str(tmp_path),
-                   "--workers", addresses, "--join-timeout", "5", "--worker-index"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "advisor",
+            "measure",
+            *TINY,
+            "--epochs",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--workers",
+            addresses,
+            "--join-timeout",
+            "5",
+            "--worker-index",
+        ]
         pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "env": worker_env()}
         processes = [subprocess.Popen([*command, str(index)], cwd=ROOT, **pipes) for index in (0, 1)]
         results = finish_all([Output(p) for p in processes])
@@ -116,8 +177,10 @@ def test_a_port_in_use_is_one_line_on_every_worker(tmp_path: Path):
 
 
 def test_workers_measuring_different_workloads_say_so(tmp_path: Path):
-    outputs = [Output(p) for p in start_workers([*TINY, "--epochs", "2", "--out", str(tmp_path)], 2,
-                                                extra={1: ["--units", "6"]})]  # fmt: skip
+    outputs = [
+        Output(p)
+        for p in start_workers([*TINY, "--epochs", "2", "--out", str(tmp_path)], 2, extra={1: ["--units", "6"]})
+    ]
     results = finish_all(outputs)
     for status, _, err in results:
         assert status == 1, err

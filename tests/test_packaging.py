@@ -22,15 +22,26 @@ def run(*argv: str | Path, cwd: Path) -> subprocess.CompletedProcess:
 def test_the_wheel_installs_and_runs_from_another_folder(tmp_path: Path):
     dist = tmp_path / "dist"
     # built from a copy of the sources: setuptools writes its build/ folder beside what it builds, never the checkout
-    source = shutil.copytree(ROOT, tmp_path / "source", ignore=shutil.ignore_patterns(
-        ".git", "build", "*.egg-info", "__pycache__", ".*cache", ".hypothesis", "venv", ".venv"))  # fmt: skip
-    built = run(sys.executable, "-m", "pip", "wheel", source, "--no-deps", "--no-build-isolation", "-w", dist,
-                cwd=tmp_path)  # fmt: skip
+    source = shutil.copytree(
+        ROOT,
+        tmp_path / "source",
+        ignore=shutil.ignore_patterns(
+            ".git", "build", "*.egg-info", "__pycache__", ".*cache", ".hypothesis", "venv", ".venv"
+        ),
+    )
+    built = run(
+        sys.executable, "-m", "pip", "wheel", source, "--no-deps", "--no-build-isolation", "-w", dist, cwd=tmp_path
+    )
     assert built.returncode == 0, built.stderr
     wheel = next(dist.glob("advisor-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("advisor/measure/backends/tf_backend.py", "advisor/measure/memory.py", "advisor/data/catalog.yaml",
-                   "advisor/data/crossval.yaml", "advisor/data/catalog.schema.json"):  # fmt: skip
+    for needed in (
+        "advisor/measure/backends/tf_backend.py",
+        "advisor/measure/memory.py",
+        "advisor/data/catalog.yaml",
+        "advisor/data/crossval.yaml",
+        "advisor/data/catalog.schema.json",
+    ):
         assert needed in names, needed
 
     # A fresh environment that sees none of the machine's packages: the wheel and its declared dependencies (the
@@ -38,11 +49,13 @@ def test_the_wheel_installs_and_runs_from_another_folder(tmp_path: Path):
     env = tmp_path / "env"
     assert run(sys.executable, "-m", "venv", env, cwd=tmp_path).returncode == 0
     python, advisor = env / "bin" / "python", env / "bin" / "advisor"
-    installed = run(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{wheel}[measure]",
-                    cwd=tmp_path)  # fmt: skip
+    installed = run(
+        python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{wheel}[measure]", cwd=tmp_path
+    )
     assert installed.returncode == 0, installed.stderr
-    isolated = run(python, "-c", "import importlib.util; print(importlib.util.find_spec('streamlit') is None)",
-                   cwd=tmp_path)  # fmt: skip
+    isolated = run(
+        python, "-c", "import importlib.util; print(importlib.util.find_spec('streamlit') is None)", cwd=tmp_path
+    )
     assert isolated.stdout.strip() == "True"  # the app's Streamlit, which this machine's Python has, is not seen
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

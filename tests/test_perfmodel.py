@@ -50,8 +50,11 @@ def test_the_model_reproduces_its_calibration_results_within_its_stated_error(sh
     found = estimates.estimate_catalog(shipped_frame, shipped_catalog, request)
     rows = found.rows.set_index(["catalog_id", "precision"])
     post = [s for s in found.fit.samples if s.workload == estimates.workload_id(POST)]
-    assert {(s.gpu, s.precision) for s in post} == {("gtx-1070-ti", "float32"), ("titan-rtx", "float32"),
-                                                    ("titan-rtx", "mixed_float16")}  # fmt: skip
+    assert {(s.gpu, s.precision) for s in post} == {
+        ("gtx-1070-ti", "float32"),
+        ("titan-rtx", "float32"),
+        ("titan-rtx", "mixed_float16"),
+    }
     for sample in post:
         row = rows.loc[(sample.gpu, sample.precision)]
         observed = sample.seconds  # a calibration result (data), not a timing of this test
@@ -125,7 +128,8 @@ def test_ranges_follow_the_cross_validated_situation(shipped_frame, shipped_cata
     assert "no result on Blackwell" in render_basis.sentence(new["basis"])
     for row in (known, sibling, new):
         assert row["basis"].range.method != RangeMethod.FALLBACK and "cross-validated" in render_basis.sentence(
-            row["basis"])  # fmt: skip
+            row["basis"]
+        )
 
 
 def test_without_results_the_priors_alone_say_so(shipped_catalog):

@@ -69,8 +69,11 @@ def test_every_choice_shares_the_workloads_steps(shipped_frame, shipped_catalog)
 
 
 def test_prices_apply_to_their_own_workload_and_an_unknown_one_is_an_error(shipped_frame, shipped_catalog):
-    published = shipped_frame.loc[shipped_frame["source_detail"].notna() & (shipped_frame["workload"] !=
-                                  pipeline.workload_of(shipped_frame, "post-cpu-only")), "profile"].iloc[0]  # fmt: skip
+    published = shipped_frame.loc[
+        shipped_frame["source_detail"].notna()
+        & (shipped_frame["workload"] != pipeline.workload_of(shipped_frame, "post-cpu-only")),
+        "profile",
+    ].iloc[0]
     advisor = Advisor(shipped_frame, shipped_catalog, prices={published: 10.0, "post-titan-rtx": 1200.0})
     rec = advisor.recommend("post-cpu-only")  # a price for another workload's profile is not for these rows
     titan = rec.options[rec.options["profile"] == "post-titan-rtx"]
@@ -89,9 +92,30 @@ def test_the_comparison_says_what_it_left_out_of_the_collection(shipped_frame, s
 
 
 def test_a_language_model_job_is_one_request_from_the_options_and_from_the_app():
-    args = build_parser().parse_args(["estimate", "--model-config", "llama-3.1-8b", "--method", "qlora", "--seq-len",
-                                      "4096", "--batch", "2", "--tokens", "10000x4096x2", "--devices", "2", "--fsdp",
-                                      "--pure-bf16", "on", "--checkpointing", "on", "--stack", "unsloth"])  # fmt: skip
+    args = build_parser().parse_args(
+        [
+            "estimate",
+            "--model-config",
+            "llama-3.1-8b",
+            "--method",
+            "qlora",
+            "--seq-len",
+            "4096",
+            "--batch",
+            "2",
+            "--tokens",
+            "10000x4096x2",
+            "--devices",
+            "2",
+            "--fsdp",
+            "--pure-bf16",
+            "on",
+            "--checkpointing",
+            "on",
+            "--stack",
+            "unsloth",
+        ]
+    )
     from_options = request_from_args(args)
     shape = JobShape(load_presets()["llama-3.1-8b"], "qlora", 4096, 2, tokens=10_000 * 4096 * 2.0)
     from_app = job_request(shape, "unsloth", {"pure_bf16": "on"}, "on", 2, True)
@@ -135,8 +159,9 @@ def test_an_estimates_basis_is_a_record_its_sentence_is_rendered_from(shipped_fr
     from advisor.render import estimate as render_estimate
 
     key = next(k for k in shipped_frame["workload"] if k[0] == "lstm")
-    rows = estimates.estimate_catalog(shipped_frame, shipped_catalog,
-                                      estimates.EstimateRequest(key, devices=(1, 2))).rows  # fmt: skip
+    rows = estimates.estimate_catalog(
+        shipped_frame, shipped_catalog, estimates.EstimateRequest(key, devices=(1, 2))
+    ).rows
     assert len(rows) > 40
     for _, row in rows.iterrows():
         parts = row["basis"]
@@ -146,18 +171,44 @@ def test_an_estimates_basis_is_a_record_its_sentence_is_rendered_from(shipped_fr
         assert said.startswith(render_basis.words(parts.calibration)) and render_basis.words(parts.range) in said
         why = dict(render_estimate.ESTIMATE_TABLE)["why this range"](row)
         assert why == render_basis.words(parts.situation) and why and ": range" not in why
-    assert main(["estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "1024", "--devices",
-                 "2", "--fsdp", "--gpu", "rtx-4090", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "estimate",
+                "--model-config",
+                "llama-3.1-8b",
+                "--method",
+                "lora",
+                "--seq-len",
+                "1024",
+                "--devices",
+                "2",
+                "--fsdp",
+                "--gpu",
+                "rtx-4090",
+                "--json",
+            ]
+        )
+        == 0
+    )
     records = json.loads(capsys.readouterr().out)
     for record in records:
         parts = record["basis_parts"]
         kinds = [clause["kind"] for clause in parts["clauses"]]
-        assert parts["situation"]["kind"] == "language-model" and parts["situation"]["words"].startswith(
-            "a language-model job") and record["basis"].startswith(parts["calibration"]["words"])  # fmt: skip
+        assert (
+            parts["situation"]["kind"] == "language-model"
+            and parts["situation"]["words"].startswith("a language-model job")
+            and record["basis"].startswith(parts["calibration"]["words"])
+        )
         assert ("sharded" in kinds) == (record["devices"] > 1)
         assert all(clause["words"] in record["basis"] for clause in parts["clauses"])
-    sentence_words = ("range = the 90th-percentile", "in data parallel (the batch per GPU kept)",
-                      "waiting for data", "at least the host's launches", "calibrated on {")  # fmt: skip
+    sentence_words = (
+        "range = the 90th-percentile",
+        "in data parallel (the batch per GPU kept)",
+        "waiting for data",
+        "at least the host's launches",
+        "calibrated on {",
+    )
     below_render = [p for p in (ROOT / "advisor").rglob("*.py") if p.parent.name in ("perf", "llm", "decision")]
     assert not [(str(p), w) for p in below_render for w in sentence_words if w in p.read_text(encoding="utf-8")]
     split_back = re.compile(r"""basis["'\]]*\)?\.(split|partition|startswith|endswith|astype|str)\b""")

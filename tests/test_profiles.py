@@ -182,13 +182,25 @@ def test_a_version_1_profile_is_migrated_to_an_lstm_workload(tmp_path: Path):
 
 def test_a_model_workload_needs_its_description_not_the_lstm_sizes(tmp_path: Path):
     data = valid_profile("a-model")
-    data["workload"] = {"name": "cnn", "kind": "model", "train_samples": 8, "batch_size": 4, "epochs": 4,
-                        "optimizer": "adam"}  # fmt: skip
+    data["workload"] = {
+        "name": "cnn",
+        "kind": "model",
+        "train_samples": 8,
+        "batch_size": 4,
+        "epochs": 4,
+        "optimizer": "adam",
+    }
     with pytest.raises(ProfileError) as caught:
         store.load_profile(write_yaml(tmp_path / "a-model.yaml", data))
     missing = {p.field for p in caught.value.problems if p.message == "is missing"}
-    assert missing == {"workload.model_hash", "workload.inputs", "workload.loss", "workload.parameters",
-                       "workload.flops_per_sample", "workload.layers"}  # fmt: skip
+    assert missing == {
+        "workload.model_hash",
+        "workload.inputs",
+        "workload.loss",
+        "workload.parameters",
+        "workload.flops_per_sample",
+        "workload.layers",
+    }
     lstm = valid_profile("an-lstm")
     del lstm["workload"]["units"]
     with pytest.raises(ProfileError, match=r"workload\.units: is missing"):

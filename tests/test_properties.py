@@ -158,8 +158,9 @@ def test_renaming_ids_never_changes_the_ranking(data, permutation):
 
 
 sort_numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, 1.0, math.nan]))
-sort_rows = st.lists(st.tuples(sort_numbers, st.booleans(), st.sampled_from(["a", "b", "B", "é", "", None]),
-                               sort_numbers), max_size=30)  # fmt: skip
+sort_rows = st.lists(
+    st.tuples(sort_numbers, st.booleans(), st.sampled_from(["a", "b", "B", "é", "", None]), sort_numbers), max_size=30
+)
 
 
 @FAST

@@ -87,8 +87,10 @@ def test_an_iteration_is_a_batch_of_items_in_the_throughputs_unit(loaded):
     assert iteration.iteration and iteration.steps == pytest.approx(13_100 / 128, rel=0.01)
     assert decoder.steps == pytest.approx(800 * iteration.steps) and decoder.operations == 138
     assert iteration.operations == tacotron["operations_per_step"]
-    for name, items in (("WaveGlow (published, PyTorch)", 13_100), ("Transformer-XL base (published, PyTorch)",
-                                                                     103_227_021 / 192)):  # fmt: skip
+    for name, items in (
+        ("WaveGlow (published, PyTorch)", 13_100),
+        ("Transformer-XL base (published, PyTorch)", 103_227_021 / 192),
+    ):
         iteration = perfmodel.published_work(specs[name], batch_size=8).phases[-1]
         assert iteration.steps == pytest.approx(items / 8, rel=0.01)
     # a tracked job counted its own iteration (a launch floor), not a fitted iteration's cost
@@ -140,8 +142,9 @@ def test_the_calibration_fits_every_describable_gpu_result(frame, shipped_catalo
     # 10 published, the post's, and the language-model jobs (one family: advisor.llm)
     assert len(samples) > 600 and len({s.workload for s in samples}) == 12
     fit = calibration.fit(samples)
-    errors = sorted(abs(math.log(fit.predict(s.work, s.device, s.precision, s.workload)[0] / s.seconds))
-                    for s in samples)  # fmt: skip
+    errors = sorted(
+        abs(math.log(fit.predict(s.work, s.device, s.precision, s.workload)[0] / s.seconds)) for s in samples
+    )
     assert math.exp(errors[len(errors) // 2]) < 1.1  # in-sample median
     assert 0 < fit.constants()["eta_float32"] < 1
     # names the catalog does not know are reported, not dropped silently
@@ -151,11 +154,16 @@ def test_the_calibration_fits_every_describable_gpu_result(frame, shipped_catalo
 def test_cross_validation_on_a_small_subset_gives_fixed_results(frame, shipped_catalog):
     workloads = {f"{name} (published, PyTorch)" for name in ("ResNet-50", "BERT-base SQuAD", "SSD300")}
     gpus = {"rtx-3090", "rtx-a6000", "a100-80gb-pcie", "v100-sxm2", "quadro-rtx-8000", "rtx-4090"}
-    samples = tuple(s for s in estimates.calibration_samples(frame, shipped_catalog)
-                    if s.workload.split("|")[-1] in workloads and s.gpu in gpus)  # fmt: skip
+    samples = tuple(
+        s
+        for s in estimates.calibration_samples(frame, shipped_catalog)
+        if s.workload.split("|")[-1] in workloads and s.gpu in gpus
+    )
     found = crossval.report(samples, ("new-gpu", "new-workload"))
-    table = {(r["experiment"], r["precision"]): (r["results"], round(r["median"], 2), round(r["p90"], 2))
-             for r in found.summary}  # fmt: skip
+    table = {
+        (r["experiment"], r["precision"]): (r["results"], round(r["median"], 2), round(r["p90"], 2))
+        for r in found.summary
+    }
     assert table == FIXED
     assert 0 < found.coverage <= 1
 
@@ -163,11 +171,13 @@ def test_cross_validation_on_a_small_subset_gives_fixed_results(frame, shipped_c
 # The subset's results, recorded when the model was written: a change to the model that moves them is a change to
 # its accuracy, to be re-measured (python -m advisor crossval) and re-recorded on purpose.
 FIXED = {
-    ("new-gpu", "float32"): (36, 1.11, 1.27), ("new-gpu", "mixed"): (36, 1.24, 1.44),
+    ("new-gpu", "float32"): (36, 1.11, 1.27),
+    ("new-gpu", "mixed"): (36, 1.24, 1.44),
     ("new-gpu", "all"): (72, 1.14, 1.4),
-    ("new-workload", "float32"): (180, 1.1, 1.26), ("new-workload", "mixed"): (180, 1.08, 1.19),
+    ("new-workload", "float32"): (180, 1.1, 1.26),
+    ("new-workload", "mixed"): (180, 1.08, 1.19),
     ("new-workload", "all"): (360, 1.09, 1.24),
-}  # fmt: skip
+}
 
 
 def test_data_parallel_scaling_is_fitted_on_the_published_multi_gpu_results(frame, shipped_catalog):
@@ -244,8 +254,15 @@ def test_a_language_model_jobs_memory_is_the_language_model_memory_models_alone(
 
 
 def test_an_option_that_cannot_hold_the_workload_is_never_recommended(capsys):
-    argv = ["recommend", "--current", "lambda-pytorch-rtx-3090-2025-12-bert-large-squad", "--estimates", "--json",
-            "--goal", "cost"]  # fmt: skip
+    argv = [
+        "recommend",
+        "--current",
+        "lambda-pytorch-rtx-3090-2025-12-bert-large-squad",
+        "--estimates",
+        "--json",
+        "--goal",
+        "cost",
+    ]
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     small = {o["profile"]: o for o in data["options"] if o["profile"].startswith("catalog:")}

@@ -27,4 +27,3 @@ def test_the_readme_is_a_front_page_that_links_every_part_of_the_reference():
     for line in reference.splitlines():
         if line.startswith("## "):
             assert f"]({DOCS[1].relative_to(README.parent).as_posix()}#" in front and f"[{line[3:]}](" in front, line
-

@@ -74,13 +74,26 @@ def exported(service: Service) -> dict[str, str]:
 
 
 def test_the_privacy_rules_find_and_scrub_each_kind():
-    notes = ("ran in /home/alice/work and C:\\Users\\bob\\x on ip-10-0-0-12 at 192.168.1.4, mac 00:1a:2b:3c:4d:5e, "
-             "GPU-6f1c2b3a-1111-2222-3333-444455556666, fe80::1ff:fe23:4567:890a, box.local, serial: ABC123456, "
-             "mail al@example.org, phone +1 415 555 0199, key hf_abcdefghijklmnopqrstuvwx")
+    notes = (
+        "ran in /home/alice/work and C:\\Users\\bob\\x on ip-10-0-0-12 at 192.168.1.4, mac 00:1a:2b:3c:4d:5e, "
+        "GPU-6f1c2b3a-1111-2222-3333-444455556666, fe80::1ff:fe23:4567:890a, box.local, serial: ABC123456, "
+        "mail al@example.org, phone +1 415 555 0199, key hf_abcdefghijklmnopqrstuvwx"
+    )
     data = {"notes": [notes], "host": {"hostname": "gpu-box-7", "cpu": "AMD EPYC"}, "software": {"python": "3.11.7"}}
     rules = {f.rule for f in privacy.findings(data)}
-    assert rules == {"home path", "UUID", "MAC address", "IPv4 address", "IPv6 address", "host name", "serial number",
-                     "email address", "phone number", "access token", "a hostname field"}  # fmt: skip
+    assert rules == {
+        "home path",
+        "UUID",
+        "MAC address",
+        "IPv4 address",
+        "IPv6 address",
+        "host name",
+        "serial number",
+        "email address",
+        "phone number",
+        "access token",
+        "a hostname field",
+    }
     clean, scrubbed = privacy.scrub(data, names=["gpu-box-7"])
     assert privacy.findings(clean, names=["alice"]) == [] and {f.rule for f in scrubbed} == rules
     assert clean["host"] == {"cpu": "AMD EPYC"} and clean["software"] == {"python": "3.11.7"}
@@ -139,8 +152,15 @@ def test_every_planted_upload_is_refused_by_its_rule_and_nothing_of_it_is_listed
         assert "\n" not in answer["detail"] and "Traceback" not in answer["detail"], name
     assert get(f"{service.url}/api/v1/health")[0] == 200  # the service never stops for a bad upload
     names = [r["profile_id"] for r in listed(service)] + list(exported(service))
-    for planted_id in ("impossibly-fast", "with-a-hostname", "with-a-home-path", "from-the-future", "no-results",
-                       "no-token", "bad-token"):  # fmt: skip
+    for planted_id in (
+        "impossibly-fast",
+        "with-a-hostname",
+        "with-a-home-path",
+        "from-the-future",
+        "no-results",
+        "no-token",
+        "bad-token",
+    ):
         assert not any(planted_id in name for name in names), planted_id
 
 
@@ -229,8 +249,7 @@ def test_submit_refusals_are_one_line(service, token, tmp_path, capsys):
     assert "cannot reach http://127.0.0.1:9" in capsys.readouterr().err
 
 
-def test_the_export_is_a_profiles_folder_and_collection_reads_it_offline_too(tmp_path, reference, monkeypatch,
-                                                                             capsys):  # fmt: skip
+def test_the_export_is_a_profiles_folder_and_collection_reads_it_offline_too(tmp_path, reference, monkeypatch, capsys):
     monkeypatch.setenv("ADVISOR_CACHE", str(tmp_path / "cache"))
     own = Service(f"sqlite:///{tmp_path / 'c.sqlite'}", reference, submits_per_minute=3).start()
     try:
@@ -291,8 +310,10 @@ def test_results_are_stored_once_and_only_listed_ones_are_read(database_url, ref
     advisor = Advisor(load_frame(reference).frame, load_catalog())
     database = storage.open_storage(database_url)
     try:
-        accepted = [check_upload(text({**shipped("post-titan-rtx"), "id": f"titan-{n}",
-                                       "name": f"Titan {n}"}), advisor) for n in range(5)]  # fmt: skip
+        accepted = [
+            check_upload(text({**shipped("post-titan-rtx"), "id": f"titan-{n}", "name": f"Titan {n}"}), advisor)
+            for n in range(5)
+        ]
         for index, item in enumerate(accepted):
             stored, new = database.add(item, dump_profile(item.profile), "h", private=index == 4)
             assert new and stored.status == ("private" if index == 4 else "listed")
@@ -336,8 +357,9 @@ def test_serve_without_its_extra_says_what_to_install(tmp_path, monkeypatch, cap
     monkeypatch.delitem(sys.modules, "advisor.service.app", raising=False)
     assert main(["serve", "--database", str(tmp_path / "c.sqlite"), "--port", "9"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["advisor: error: serve: fastapi is missing: install the service's extra, pip install "
-                   "'advisor[serve]'"]  # fmt: skip
+    assert err == [
+        "advisor: error: serve: fastapi is missing: install the service's extra, pip install 'advisor[serve]'"
+    ]
 
 
 # --------------------------------------------------------------------------- personal data, on both databases

@@ -21,11 +21,29 @@ def test_schemathesis_with_every_check_finds_nothing(database_url, reference, tm
     try:
         token = running.token(keeper=True)
         done = subprocess.run(
-            [sys.executable, "-m", "schemathesis.cli", "--config-file", str(CONFIG), "--no-color", "run",
-             f"{running.url}/openapi.json", "--checks", "all", "--max-examples", "25", "--seed", "1",
-             "-H", f"Authorization: Bearer {token}"],
-            capture_output=True, text=True, timeout=600, cwd=tmp_path,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "schemathesis.cli",
+                "--config-file",
+                str(CONFIG),
+                "--no-color",
+                "run",
+                f"{running.url}/openapi.json",
+                "--checks",
+                "all",
+                "--max-examples",
+                "25",
+                "--seed",
+                "1",
+                "-H",
+                f"Authorization: Bearer {token}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+        )
         assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
         assert "passed" in done.stdout and "failures" not in done.stdout.splitlines()[-1]
     finally:

@@ -34,10 +34,16 @@ def integrity(url: str) -> tuple[int, int, int]:
     try:
         with database.transaction() as cursor:
             results = database._run(cursor, "SELECT COUNT(*) FROM results").fetchone()[0]
-            bare = database._run(cursor, "SELECT COUNT(*) FROM results r WHERE NOT EXISTS (SELECT 1 FROM "
-                                         "comparisons c WHERE c.result_id = r.id)").fetchone()[0]  # fmt: skip
-            orphans = database._run(cursor, "SELECT COUNT(*) FROM comparisons c WHERE NOT EXISTS (SELECT 1 FROM "
-                                            "results r WHERE r.id = c.result_id)").fetchone()[0]  # fmt: skip
+            bare = database._run(
+                cursor,
+                "SELECT COUNT(*) FROM results r WHERE NOT EXISTS (SELECT 1 FROM "
+                "comparisons c WHERE c.result_id = r.id)",
+            ).fetchone()[0]
+            orphans = database._run(
+                cursor,
+                "SELECT COUNT(*) FROM comparisons c WHERE NOT EXISTS (SELECT 1 FROM "
+                "results r WHERE r.id = c.result_id)",
+            ).fetchone()[0]
     finally:
         database.close()
     return int(results), int(bare), int(orphans)
@@ -49,9 +55,13 @@ def test_200_concurrent_submits_lose_and_duplicate_nothing(database_url, referen
         token = service.token()
 
         def client(number: int) -> list[tuple[int, str]]:
-            return [(status, answer.get("id")) for status, answer in
-                    (submit(service.url, profile(f"load-{number}-{n}", 34.0 + 0.01 * n + 0.001 * number), token)
-                     for n in range(EACH))]  # fmt: skip
+            return [
+                (status, answer.get("id"))
+                for status, answer in (
+                    submit(service.url, profile(f"load-{number}-{n}", 34.0 + 0.01 * n + 0.001 * number), token)
+                    for n in range(EACH)
+                )
+            ]
 
         with ThreadPoolExecutor(CLIENTS) as pool:
             answers = [a for found in pool.map(client, range(CLIENTS)) for a in found]

@@ -44,11 +44,14 @@ def test_an_unknown_stack_lists_the_known_ones():
     assert "--stack: 'deepspeed-magic' is not a known stack" in done.stderr and "torchtune" in done.stderr
 
 
-@pytest.mark.parametrize(("flags", "why"), [
-    (("--optimizer-in-backward", "on", "--grad-accum", "4"), "cannot accumulate gradients over --grad-accum 4"),
-    (("--optimizer-in-backward", "on", "--optimizer-states", "offloaded"), "cannot run with --optimizer-states"),
-    (("--loss", "mse"), "--loss: loss must be one of fp32-logits, 16bit-logits, chunked, fused, got 'mse'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("flags", "why"),
+    [
+        (("--optimizer-in-backward", "on", "--grad-accum", "4"), "cannot accumulate gradients over --grad-accum 4"),
+        (("--optimizer-in-backward", "on", "--optimizer-states", "offloaded"), "cannot run with --optimizer-states"),
+        (("--loss", "mse"), "--loss: loss must be one of fp32-logits, 16bit-logits, chunked, fused, got 'mse'"),
+    ],
+)
 def test_a_choice_no_stack_can_make_is_one_line_saying_why(flags, why):
     done = _cli("estimate", "--model-config", "llama-3.1-8b", *flags)
     assert done.returncode == 1 and "Traceback" not in done.stderr and why in done.stderr
@@ -56,24 +59,26 @@ def test_a_choice_no_stack_can_make_is_one_line_saying_why(flags, why):
 
 
 def _memory(*flags: str) -> dict:
-    done = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "full", "--gpu", "h200-sxm", "--json",
-                *flags)  # fmt: skip
+    done = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "full", "--gpu", "h200-sxm", "--json", *flags)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)[0]
 
 
-@pytest.mark.parametrize(("flag", "value", "part"), [
-    ("--loss", "fused", "activations"),
-    ("--activation-offloading", "on", "activations"),
-    ("--optimizer-states", "paged", "optimizer"),
-    ("--optimizer-in-backward", "on", "gradients"),
-    ("--pure-bf16", "on", "weights"),
-    ("--checkpointing", "on", "activations"),
-    ("--optimizer", "adamw_8bit", "optimizer"),
-    ("--stack", "torchtune", "optimizer"),
-    ("--fp8", "on", "weights"),
-    ("--compile", "on", "activations"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("flag", "value", "part"),
+    [
+        ("--loss", "fused", "activations"),
+        ("--activation-offloading", "on", "activations"),
+        ("--optimizer-states", "paged", "optimizer"),
+        ("--optimizer-in-backward", "on", "gradients"),
+        ("--pure-bf16", "on", "weights"),
+        ("--checkpointing", "on", "activations"),
+        ("--optimizer", "adamw_8bit", "optimizer"),
+        ("--stack", "torchtune", "optimizer"),
+        ("--fp8", "on", "weights"),
+        ("--compile", "on", "activations"),
+    ],
+)
 def test_each_stack_choice_lowers_the_part_it_is_about(flag, value, part):
     """From Transformers' Trainer defaults (fp32 logits, no checkpointing, resident AdamW), each flag takes memory
     off the part it concerns, and the JSON keeps what went to the host."""
@@ -87,13 +92,16 @@ def test_each_stack_choice_lowers_the_part_it_is_about(flag, value, part):
 def test_the_parts_follow_the_choices_arithmetic():
     job = job_request(JobShape(LLAMA, "lora", 2048, 2), "hf-trainer").job
     whole = memory.activation_bytes(job)
-    chunked = memory.activation_bytes(stack.apply(job, stack.resolve(stack.stack_named("hf-trainer"), job.method,
-                                                                    {"loss": "chunked"}), "hf-trainer"))  # fmt: skip
+    chunked = memory.activation_bytes(
+        stack.apply(job, stack.resolve(stack.stack_named("hf-trainer"), job.method, {"loss": "chunked"}), "hf-trainer")
+    )
     logits = 4096 * LLAMA.vocab  # tokens x vocabulary
-    assert whole - chunked == pytest.approx(logits * (memory.LOGIT_BYTES[Loss.FP32_LOGITS] -
-                                                      memory.LOGIT_BYTES[Loss.CHUNKED]))  # fmt: skip
-    paged = stack.apply(job, stack.resolve(stack.stack_named("hf-trainer"), job.method,
-                                           {"optimizer_states": "paged"}), "hf-trainer")  # fmt: skip
+    assert whole - chunked == pytest.approx(
+        logits * (memory.LOGIT_BYTES[Loss.FP32_LOGITS] - memory.LOGIT_BYTES[Loss.CHUNKED])
+    )
+    paged = stack.apply(
+        job, stack.resolve(stack.stack_named("hf-trainer"), job.method, {"optimizer_states": "paged"}), "hf-trainer"
+    )
     assert paged.optimizer_states == StatePlace.PAGED
     assert memory.static_bytes(paged)[2] == 0 and memory.host_bytes(paged) == pytest.approx(8 * job.adapter_parameters)
 
@@ -114,7 +122,6 @@ def test_the_loss_and_a_recomputed_block_never_peak_together():
     assert memory.activation_bytes(eager) == pytest.approx(tokens * (LLAMA.layers * block + logits))
 
 
-
 def test_the_gradients_and_the_activations_peak_apart_unless_they_are_held_together():
     """A full fine-tuning without accumulation holds no gradient through the forward pass: its peak is the larger of
     the activations' and the gradients' phase, never their sum. Accumulating (the earlier micro-batches' gradients
@@ -126,24 +133,53 @@ def test_the_gradients_and_the_activations_peak_apart_unless_they_are_held_toget
     assert apart.gradients_apart and not held.gradients_apart
     assert held.total_gb == pytest.approx(held.static_gb + held.fitted_gb)
     assert held.static_gb == pytest.approx(held.weights_gb + held.gradients_gb + held.optimizer_gb)
-    assert apart.total_gb == pytest.approx(apart.weights_gb + apart.optimizer_gb + apart.overhead_gb
-                                           + max(apart.gradients_gb, apart.activations_gb))  # fmt: skip
+    assert apart.total_gb == pytest.approx(
+        apart.weights_gb + apart.optimizer_gb + apart.overhead_gb + max(apart.gradients_gb, apart.activations_gb)
+    )
     assert apart.total_gb < held.total_gb and apart.high_gb < held.high_gb
     assert not memory.gradient_phases(job_request(JobShape(LLAMA, "full", 4096, 2), "nemo").job)
     assert not memory.gradient_phases(job_request(JobShape(LLAMA, "full", 4096, 2), "torchtune").job)
-    entry = {"model": "llama-3.1-8b", "method": "full", "seq_len": 512, "batch": 1, "lora_rank": 8,
-             "lora_targets": "q_proj,v_proj", "pure_16bit": False, "checkpointing": True, "stack": "hf-trainer",
-             "gpu": "a100-80gb-sxm4", "gpu_memory_gb": 80, "peak_gb": 1.0, "workload": "w", "published_method": "m",
-             "source": "s"}  # fmt: skip
+    entry = {
+        "model": "llama-3.1-8b",
+        "method": "full",
+        "seq_len": 512,
+        "batch": 1,
+        "lora_rank": 8,
+        "lora_targets": "q_proj,v_proj",
+        "pure_16bit": False,
+        "checkpointing": True,
+        "stack": "hf-trainer",
+        "gpu": "a100-80gb-sxm4",
+        "gpu_memory_gb": 80,
+        "peak_gb": 1.0,
+        "workload": "w",
+        "published_method": "m",
+        "source": "s",
+    }
     assert not memory.gradient_phases(validation.case_of(entry, load_presets()).job)
     assert memory.gradient_phases(validation.case_of({**entry, "grad_accum": 1}, load_presets()).job)
-    found = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "full", "--seq-len", "4096", "--batch", "2",
-                 "--checkpointing", "off", "--gpu", "h100-sxm", "--json")  # fmt: skip
+    found = _cli(
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--method",
+        "full",
+        "--seq-len",
+        "4096",
+        "--batch",
+        "2",
+        "--checkpointing",
+        "off",
+        "--gpu",
+        "h100-sxm",
+        "--json",
+    )
     record = json.loads(found.stdout)[0]
     parts = record["memory_parts_gb"]
     assert record["gradients_apart"] and record["memory_gb"] == pytest.approx(
         parts["weights"] + parts["optimizer"] + parts["framework"] + max(parts["gradients"], parts["activations"]),
-        abs=0.03)  # fmt: skip
+        abs=0.03,
+    )
 
 
 def test_the_stack_a_published_peak_ran_predicts_it_within_its_range_mostly():
@@ -190,13 +226,40 @@ def test_where_nothing_fits_the_nearest_ways_are_said():
 
 
 def test_the_ladder_is_in_the_rows_and_the_json():
-    done = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--batch",
-                "2", "--stack", "hf-trainer", "--gpu", "rtx-4090", "--json")  # fmt: skip
+    done = _cli(
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--method",
+        "lora",
+        "--seq-len",
+        "2048",
+        "--batch",
+        "2",
+        "--stack",
+        "hf-trainer",
+        "--gpu",
+        "rtx-4090",
+        "--json",
+    )
     row = json.loads(done.stdout)[0]
     assert row["fits"] != "fits" and row["least_memory"]["fits_with"]
     assert row["least_memory"]["memory_high_gb"] <= memory.card_gb(24) * memory.USABLE
-    text = _cli("estimate", "--model-config", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--batch",
-                "2", "--stack", "hf-trainer", "--gpu", "rtx-4090").stdout  # fmt: skip
+    text = _cli(
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--method",
+        "lora",
+        "--seq-len",
+        "2048",
+        "--batch",
+        "2",
+        "--stack",
+        "hf-trainer",
+        "--gpu",
+        "rtx-4090",
+    ).stdout
     assert "least memory that fits" in text and ("% slower" in text or "no slower" in text)
 
 
@@ -206,8 +269,14 @@ def test_a_refused_combination_in_the_app_builder_is_the_same_error():
 
 
 def test_a_config_field_the_model_does_not_describe_is_named(tmp_path):
-    config = {"model_type": "jamba", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-              "vocab_size": 65536, "attn_layer_period": 8}  # fmt: skip
+    config = {
+        "model_type": "jamba",
+        "num_hidden_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "vocab_size": 65536,
+        "attn_layer_period": 8,
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     done = _cli("estimate", "--model-config", str(path))
@@ -229,8 +298,9 @@ def test_a_stack_that_unties_the_embeddings_holds_them_twice():
         assert extra == pytest.approx(2.0 * model.vocab * model.hidden if tied else 0.0)
         full = job_request(JobShape(model, "full", 512, 1), "litgpt").job
         assert full.trainable_parameters == model.parameters + (model.vocab * model.hidden if tied else 0)
-    said = _cli("estimate", "--model-config", "llama-3.2-1b", "--method", "full", "--stack", "litgpt", "--gpu",
-                "rtx-4090")  # fmt: skip
+    said = _cli(
+        "estimate", "--model-config", "llama-3.2-1b", "--method", "full", "--stack", "litgpt", "--gpu", "rtx-4090"
+    )
     assert said.returncode == 0 and "1.24 B parameters, 1.50 B as litgpt holds them" in said.stdout
 
 

@@ -41,8 +41,10 @@ def mlp(widths=(16, 64, 64, 4), seed: int = 0):
 
 def batches(count: int, batch: int = 32, features: int = 16, classes: int = 4, seed: int = 0) -> list:
     generator = torch.Generator().manual_seed(seed)
-    return [(torch.randn(batch, features, generator=generator),
-             torch.randint(0, classes, (batch,), generator=generator)) for _ in range(count)]
+    return [
+        (torch.randn(batch, features, generator=generator), torch.randint(0, classes, (batch,), generator=generator))
+        for _ in range(count)
+    ]
 
 
 class Sleepy:
@@ -136,13 +138,19 @@ def test_the_operations_a_step_launches_are_counted(tmp_path: Path):
     assert counts[1] - counts[0] == counts[2] - counts[1] == 8
     aten = torch.ops.aten
     assert [torch_run._launches_kernel(op) for op in (aten.t, aten.view, aten.expand, aten.empty, aten.mm)] == [
-        False, False, False, False, True]  # fmt: skip
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]
 
 
 def test_counted_flops_of_a_convolution_match_its_formula(tmp_path: Path):
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
-                                torch.nn.Linear(8 * 8 * 8, 4))  # fmt: skip
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 4)
+    )
     optimizer = torch.optim.SGD(model.parameters(), 0.01)
     items = [(torch.randn(16, 3, 8, 8), torch.randint(0, 4, (16,))) for _ in range(12)]
     with advisor.track.torch(model, optimizer, out=tmp_path, name="conv") as run:
@@ -246,8 +254,7 @@ def test_estimate_and_recommend_use_a_tracked_profile(tmp_path: Path, folder_wit
     waited = wait * data["workload"]["steps"]
     # every GPU keeps the wait: none is faster than it (Amdahl), and each basis says so
     assert all(row["seconds_estimate"] > waited and "waiting for data" in row["basis"] for row in rows)
-    code, out, _ = cli(capsys, "recommend", "--profiles", str(folder), "--current", data["id"], "--estimates",
-                       "--json")  # fmt: skip
+    code, out, _ = cli(capsys, "recommend", "--profiles", str(folder), "--current", data["id"], "--estimates", "--json")
     assert code == 0
     recommendation = json.loads(out)
     assert f"waits for data {share:.0%}" in recommendation["reason"]

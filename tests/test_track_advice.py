@@ -85,8 +85,12 @@ def test_a_small_step_is_never_faster_than_its_host_launches_its_kernels(shipped
     assert (rows["bound"] == "per-step").all()
     assert rows["seconds"].to_numpy() == pytest.approx(wait + floor.seconds, rel=0.02)
     assert (rows["low"] >= wait + floor.low - 1e-6).all() and (rows["high"] >= wait + floor.high - 1e-6).all()
-    assert rows["basis"].map(render_basis.sentence).str.contains(
-        "at least the host's launches: 78 operations a step").all()  # fmt: skip
+    assert (
+        rows["basis"]
+        .map(render_basis.sentence)
+        .str.contains("at least the host's launches: 78 operations a step")
+        .all()
+    )
 
 
 def test_the_launch_floor_decides_only_where_it_is_longer():
@@ -113,11 +117,15 @@ def test_the_recommendation_puts_the_free_fixes_first(folder: Path, capsys):
 
 
 def test_crossval_says_how_wide_a_tracked_jobs_ranges_are():
-    summary = [{"experiment": "new-workload", "precision": "all", "results": 10, "median": 1.2, "p90": 1.7},
-               {"experiment": "no-gpu-result", "precision": "all", "results": 5, "median": 2.1, "p90": 5.0}]
+    summary = [
+        {"experiment": "new-workload", "precision": "all", "results": 10, "median": 1.2, "p90": 1.7},
+        {"experiment": "no-gpu-result", "precision": "all", "results": 5, "median": 2.1, "p90": 5.0},
+    ]
     rows = crossval.tracked_errors(summary)
     assert [(r["tracked_on"], r["experiment"], r["p90"]) for r in rows] == [
-        ("a catalog GPU", "new-workload", 1.7), ("a CPU", "no-gpu-result", 5.0)]  # fmt: skip
+        ("a catalog GPU", "new-workload", 1.7),
+        ("a CPU", "no-gpu-result", 5.0),
+    ]
 
 
 def test_the_app_answers_for_a_tracked_job(monkeypatch, folder: Path):

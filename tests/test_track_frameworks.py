@@ -60,9 +60,17 @@ def test_lightning_trainer(tmp_path: Path, capsys):
     data = torch.utils.data.TensorDataset(torch.randn(512, 16), torch.randint(0, 4, (512,)))
     loader = torch.utils.data.DataLoader(data, batch_size=16)
     callback = advisor.track.lightning(name="lightning classifier", out=tmp_path / "new")
-    trainer = lightning.Trainer(max_epochs=2, accelerator="cpu", callbacks=[callback], logger=False,
-                                enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
-                                accumulate_grad_batches=2, limit_val_batches=4)  # fmt: skip
+    trainer = lightning.Trainer(
+        max_epochs=2,
+        accelerator="cpu",
+        callbacks=[callback],
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        accumulate_grad_batches=2,
+        limit_val_batches=4,
+    )
     trainer.fit(Classifier(), loader, loader)
     profile = load(callback.path)
     workload, result = profile["workload"], profile["results"][0]
@@ -80,8 +88,15 @@ def test_hugging_face_trainer_on_a_tiny_llama_from_a_local_config(tmp_path: Path
     pytest.importorskip("accelerate")
     import advisor.track
 
-    config = transformers.LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    config = transformers.LlamaConfig(
+        vocab_size=128,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     model = transformers.LlamaForCausalLM(config)
 
@@ -94,9 +109,16 @@ def test_hugging_face_trainer_on_a_tiny_llama_from_a_local_config(tmp_path: Path
             return {"input_ids": ids, "labels": ids}
 
     arguments = transformers.TrainingArguments(
-        output_dir=str(tmp_path / "trainer"), per_device_train_batch_size=8, gradient_accumulation_steps=2,
-        num_train_epochs=2, report_to=[], logging_steps=4, save_strategy="no", use_cpu=True, disable_tqdm=True,
-    )  # fmt: skip
+        output_dir=str(tmp_path / "trainer"),
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=2,
+        num_train_epochs=2,
+        report_to=[],
+        logging_steps=4,
+        save_strategy="no",
+        use_cpu=True,
+        disable_tqdm=True,
+    )
     callback = advisor.track.huggingface(name="tiny llama", out=tmp_path / "new")
     transformers.Trainer(model=model, args=arguments, train_dataset=Tokens(), callbacks=[callback]).train()
     profile = load(callback.path)

@@ -40,8 +40,19 @@ def test_a_shipped_profile_reads_the_same_typed():
         assert [r.precision for r in profile.typed.results] == [r["precision"] for r in profile.data["results"]]
 
 
-PROFILE_KEYS = ("id", "name", "device", "host", "software", "price", "workload", "results", "provenance", "notes",
-                "cluster")  # fmt: skip
+PROFILE_KEYS = (
+    "id",
+    "name",
+    "device",
+    "host",
+    "software",
+    "price",
+    "workload",
+    "results",
+    "provenance",
+    "notes",
+    "cluster",
+)
 # a read: data["device"] or profile["price"] not followed by an assignment (building a profile writes keys)
 KEYS = "|".join(PROFILE_KEYS)
 DICT_READ = re.compile(rf"""(\.data\[|\bprofile\[|\bdata\[)["'](?:{KEYS})["']\](?!\s*=[^=])""")

@@ -22,7 +22,7 @@ NOT_THE_WORD = {
     ("advisor/render/catalog.py", 'left={"id", "model", "config.json"}'): "that table's column heads",
     ("advisor/llm/config.py", 'Path(file).parent.name or "model"'): "a config's name when it has none",
     ("advisor/measure/model_file.py", '"model": model.get_config(),'): "the Keras config's key, hashed",
-    ("advisor/commands/measure_options.py", 'for key in ("model", "units"'): "the measure option's name",
+    ("advisor/commands/measure_options.py", '    "model",  # the option'): "the measure option's name",
     ("advisor/perf/perfmodel.py", 'workload.get("name", "model")'): "a model workload's name when it has none",
     ("advisor/store/collection.py", '**({"model": described["model"]}'): "a published workload's model field",
     ("advisor/commands/crossval.py", '"tracked": crossval.tracked_errors'): "crossval --json's key",

@@ -21,5 +21,21 @@ from advisor.commands import (
 )
 
 # In the order the help lists them.
-COMMANDS = (listing, validate, compare, recommend, catalog, estimate, crossval, calibration, models, stacks, examples,
-            add, schema, measure, submit, serve)  # fmt: skip
+COMMANDS = (
+    listing,
+    validate,
+    compare,
+    recommend,
+    catalog,
+    estimate,
+    crossval,
+    calibration,
+    models,
+    stacks,
+    examples,
+    add,
+    schema,
+    measure,
+    submit,
+    serve,
+)

@@ -10,15 +10,17 @@ from advisor.commands.common import Parents
 
 NAME = "add"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'validates profiles from elsewhere and copies the valid ones into the profiles folder as `<id>.yaml`, atomically;'
-    ' an id already there is refused unless `--force`'
+    "validates profiles from elsewhere and copies the valid ones into the profiles folder as `<id>.yaml`, atomically;"
+    " an id already there is refused unless `--force`"
 )
 
 
 def add_parser(commands, parents: Parents) -> None:
-    parser = commands.add_parser(NAME, parents=[parents.common],
-                                 help="validate profiles from elsewhere and copy the valid ones into the profiles "
-                                 "folder")  # fmt: skip
+    parser = commands.add_parser(
+        NAME,
+        parents=[parents.common],
+        help="validate profiles from elsewhere and copy the valid ones into the profiles folder",
+    )
     parser.add_argument("files", nargs="+", metavar="FILE", help="profile files to add")
     parser.add_argument("--force", action="store_true", help="replace a profile of the same id")
 

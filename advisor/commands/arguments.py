@@ -73,9 +73,13 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """--model FILE.keras (with --loss and --optimizer for a model saved without a compile configuration)."""
     own = parser.add_argument_group("your own model instead of the LSTM")
     own.add_argument("--model", metavar="FILE.keras", help="a Keras 3 model file (loaded with safe_mode on)")
-    own.add_argument("--loss", metavar="NAME", help="its loss, when the file has no compile configuration (with "
-                     "--model-config: how the loss holds the logits, fp32-logits, 16bit-logits, chunked or fused; "
-                     "the stack's)")
+    own.add_argument(
+        "--loss",
+        metavar="NAME",
+        help="its loss, when the file has no compile configuration (with "
+        "--model-config: how the loss holds the logits, fp32-logits, 16bit-logits, chunked or fused; "
+        "the stack's)",
+    )
     own.add_argument("--optimizer", metavar="NAME", help="its optimizer, when the file has no compile configuration")
 
 

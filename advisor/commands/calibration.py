@@ -11,7 +11,7 @@ from advisor.commands.common import Parents
 NAME = "calibration"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
     "the performance model's fitted terms: what each peak kind, segment, architecture and workload reaches of its"
-    ' specifications'
+    " specifications"
 )
 TERMS = ("eta_peak", "eta_segment", "eta_arch", "eta_gpu", "mu_arch", "mu_gpu", "c", "m", "tau_w")  # --json's
 
@@ -36,8 +36,10 @@ def run(args: argparse.Namespace) -> int:
         terms = {kind: {"/".join(map(str, k)): v for k, v in fit.terms(kind).items()} for kind in TERMS}
         common.print_json({"constants": fit.constants(), "terms": terms})
     else:
-        print(f"Calibrated on {len(fit.samples):,} single-GPU results (time factors: below 1 is faster than the "
-              "specifications alone say).")  # fmt: skip
+        print(
+            f"Calibrated on {len(fit.samples):,} single-GPU results (time factors: below 1 is faster than the "
+            "specifications alone say)."
+        )
         names = {estimates.workload_id(k): n for k, n in frame.groupby("workload")["workload_name"].first().items()}
         print(calibration_text(fit, names))
     return 0

@@ -9,7 +9,7 @@ from advisor.commands.common import Parents
 
 NAME = "catalog"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'the GPU catalog: specifications, the purchase price used and the cheapest rental, all dated and sourced'
+    "the GPU catalog: specifications, the purchase price used and the cheapest rental, all dated and sourced"
 )
 
 

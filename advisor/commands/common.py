@@ -79,8 +79,10 @@ def use_collection(args: argparse.Namespace) -> None:
 
     cached = client.cached_collection(client.parse_url(args.collection))
     if cached.offline:
-        print(f"advisor: warning: {args.collection}: {cached.offline}; reading the copy taken "
-              f"{cached.age_text()} ago", file=sys.stderr)  # fmt: skip
+        print(
+            f"advisor: warning: {args.collection}: {cached.offline}; reading the copy taken {cached.age_text()} ago",
+            file=sys.stderr,
+        )
     args.profiles = str(cached.folder)
 
 
@@ -93,9 +95,13 @@ def add_estimate_options(parser: argparse.ArgumentParser) -> None:
     )
     add_catalog_option(parser)
     parser.add_argument(
-        "--price", action="append", default=[], metavar="GPU=USD", type=price,
+        "--price",
+        action="append",
+        default=[],
+        metavar="GPU=USD",
+        type=price,
         help="the price you were offered for a GPU (catalog id or name) or a profile (its id); repeatable",
-    )  # fmt: skip
+    )
 
 
 def add_catalog_option(parser: argparse.ArgumentParser) -> None:
@@ -157,5 +163,4 @@ def advisor(args: argparse.Namespace, loaded=None, gpus=None, catalog_needed: bo
     habits = {name: getattr(args, name) for name in HABIT_OPTIONS if hasattr(args, name)}  # every habit option
     if gpus is None and wanted:
         gpus = catalog(args)
-    return Advisor(results, gpus, prices, Habits(**habits),
-                   include_estimates=bool(getattr(args, "estimates", False)))  # fmt: skip
+    return Advisor(results, gpus, prices, Habits(**habits), include_estimates=bool(getattr(args, "estimates", False)))

@@ -11,17 +11,19 @@ from advisor.format.vocabulary import PrecisionFilter, words
 NAME = "compare"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
     "every result of one workload (default: the post's; `--workload ResNet-50` a published one) against a baseline"
-    ' (default: the slowest float32 result).'
+    " (default: the slowest float32 result)."
 )
 
 
 def add_parser(commands, parents: Parents) -> None:
-    parser = commands.add_parser(NAME, parents=[parents.common, parents.estimates],
-                                 help="every result against a baseline")  # fmt: skip
+    parser = commands.add_parser(
+        NAME, parents=[parents.common, parents.estimates], help="every result against a baseline"
+    )
     parser.add_argument("--baseline", metavar="ID", help="baseline profile (default: the slowest float32 result)")
     parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
-    parser.add_argument("--workload", metavar="NAME",
-                        help="the workload to compare (default: the post's), e.g. 'ResNet-50'")  # fmt: skip
+    parser.add_argument(
+        "--workload", metavar="NAME", help="the workload to compare (default: the post's), e.g. 'ResNet-50'"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,9 +13,9 @@ from advisor.errors import AdvisorError
 
 NAME = "crossval"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'cross-validates the model (new GPU, new architecture, new workload from one or three GPUs, description only,'
-    ' single results): median and 90th-percentile errors, the range of each situation, the coverage; `--write` keeps'
-    ' the ranges beside the catalog'
+    "cross-validates the model (new GPU, new architecture, new workload from one or three GPUs, description only,"
+    " single results): median and 90th-percentile errors, the range of each situation, the coverage; `--write` keeps"
+    " the ranges beside the catalog"
 )
 
 
@@ -59,10 +59,18 @@ def run(args: argparse.Namespace) -> int:
         written = widths.write(widths.from_report(found), Path(catalog.origin).parent / widths.FILE_NAME)
         print(f"wrote {written}", file=sys.stderr)
     if args.json:
-        common.print_json({"summary": found.summary, "checks": found.checks(), "coverage": found.coverage,
-                           "half_widths": {k: math.exp(v) for k, v in found.half_widths.items()},
-                           "samples": found.samples, "not_in_catalog": unmatched, "data_parallel": found.scaling,
-                           "tracked": crossval.tracked_errors(found.summary)})  # fmt: skip
+        common.print_json(
+            {
+                "summary": found.summary,
+                "checks": found.checks(),
+                "coverage": found.coverage,
+                "half_widths": {k: math.exp(v) for k, v in found.half_widths.items()},
+                "samples": found.samples,
+                "not_in_catalog": unmatched,
+                "data_parallel": found.scaling,
+                "tracked": crossval.tracked_errors(found.summary),
+            }
+        )
     else:
         print(crossval_text(found))
         if unmatched:

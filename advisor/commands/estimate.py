@@ -13,13 +13,13 @@ from advisor.format.vocabulary import DeviceKind, PrecisionFilter, words
 
 NAME = "estimate"
 SUMMARY_JOB = (  # the README's command table (advisor.commands.reference)
-    'a language-model training job on every catalog GPU: fits / tight / does not fit (memory and its range),'
+    "a language-model training job on every catalog GPU: fits / tight / does not fit (memory and its range),"
     ' tokens/s, the run\'s time and its cost owned and rented, the cheapest way that fits (see "Language models")'
 )
 SUMMARY = (  # the README's command table (advisor.commands.reference)
     "the performance model's estimate of the workload (the post's, sized by the options, your model, or a workload of"
-    ' the profiles by name) on every catalog GPU (or one), with its likely range, its bound and why the range is that'
-    ' wide.'
+    " the profiles by name) on every catalog GPU (or one), with its likely range, its bound and why the range is that"
+    " wide."
 )
 SUMMARY_INFERENCE = (
     "running or serving the model on every catalog GPU (`--devices N`: tensor parallel): fits / tight / does not fit"
@@ -46,17 +46,24 @@ def add_parser(commands, parents: Parents) -> None:
     parser.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
     parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
     common.add_catalog_option(parser)
-    parser.add_argument("--workload", metavar="NAME",
-                        help="a workload of the profiles instead of the LSTM, e.g. 'BERT-large'")  # fmt: skip
     parser.add_argument(
-        "--devices", type=int, default=1, metavar="N",
+        "--workload", metavar="NAME", help="a workload of the profiles instead of the LSTM, e.g. 'BERT-large'"
+    )
+    parser.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        metavar="N",
         help="also N GPUs in data parallel (the batch per GPU kept), with the scaling fitted on published results",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--machines", type=int, default=1, metavar="M",
+        "--machines",
+        type=int,
+        default=1,
+        metavar="M",
         help="also M machines of them, joined by a network of --link-gbps (the network's cost is estimated from "
         "the link's speed: no published multi-machine results check it)",
-    )  # fmt: skip
+    )
     parser.add_argument("--link-gbps", type=float, metavar="GBPS", help="the network between the machines, in Gb/s")
     add_workload_size_arguments(parser)
     add_model_arguments(parser)
@@ -149,8 +156,17 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
         weights, engine = weights or file_format, engine or "llama.cpp"
     else:
         model = resolve_inference_model(args.model_config)
-    job = make_job(model, engine or DEFAULT_ENGINE, weights, args.kv_cache, prompt=args.prompt, output=args.output,
-                   users=args.users, devices=args.devices, context=args.context)  # fmt: skip
+    job = make_job(
+        model,
+        engine or DEFAULT_ENGINE,
+        weights,
+        args.kv_cache,
+        prompt=args.prompt,
+        output=args.output,
+        users=args.users,
+        devices=args.devices,
+        context=args.context,
+    )
     inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
     rows = inference_rows(job, catalog, gpu_ids, inputs)
     api = args.api_usd_per_million

@@ -9,15 +9,16 @@ from advisor.format.vocabulary import DeviceKind
 
 NAME = "examples"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'writes the three example Keras models (a small CNN, a GRU text classifier, a Transformer encoder block)'
+    "writes the three example Keras models (a small CNN, a GRU text classifier, a Transformer encoder block)"
 )
 
 
 def add_parser(commands, parents: Parents) -> None:
     parser = commands.add_parser(
-        NAME, parents=[parents.common],
+        NAME,
+        parents=[parents.common],
         help="write the three example Keras models (a small CNN, a GRU text classifier, a Transformer block)",
-    )  # fmt: skip
+    )
     parser.add_argument("--out", metavar="DIR", default="examples", help="where to write them (default ./examples)")
 
 

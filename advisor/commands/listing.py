@@ -10,14 +10,15 @@ from advisor.commands.common import Parents
 
 NAME = "list"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'the profiles, one line each (a published collection in one line, unless `--published`)'
+    "the profiles, one line each (a published collection in one line, unless `--published`)"
 )
 
 
 def add_parser(commands, parents: Parents) -> None:
     parser = commands.add_parser(NAME, parents=[parents.common], help="the profiles, one line each")
-    parser.add_argument("--published", action="store_true",
-                        help="also each profile of a published collection (one line each)")  # fmt: skip
+    parser.add_argument(
+        "--published", action="store_true", help="also each profile of a published collection (one line each)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         )
     for origin, members in collections.items():
         workloads = len({p.typed.workload.name for p in members})
-        print(f"{Path(origin).name}: {len(members):,} published profiles of {workloads} workloads, quoted "
-              "(list --published shows them)")  # fmt: skip
+        print(
+            f"{Path(origin).name}: {len(members):,} published profiles of {workloads} workloads, quoted "
+            "(list --published shows them)"
+        )
     return 0

@@ -13,7 +13,7 @@ from advisor.errors import AdvisorError
 NAME = "measure"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
     "times the training (the post's LSTM, or your model) on this device and writes a profile"
-    ' ([how](docs/reference.md#measuring-a-profile-python--m-advisor-measure))'
+    " ([how](docs/reference.md#measuring-a-profile-python--m-advisor-measure))"
 )
 
 

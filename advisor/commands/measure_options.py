@@ -42,18 +42,7 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
         price_date = _dt.date.today().isoformat()
     if args.name is not None and not args.name.strip():
         raise AdvisorError("--name must not be empty")
-    if devices > 1 and args.backend != "tensorflow":
-        raise AdvisorError("--devices: several devices are measured with TensorFlow's MirroredStrategy; "
-                           "use --backend tensorflow")  # fmt: skip
-    if args.scale_batch and replicas == 1:
-        raise AdvisorError("--scale-batch needs --devices 2 or more (or --workers)")
-    if cluster is not None:
-        if args.backend != "tensorflow":
-            raise AdvisorError("--workers: several machines are measured with TensorFlow's "
-                               "MultiWorkerMirroredStrategy; use --backend tensorflow")  # fmt: skip
-        if args.quick:
-            raise AdvisorError("--workers: --quick stops when one machine's epochs settle, which the workers cannot "
-                               "agree on; give fewer --epochs instead")  # fmt: skip
+    _check_replicas(args, devices, replicas, cluster)
     check_backend(args.backend)
     model = getattr(args, "model", None)
     if model is not None and not Path(model).is_file():
@@ -88,10 +77,48 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
     )
 
 
+def _check_replicas(args: argparse.Namespace, devices: int, replicas: int, cluster: object | None) -> None:
+    """Several devices or machines: what TensorFlow's strategies need of the other options."""
+    if devices > 1 and args.backend != "tensorflow":
+        raise AdvisorError(
+            "--devices: several devices are measured with TensorFlow's MirroredStrategy; use --backend tensorflow"
+        )
+    if args.scale_batch and replicas == 1:
+        raise AdvisorError("--scale-batch needs --devices 2 or more (or --workers)")
+    if cluster is not None:
+        if args.backend != "tensorflow":
+            raise AdvisorError(
+                "--workers: several machines are measured with TensorFlow's "
+                "MultiWorkerMirroredStrategy; use --backend tensorflow"
+            )
+        if args.quick:
+            raise AdvisorError(
+                "--workers: --quick stops when one machine's epochs settle, which the workers cannot "
+                "agree on; give fewer --epochs instead"
+            )
+
+
+COMMAND_OPTIONS = (  # the options a profile's command line repeats, in this order
+    "model",  # the option --model
+    "units",
+    "timesteps",
+    "features",
+    "samples",
+    "batch_size",
+    "epochs",
+    "precision",
+    "mixed_policy",
+    "device",
+    "backend",
+    "devices",
+    "workers",
+    "seed",
+)
+
+
 def _command_words(args: argparse.Namespace) -> list[str]:
     words = []
-    for key in ("model", "units", "timesteps", "features", "samples", "batch_size", "epochs", "precision",
-                "mixed_policy", "device", "backend", "devices", "workers", "seed"):  # fmt: skip
+    for key in COMMAND_OPTIONS:
         value = getattr(args, key, None)
         if value is not None:
             words.append(f"--{key.replace('_', '-')} {value}")

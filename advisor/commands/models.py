@@ -14,9 +14,11 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
 
 
 def add_parser(commands, parents: Parents) -> None:
-    commands.add_parser(NAME, parents=[parents.common],
-                        help="the language-model presets of estimate --model-config (each config's numbers and "
-                        "source)")  # fmt: skip
+    commands.add_parser(
+        NAME,
+        parents=[parents.common],
+        help="the language-model presets of estimate --model-config (each config's numbers and source)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

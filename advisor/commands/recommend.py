@@ -12,13 +12,13 @@ from advisor.format.vocabulary import Goal, Precision, PrecisionFilter, words
 
 NAME = "recommend"
 SUMMARY_JOB = (  # the README's command table (advisor.commands.reference)
-    'the GPU to buy (or the rental) for a language-model job among those it fits: the cheapest to buy within the'
-    ' budget (`value`), the fastest (`speed`) or the cheapest rented run (`cost`), with what renting costs a run and'
-    ' after how many runs buying pays'
+    "the GPU to buy (or the rental) for a language-model job among those it fits: the cheapest to buy within the"
+    " budget (`value`), the fastest (`speed`) or the cheapest rented run (`cost`), with what renting costs a run and"
+    " after how many runs buying pays"
 )
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'the best option for your goal in one sentence, whether renting would be cheaper, every option with its costs,'
-    ' and the upgrade ladder.'
+    "the best option for your goal in one sentence, whether renting would be cheaper, every option with its costs,"
+    " and the upgrade ladder."
 )
 
 
@@ -27,24 +27,32 @@ def add_parser(commands, parents: Parents) -> None:
     from advisor.commands.job_options import add_job_arguments  # no framework
     from advisor.decision.costs import GOAL_HELP, GOALS, HABIT_OPTIONS, Habits
 
-    parser = commands.add_parser(NAME, parents=[parents.common, parents.estimates],
-                                 help="the best upgrade from your hardware")  # fmt: skip
-    parser.add_argument("--current", metavar="ID",
-                        help="the profile of the hardware you have (required, but with --model-config)")  # fmt: skip
+    parser = commands.add_parser(
+        NAME, parents=[parents.common, parents.estimates], help="the best upgrade from your hardware"
+    )
+    parser.add_argument(
+        "--current", metavar="ID", help="the profile of the hardware you have (required, but with --model-config)"
+    )
     parser.add_argument(
         "--current-precision",
         choices=words(Precision),
         help="the precision you run today (default: float32 where the profile has it, else its only result)",
     )
-    parser.add_argument("--budget", type=common.budget, metavar="USD",
-                        help="the most you will spend (default: no limit)")  # fmt: skip
+    parser.add_argument(
+        "--budget", type=common.budget, metavar="USD", help="the most you will spend (default: no limit)"
+    )
     parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
     defaults = Habits()
     habits = parser.add_argument_group("your habits and prices (what a run really costs)")
     for name, (metavar, meaning) in HABIT_OPTIONS.items():  # the options, their help and defaults: the table's
         default = getattr(defaults, name)
-        habits.add_argument(f"--{name.replace('_', '-')}", type=nonnegative_number, metavar=metavar, default=default,
-                            help=f"{meaning} (default {default:g})")  # fmt: skip
+        habits.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=nonnegative_number,
+            metavar=metavar,
+            default=default,
+            help=f"{meaning} (default {default:g})",
+        )
     parser.add_argument(
         "--goal",
         choices=GOALS,
@@ -65,12 +73,17 @@ def run(args: argparse.Namespace) -> int:
     if args.model_config:
         return _job(args)
     if not args.current:
-        raise AdvisorError("recommend: --current ID is required (the profile of the hardware you have), or "
-                           "--model-config for a language-model job")  # fmt: skip
+        raise AdvisorError(
+            "recommend: --current ID is required (the profile of the hardware you have), or "
+            "--model-config for a language-model job"
+        )
     rec = common.advisor(args, catalog_needed=True).recommend(
-        args.current, budget=args.budget, precision=args.precision, current_precision=args.current_precision,
+        args.current,
+        budget=args.budget,
+        precision=args.precision,
+        current_precision=args.current_precision,
         goal=args.goal,
-    )  # fmt: skip
+    )
     if args.json:
         common.print_json(recommendation_record(rec))
     else:

@@ -54,8 +54,10 @@ def _json_keys(name: str) -> str:
     if name == "compare":
         from advisor.decision.analysis import ESTIMATE_KEYS, ROW_KEYS
 
-        return (f" `--json`: a list of objects with `{', '.join(ROW_KEYS)}` (estimated rows add "
-                f"`{', '.join(ESTIMATE_KEYS)}`)")  # fmt: skip
+        return (
+            f" `--json`: a list of objects with `{', '.join(ROW_KEYS)}` (estimated rows add "
+            f"`{', '.join(ESTIMATE_KEYS)}`)"
+        )
     if name == "recommend":
         from advisor.render.records import RECORD_KEYS
 
@@ -71,18 +73,18 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def markdown_table() -> str:
-    """The command table: a row per command (and one more for a language-model job, where a command takes one)."""
-    from advisor.cli import build_parser
+def markdown_table(parser: argparse.ArgumentParser) -> str:
+    """The command table of ``parser`` (the CLI's, :func:`advisor.cli.build_parser`): a row per command (and one
+    more for a language-model job or an inference job, where a command takes one)."""
     from advisor.commands import COMMANDS
 
-    parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     lines = ["| command | what it does |", "|---|---|"]
     for module in COMMANDS:
         sub = commands[module.NAME]
-        lines.append(f"| `{_cell(_usage(module.NAME, sub, None))}` | "
-                     f"{_cell(module.SUMMARY + _json_keys(module.NAME))} |")  # fmt: skip
+        lines.append(
+            f"| `{_cell(_usage(module.NAME, sub, None))}` | {_cell(module.SUMMARY + _json_keys(module.NAME))} |"
+        )
         if hasattr(module, "SUMMARY_JOB"):
             usage = _usage(f"{module.NAME} --model-config NAME|config.json", sub, JOB_GROUP)
             usage = usage.replace(" [--model-config NAME|config.json]", "")
@@ -92,7 +94,3 @@ def markdown_table() -> str:
             usage = usage.replace(" [--inference]", "")
             lines.append(f"| `{_cell(usage)}` | {_cell(module.SUMMARY_INFERENCE)} |")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    print(markdown_table())

@@ -9,7 +9,7 @@ from advisor.commands.common import Parents
 
 NAME = "schema"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'the JSON Schema of a profile (or the field reference of [the reference](docs/reference.md#field-reference))'
+    "the JSON Schema of a profile (or the field reference of [the reference](docs/reference.md#field-reference))"
 )
 
 

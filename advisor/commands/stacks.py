@@ -14,8 +14,11 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
 
 
 def add_parser(commands, parents: Parents) -> None:
-    commands.add_parser(NAME, parents=[parents.common],
-                        help="the training stacks of estimate --stack (each one's choices and their sources)")
+    commands.add_parser(
+        NAME,
+        parents=[parents.common],
+        help="the training stacks of estimate --stack (each one's choices and their sources)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,9 +13,9 @@ from advisor.errors import AdvisorError
 
 NAME = "submit"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'sends profiles to a collection service: checked as `validate` does, scrubbed of host and user names, home paths,'
+    "sends profiles to a collection service: checked as `validate` does, scrubbed of host and user names, home paths,"
     " serials and addresses, shown and asked before anything is sent; prints each result's id and URL"
-    ' ([how](docs/reference.md#contributing-a-profile))'
+    " ([how](docs/reference.md#contributing-a-profile))"
 )
 
 
@@ -24,12 +24,17 @@ def add_parser(commands, parents: Parents) -> None:
 
     parser = commands.add_parser(NAME, parents=[parents.common], help="send profiles to a collection service")
     parser.add_argument("files", nargs="+", metavar="FILE", help="profile files to send")
-    parser.add_argument("--to", metavar="URL", type=client.parse_url,
-                        help=f"the service (default ${client.URL_VARIABLE}, else {client.DEFAULT_URL})")
+    parser.add_argument(
+        "--to",
+        metavar="URL",
+        type=client.parse_url,
+        help=f"the service (default ${client.URL_VARIABLE}, else {client.DEFAULT_URL})",
+    )
     parser.add_argument("--token", metavar="TOKEN", help=f"your contributor token (default ${client.TOKEN_VARIABLE})")
     parser.add_argument("--yes", action="store_true", help="send without asking (after showing what is sent)")
-    parser.add_argument("--private", action="store_true",
-                        help="keep the results out of every listing and export (stored, never shown)")
+    parser.add_argument(
+        "--private", action="store_true", help="keep the results out of every listing and export (stored, never shown)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,8 +44,10 @@ def run(args: argparse.Namespace) -> int:
     url = args.to or client.parse_url(os.environ.get(client.URL_VARIABLE) or client.DEFAULT_URL)
     token = args.token or os.environ.get(client.TOKEN_VARIABLE)
     if not token:
-        raise AdvisorError(f"submit: a contributor token is needed: --token TOKEN or ${client.TOKEN_VARIABLE} (the "
-                           "service's keeper makes them with advisor serve --new-token NAME)")  # fmt: skip
+        raise AdvisorError(
+            f"submit: a contributor token is needed: --token TOKEN or ${client.TOKEN_VARIABLE} (the "
+            "service's keeper makes them with advisor serve --new-token NAME)"
+        )
     prepared = [client.prepare(path) for path in args.files]  # every file checked before anything is sent
     if not args.json:
         for item in prepared:

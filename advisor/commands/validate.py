@@ -10,14 +10,15 @@ from advisor.commands.common import Parents
 
 NAME = "validate"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    'checks files or folders (default: the profiles folder); exit 0 when all are valid, else 1 with a line per'
-    ' problem: `file: field: what is wrong`'
+    "checks files or folders (default: the profiles folder); exit 0 when all are valid, else 1 with a line per"
+    " problem: `file: field: what is wrong`"
 )
 
 
 def add_parser(commands, parents: Parents) -> None:
-    parser = commands.add_parser(NAME, parents=[parents.common], help="check profile files (default: the profiles "
-                                 "folder)")  # fmt: skip
+    parser = commands.add_parser(
+        NAME, parents=[parents.common], help="check profile files (default: the profiles folder)"
+    )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="profile files or folders")
 
 

@@ -78,9 +78,22 @@ OPTION_KEYS = (
     "cheapest_way",
 )
 ESTIMATE_KEYS = ("low", "high", "bound", "basis", "basis_parts")  # in JSON rows when a time is estimated
-DEVICE_KEYS = ("profile", "device", "precision", "seconds", "scaling_devices", "scaling_workers", "scaling_speedup",
-               "efficiency", "added_speedup_per_device", "added_speedup_per_machine", "price_per_device",
-               "usd_per_added_1x")  # fmt: skip
+DEVICE_KEYS = (
+    "profile",
+    "device",
+    "precision",
+    "seconds",
+    "scaling_devices",
+    "scaling_workers",
+    "scaling_speedup",
+    "efficiency",
+    "added_speedup_per_device",
+    "added_speedup_per_machine",
+    "price_per_device",
+    "usd_per_added_1x",
+)
+
+
 def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog | None) -> pd.DataFrame:
     """The frame with the user's own prices: each key a profile id, or a GPU (catalog id or name) whose rows all
     take it (N of it for N devices). Marked "your price"; a key that names nothing is a one-line error."""
@@ -263,8 +276,9 @@ def compare(
         base = default_baseline(choice.frame)
     table = with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])
     table = table.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
-    return Comparison(baseline=base, table=table, left_out_results=choice.left_out,
-                      other_workloads=choice.workloads - 1)  # fmt: skip
+    return Comparison(
+        baseline=base, table=table, left_out_results=choice.left_out, other_workloads=choice.workloads - 1
+    )
 
 
 def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
@@ -330,8 +344,11 @@ class OptionRows:
         """The options at these positions of the goal's order, every column, indexed by their positions."""
         positions = np.asarray(positions, dtype=np.intp)
         wide = _widened(self._order[positions], self._source, self.decided)
-        wide.index = pd.RangeIndex(len(positions)) if np.array_equal(positions, np.arange(len(positions))) else \
-            pd.Index(positions)  # fmt: skip
+        wide.index = (
+            pd.RangeIndex(len(positions))
+            if np.array_equal(positions, np.arange(len(positions)))
+            else pd.Index(positions)
+        )
         return wide
 
     def labelled(self, label: Any) -> pd.Series:
@@ -370,14 +387,27 @@ class Recommendation:
         return self.option_rows.frame
 
 
-
 # The columns of a workload's results the recommendation decides on: it works on these alone, and joins the
 # others (names, dates, provenance, the workload, ranges: shown, never decided on) back once, for the options it
 # returns. Every filter it makes copies the rows it keeps: at 200,000 results, copying every text column was most
 # of a re-run. A decision that reads another column fails its tests with a KeyError.
-DECIDES = ("profile", "precision", "seconds", "price_usd", "price_stale", "fits", "largest_batch", "device_kind",
-           "device_count", "device", "hardware", "power_watts", "rental_usd_per_hour", "rental_billing_seconds",
-           "rental_minimum_seconds")  # fmt: skip
+DECIDES = (
+    "profile",
+    "precision",
+    "seconds",
+    "price_usd",
+    "price_stale",
+    "fits",
+    "largest_batch",
+    "device_kind",
+    "device_count",
+    "device",
+    "hardware",
+    "power_watts",
+    "rental_usd_per_hour",
+    "rental_billing_seconds",
+    "rental_minimum_seconds",
+)
 
 
 def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
@@ -394,12 +424,18 @@ def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "a
         runs_per_hour = SECONDS_PER_HOUR / seconds
         added = runs_per_hour - SECONDS_PER_HOUR / current_seconds
         return costs.with_columns(
-            options, speedup=speedup, dollars_per_speedup=price / speedup, runs_per_hour=runs_per_hour,  # as compare's
-            free_upgrade=free, speedup_vs_current=speedup, upgrade_cost_usd=upgrade, faster=faster,
+            options,
+            speedup=speedup,
+            dollars_per_speedup=price / speedup,
+            runs_per_hour=runs_per_hour,  # as compare's
+            free_upgrade=free,
+            speedup_vs_current=speedup,
+            upgrade_cost_usd=upgrade,
+            faster=faster,
             dollars_per_speedup_vs_current=np.where(faster, upgrade / speedup, math.nan),
             added_runs_per_hour=np.where(faster, added, math.nan),
             dollars_per_added_run_per_hour=np.where(faster, upgrade / added, math.nan),
-        )  # fmt: skip
+        )
 
 
 def _positions(frame: pd.DataFrame, **equal: Any) -> np.ndarray:
@@ -436,8 +472,9 @@ def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
     return Precision.FLOAT32 if Precision.FLOAT32 in precisions else precisions[0]
 
 
-def _current_rows(frame: pd.DataFrame, current: str, current_precision: str | None,
-                  catalog: Catalog | None) -> tuple[pd.Series, WorkloadChoice, pd.DataFrame]:  # fmt: skip
+def _current_rows(
+    frame: pd.DataFrame, current: str, current_precision: str | None, catalog: Catalog | None
+) -> tuple[pd.Series, WorkloadChoice, pd.DataFrame]:
     """The current result (``current_precision``, default: float32 where the profile has it, as the CLI and the app
     agree), its workload's choice and rows with what costs need of each row's hardware, uniquely labelled."""
     if current_precision is None:
@@ -468,13 +505,13 @@ class _Masks:
     def of(cls, options: pd.DataFrame, budget: float | None, goal: str) -> _Masks:
         faster = options["faster"].to_numpy(dtype=bool)
         unpriced = faster & options["upgrade_cost_usd"].isna().to_numpy()
-        stale = faster & options["price_stale"].fillna(False).to_numpy(dtype=bool) & \
-            ~options["free_upgrade"].to_numpy()  # fmt: skip
+        stale = faster & options["price_stale"].fillna(False).to_numpy(dtype=bool) & ~options["free_upgrade"].to_numpy()
         too_small = faster & options["fits"].eq(False).to_numpy()
         faster = faster & ~too_small
         buyable = faster & ~unpriced & ~stale
-        over = buyable & (options["upgrade_cost_usd"] > budget).to_numpy() if budget is not None else \
-            np.zeros_like(faster)  # fmt: skip
+        over = (
+            buyable & (options["upgrade_cost_usd"] > budget).to_numpy() if budget is not None else np.zeros_like(faster)
+        )
         buyable = buyable & ~over
         eligible = buyable
         if goal == Goal.COST:  # a rental that is the cheapest way to run counts too
@@ -483,9 +520,16 @@ class _Masks:
         return cls(faster, unpriced, stale, too_small, over, eligible)
 
 
-def recommend(frame: pd.DataFrame, current: str, budget: float | None = None, precision: str = "any",
-              current_precision: str | None = None, habits: Habits | None = None, goal: str = Goal.VALUE,
-              catalog: Catalog | None = None) -> Recommendation:  # fmt: skip
+def recommend(
+    frame: pd.DataFrame,
+    current: str,
+    budget: float | None = None,
+    precision: str = "any",
+    current_precision: str | None = None,
+    habits: Habits | None = None,
+    goal: str = Goal.VALUE,
+    catalog: Catalog | None = None,
+) -> Recommendation:
     """Recommend the upgrade from the current profile's result, within the budget, for a goal.
 
     Among the options faster than the current result: free upgrades first, then, by goal, the lowest
@@ -541,11 +585,15 @@ def recommend(frame: pd.DataFrame, current: str, budget: float | None = None, pr
 def _findings(choice, masks: _Masks, options: pd.DataFrame, chosen: pd.Series) -> Findings:
     """What the options left out and why (counts), and how much the current run waits for data."""
     return Findings(
-        left_out_results=choice.left_out, other_workloads=choice.workloads - 1, unpriced=int(masks.unpriced.sum()),
+        left_out_results=choice.left_out,
+        other_workloads=choice.workloads - 1,
+        unpriced=int(masks.unpriced.sum()),
         unpriced_rentable=int((masks.unpriced & options["cloud_usd_per_run"].notna().to_numpy()).sum()),
-        stale=int(masks.stale.sum()), too_small=int(masks.too_small.sum()), over_budget=int(masks.over.sum()),
+        stale=int(masks.stale.sum()),
+        too_small=int(masks.too_small.sum()),
+        over_budget=int(masks.over.sum()),
         data_wait_share=_input_bound(chosen),
-    )  # fmt: skip
+    )
 
 
 def _goal_order(options: pd.DataFrame, eligible: np.ndarray, goal: str) -> tuple[pd.Index, pd.Index, pd.DataFrame]:
@@ -554,7 +602,7 @@ def _goal_order(options: pd.DataFrame, eligible: np.ndarray, goal: str) -> tuple
     ranked = costs.rank(options.loc[eligible, list(costs.RANK_COLUMNS)], goal).index
     keys = options[["seconds", "profile", "precision"]].assign(
         rank=pd.Series(np.arange(1.0, len(ranked) + 1), index=ranked).reindex(options.index)
-    )  # fmt: skip
+    )
     order = keys.index[costs.sort_order(keys, ["rank", "seconds", "profile", "precision"])]
     return ranked, order, options.assign(rank=keys["rank"].to_numpy())
 

@@ -18,9 +18,7 @@ from advisor.format.vocabulary import CostKind, DeviceKind, Goal, PaybackCounts,
 from advisor.store.catalog import Catalog
 
 GOALS = words(Goal)
-GOAL_HELP = {
-    goal.value: goal.help for goal in Goal
-}
+GOAL_HELP = {goal.value: goal.help for goal in Goal}
 WEEKS_PER_YEAR = 52
 
 
@@ -208,9 +206,13 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
         lifetime_runs = habits.lifetime_runs
         owned_price = np.where(free, 0.0, price)
         owned = (owned_price / lifetime_runs if lifetime_runs > 0 else owned_price * math.inf) + energy
-        cloud = billed_usd_per_run(numbers(options, "rental_usd_per_hour"), seconds,
-                                   _known_or(options, "rental_billing_seconds", SECONDS_PER_HOUR),
-                                   _known_or(options, "rental_minimum_seconds", 0.0), habits)  # fmt: skip
+        cloud = billed_usd_per_run(
+            numbers(options, "rental_usd_per_hour"),
+            seconds,
+            _known_or(options, "rental_billing_seconds", SECONDS_PER_HOUR),
+            _known_or(options, "rental_minimum_seconds", 0.0),
+            habits,
+        )
         margin = cloud - np.where(np.isnan(energy), 0.0, energy)
         runs_to_break_even = np.where(margin > 0, price / margin, nan)
     rent_cheaper = ~np.isnan(cloud) & (np.isnan(owned) | (cloud < owned))
@@ -259,8 +261,15 @@ def current_figures(current: pd.Series, habits: Habits) -> dict[str, float]:
 # --------------------------------------------------------------------------- choosing
 
 
-RANK_COLUMNS = ("free_upgrade", "dollars_per_speedup_vs_current", "seconds", "upgrade_cost_usd", "usd_per_run",
-                "profile", "precision")  # what rank reads  # fmt: skip
+RANK_COLUMNS = (
+    "free_upgrade",
+    "dollars_per_speedup_vs_current",
+    "seconds",
+    "upgrade_cost_usd",
+    "usd_per_run",
+    "profile",
+    "precision",
+)  # what rank reads
 LADDER_COLUMNS = ("faster", "upgrade_cost_usd", "seconds", "runs_per_hour", "hours_saved_per_week")  # what ladder reads
 
 
@@ -378,12 +387,17 @@ def cost_lines(current: pd.Series, purchase: pd.Series | None, rental: pd.Series
     if purchase is not None:
         outlay = max(float(purchase["upgrade_cost_usd"]) - habits.resale_usd, 0.0)
         lines.append(
-            CostLine(CostKind.BUY, f"buy {purchase['name']}", outlay,
-                     per_run(purchase, _known(purchase["energy_usd_per_run"])))
+            CostLine(
+                CostKind.BUY,
+                f"buy {purchase['name']}",
+                outlay,
+                per_run(purchase, _known(purchase["energy_usd_per_run"])),
+            )
         )
     if rental is not None:
-        lines.append(CostLine(CostKind.RENT, f"rent {rental['name']}", 0.0,
-                              per_run(rental, float(rental["cloud_usd_per_run"]))))  # fmt: skip
+        lines.append(
+            CostLine(CostKind.RENT, f"rent {rental['name']}", 0.0, per_run(rental, float(rental["cloud_usd_per_run"])))
+        )
     return lines
 
 
@@ -404,8 +418,11 @@ def cumulative_costs(
     lines = cost_lines(current, purchase, rental, habits)
     marks = {0.0, float(runs)} | {p for p in crossing_runs(lines) if p <= runs}
     return pd.DataFrame(
-        [{"runs": n, "kind": line.kind.value, "option": line.option, "usd": line.at(n)} for line in lines
-         for n in sorted(marks)]
+        [
+            {"runs": n, "kind": line.kind.value, "option": line.option, "usd": line.at(n)}
+            for line in lines
+            for n in sorted(marks)
+        ]
     )
 
 

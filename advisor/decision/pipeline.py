@@ -72,8 +72,9 @@ def catalog_estimates(
 ) -> estimates.CatalogEstimates:
     """The catalog's estimates of the workload: each GPU alone and two of them (what compare, recommend and the app
     offer), and with a network's speed two machines of them; calibrated on every result of ``frame``."""
-    request = estimates.EstimateRequest(workload, devices=estimates.OFFERED_DEVICES, machines=2 if link_gbps else 1,
-                                        link_gbps=link_gbps)  # fmt: skip
+    request = estimates.EstimateRequest(
+        workload, devices=estimates.OFFERED_DEVICES, machines=2 if link_gbps else 1, link_gbps=link_gbps
+    )
     return estimates.estimate_catalog(frame, catalog, request)
 
 
@@ -168,15 +169,19 @@ class Advisor:
         of them), calibrated on every result; None where they are not asked for or cannot be made."""
         if not self.include_estimates or self.catalog is None or self.results.empty:
             return None
-        return self._kept(("estimates", workload, self.link_gbps),
-                          lambda: catalog_estimates(self.results, self.catalog, workload, self.link_gbps))  # fmt: skip
+        return self._kept(
+            ("estimates", workload, self.link_gbps),
+            lambda: catalog_estimates(self.results, self.catalog, workload, self.link_gbps),
+        )
 
     def decision_rows(self, workload: tuple) -> pd.DataFrame:
         """The rows a decision on the workload is made on: its results and the estimates offered, with what costs
         need of each row's hardware, and the user's prices."""
         found = self.estimates(workload)
-        rows = self._kept(("decision", workload, found is not None, self.link_gbps),
-                          lambda: decision_rows(self.rows(workload).frame, found, self.catalog))  # fmt: skip
+        rows = self._kept(
+            ("decision", workload, found is not None, self.link_gbps),
+            lambda: decision_rows(self.rows(workload).frame, found, self.catalog),
+        )
         return self._priced(rows)
 
     def _priced(self, rows: pd.DataFrame) -> pd.DataFrame:
@@ -191,6 +196,7 @@ class Advisor:
 
     def _left_out(self, workload: tuple) -> dict[str, int]:
         """What a question on one workload leaves out of the collection: the other workloads and their results."""
+
         def count() -> dict[str, int]:
             choice = select_workload(self.results, workload)
             return {"left_out_results": choice.left_out, "other_workloads": max(choice.workloads - 1, 0)}
@@ -199,8 +205,9 @@ class Advisor:
 
     # ------------------------------------------------------------------ the answers
 
-    def compare(self, baseline: str | None = None, precision: str = PrecisionFilter.ANY,
-                workload: tuple | None = None) -> analysis.Comparison:  # fmt: skip
+    def compare(
+        self, baseline: str | None = None, precision: str = PrecisionFilter.ANY, workload: tuple | None = None
+    ) -> analysis.Comparison:
         """Every result of one workload (``baseline``'s, else ``workload``, else the post's) against a baseline
         (default: the slowest float32 result): speedups and dollars per speedup."""
         if self.results.empty:
@@ -212,31 +219,58 @@ class Advisor:
         comparison = analysis.compare(rows, baseline, precision, chosen)
         return dataclasses.replace(comparison, **self._left_out(chosen))
 
-    def recommend(self, current: str, budget: float | None = None, precision: str = PrecisionFilter.ANY,
-                  current_precision: str | None = None, goal: str = Goal.VALUE) -> analysis.Recommendation:  # fmt: skip
+    def recommend(
+        self,
+        current: str,
+        budget: float | None = None,
+        precision: str = PrecisionFilter.ANY,
+        current_precision: str | None = None,
+        goal: str = Goal.VALUE,
+    ) -> analysis.Recommendation:
         """The best option for the goal from the ``current`` profile's result (``current_precision``, default:
         its float32 one), within the budget, renting instead, every option's costs and the upgrade ladder."""
         if self.results.empty or not self.has_profile(current):
             # the analysis says what is wrong (no profiles; which ids there are)
-            return analysis.recommend(self.results, current, budget, precision, current_precision, self.habits, goal,
-                                      self.catalog)  # fmt: skip
+            return analysis.recommend(
+                self.results, current, budget, precision, current_precision, self.habits, goal, self.catalog
+            )
         chosen = self.workload(current)
-        rec = analysis.recommend(self.decision_rows(chosen), current, budget=budget, precision=precision,
-                                 current_precision=current_precision, habits=self.habits, goal=goal,
-                                 catalog=self.catalog)  # fmt: skip
+        rec = analysis.recommend(
+            self.decision_rows(chosen),
+            current,
+            budget=budget,
+            precision=precision,
+            current_precision=current_precision,
+            habits=self.habits,
+            goal=goal,
+            catalog=self.catalog,
+        )
         rec.findings = dataclasses.replace(rec.findings, **self._left_out(chosen))
         return rec
 
-    def estimate(self, workload: tuple, spec: dict[str, Any] | None = None, gpu_ids: list[str] | None = None,
-                 devices: int = 1, machines: int = 1, link_gbps: float | None = None) -> estimates.CatalogEstimates:
+    def estimate(
+        self,
+        workload: tuple,
+        spec: dict[str, Any] | None = None,
+        gpu_ids: list[str] | None = None,
+        devices: int = 1,
+        machines: int = 1,
+        link_gbps: float | None = None,
+    ) -> estimates.CatalogEstimates:
         """The workload (a key of the results, or any ``spec``: the post's LSTM sized, a model file's) on every
         catalog GPU (or ``gpu_ids``), one GPU and ``devices`` of them, on ``machines`` machines joined at
         ``link_gbps``; measured GPUs included, to check the model against them."""
         if self.catalog is None:
             raise ValueError("estimates need a GPU catalog")
-        request = estimates.EstimateRequest(workload, spec, gpu_ids=tuple(gpu_ids) if gpu_ids is not None else None,
-                                            keep_covered=True, devices=tuple(sorted({1, devices})), machines=machines,
-                                            link_gbps=link_gbps)  # fmt: skip
+        request = estimates.EstimateRequest(
+            workload,
+            spec,
+            gpu_ids=tuple(gpu_ids) if gpu_ids is not None else None,
+            keep_covered=True,
+            devices=tuple(sorted({1, devices})),
+            machines=machines,
+            link_gbps=link_gbps,
+        )
         return estimates.estimate_catalog(self.results, self.catalog, request)
 
     def machine_estimates(self, workload: tuple, spec: dict[str, Any]) -> list:
@@ -248,10 +282,19 @@ class Advisor:
         tokens per second, the run's time and cost."""
         if self.catalog is None:
             raise ValueError("a language-model job's advice needs a GPU catalog")
-        return self._kept(("job", request), lambda: llm_advice.advise(
-            self.results, self.catalog, request.job, request.checkpointing,
-            list(request.gpu_ids) if request.gpu_ids is not None else None, request.devices,
-            pure_16bit=request.pure_16bit, sharded=request.sharded))  # fmt: skip
+        return self._kept(
+            ("job", request),
+            lambda: llm_advice.advise(
+                self.results,
+                self.catalog,
+                request.job,
+                request.checkpointing,
+                list(request.gpu_ids) if request.gpu_ids is not None else None,
+                request.devices,
+                pure_16bit=request.pure_16bit,
+                sharded=request.sharded,
+            ),
+        )
 
     def job_choice(self, request: JobRequest, goal: str = Goal.VALUE, budget: float | None = None):
         """The GPU to buy (or rent) for a language-model job among those it fits, for the goal within the budget."""

@@ -184,7 +184,7 @@ def _names(fields: tuple[Field, ...]) -> frozenset[str]:
 
 def check_mapping_of(c: Checker, mapping: Any, fields: tuple[Field, ...], path: str) -> None:
     """Check every value of a free-form mapping (by key: sources, providers, systems...) against ``fields``."""
-    for key, item in (mapping.items() if isinstance(mapping, dict) else ()):
+    for key, item in mapping.items() if isinstance(mapping, dict) else ():
         if isinstance(item, dict):
             check_section(c, item, fields, f"{path}.{key}")
         else:

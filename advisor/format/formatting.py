@@ -13,12 +13,18 @@ def missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def fmt_seconds(value: float) -> str:
+def fmt_seconds_number(value: float) -> str:
+    """Seconds as a table writes them, without the unit: ``1,573``, ``34.1``, ``7.52`` (a range's ends)."""
     if missing(value):
         return "-"
     if value >= 100:
-        return f"{value:,.0f} s"
-    return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def fmt_seconds(value: float) -> str:
+    """Seconds as a table writes them, with the unit: ``1,573 s``, ``34.1 s``."""
+    return "-" if missing(value) else f"{fmt_seconds_number(value)} s"
 
 
 def fmt_duration(seconds: float) -> str:

@@ -22,9 +22,15 @@ def _gigabytes(value: float) -> str:
 
 # How a unit is written where a metric says no more.
 FORMATS: dict[str, Callable[[Any], str]] = {
-    "s": fmt_seconds, "1/h": fmt_rate, "x": fmt_times, "USD": fmt_usd, "USD/run": fmt_usd_small, "h": _hours,
-    "W": fmt_watts, "GB": _gigabytes,
-}  # fmt: skip
+    "s": fmt_seconds,
+    "1/h": fmt_rate,
+    "x": fmt_times,
+    "USD": fmt_usd,
+    "USD/run": fmt_usd_small,
+    "h": _hours,
+    "W": fmt_watts,
+    "GB": _gigabytes,
+}
 
 
 @dataclass(frozen=True)
@@ -48,8 +54,13 @@ class Metric:
 
 
 METRICS = (
-    Metric("seconds", "seconds", "s", "total wall time of the workload's epochs (the first, warm-up epoch included)",
-           short="time / run"),
+    Metric(
+        "seconds",
+        "seconds",
+        "s",
+        "total wall time of the workload's epochs (the first, warm-up epoch included)",
+        short="time / run",
+    ),
     Metric("runs_per_hour", "runs/h", "1/h", "3600 / seconds"),
     Metric("speedup", "speedup", "x", "in `compare`: baseline seconds / seconds"),
     Metric("dollars_per_speedup", "$/speedup", "USD", "in `compare`: price_usd / speedup"),
@@ -61,8 +72,13 @@ METRICS = (
         "the option's price; 0 for the hardware you already have (another precision or backend, or the same GPU "
         "model and count): a free upgrade",
     ),
-    Metric("dollars_per_speedup_vs_current", "$ per 1x speedup", "USD", "upgrade_cost_usd / speedup_vs_current",
-           short="$ per 1x"),
+    Metric(
+        "dollars_per_speedup_vs_current",
+        "$ per 1x speedup",
+        "USD",
+        "upgrade_cost_usd / speedup_vs_current",
+        short="$ per 1x",
+    ),
     Metric(
         "dollars_per_added_run_per_hour",
         "$ per added run/h",
@@ -70,7 +86,10 @@ METRICS = (
         "upgrade_cost_usd / (option runs_per_hour - current runs_per_hour)",
     ),
     Metric(
-        "hours_saved_per_week", "hours saved / week", "h", "runs_per_week x (current seconds - option seconds) / 3600",
+        "hours_saved_per_week",
+        "hours saved / week",
+        "h",
+        "runs_per_week x (current seconds - option seconds) / 3600",
         short="h saved/week",
     ),
     Metric(

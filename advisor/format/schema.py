@@ -84,8 +84,11 @@ SOFTWARE = (
     Field("python", "string", "Python version"),
     Field("cuda", "string", "CUDA version the framework was built with"),
     Field("cudnn", "string", "cuDNN version the framework was built with"),
-    Field("libraries", "strings", "the training libraries over the framework, with their versions (lightning "
-          "2.6.6, transformers 5.23.0)"),
+    Field(
+        "libraries",
+        "strings",
+        "the training libraries over the framework, with their versions (lightning 2.6.6, transformers 5.23.0)",
+    ),
 )
 PRICE = (
     Field(
@@ -119,86 +122,204 @@ MODEL_LAYER = (
     Field("activations_per_sample", "number", "values it outputs per sample", minimum=0),
 )
 PHASE = (
-    Field("kind", "choice", "what bounds it: matmul (dense and convolution layers) and attention are arithmetic, "
-          "recurrent adds dependent steps, elementwise (normalisation, activations) is memory-bound",
-          required=True, choices=PHASE_KINDS),
+    Field(
+        "kind",
+        "choice",
+        "what bounds it: matmul (dense and convolution layers) and attention are arithmetic, "
+        "recurrent adds dependent steps, elementwise (normalisation, activations) is memory-bound",
+        required=True,
+        choices=PHASE_KINDS,
+    ),
     Field("flops_per_sample", "number", "training FLOPs per sample (forward and backward)", minimum=0),
-    Field("activations_per_sample", "number", "values written per sample (memory traffic: read and written "
-          "forward and backward)", minimum=0),
+    Field(
+        "activations_per_sample",
+        "number",
+        "values written per sample (memory traffic: read and written forward and backward)",
+        minimum=0,
+    ),
     Field("sequential_steps", "integer", "dependent steps per batch (recurrent: the longest sequence)", minimum=1),
-    Field("operations_per_step", "integer", "operations one of its dependent steps launches (a recurrent decoder's "
-          "step), counted on a real step: each step takes at least their launches", minimum=1, maximum=10**9),
+    Field(
+        "operations_per_step",
+        "integer",
+        "operations one of its dependent steps launches (a recurrent decoder's "
+        "step), counted on a real step: each step takes at least their launches",
+        minimum=1,
+        maximum=10**9,
+    ),
     Field("note", "string", "how the figure was derived"),
 )
 WORKLOAD = (
-    Field("name", "string", "the workload's name (two results share a workload when all but the name agree; "
-          "published workloads are named apart)", required=True),
-    Field("kind", "choice", "lstm: the post's LSTM job, sized by the fields below; model: a Keras model file "
-          "(measure --model); published: a published benchmark described by its phases; tracked: your own training "
-          "timed where it runs (advisor.track), described by the phases its step counted", choices=WORKLOAD_KINDS),
+    Field(
+        "name",
+        "string",
+        "the workload's name (two results share a workload when all but the name agree; "
+        "published workloads are named apart)",
+        required=True,
+    ),
+    Field(
+        "kind",
+        "choice",
+        "lstm: the post's LSTM job, sized by the fields below; model: a Keras model file "
+        "(measure --model); published: a published benchmark described by its phases; tracked: your own training "
+        "timed where it runs (advisor.track), described by the phases its step counted",
+        choices=WORKLOAD_KINDS,
+    ),
     _size("units", "LSTM units (kind lstm)", lstm_only=True),
     _size("timesteps", "steps per series (kind lstm)", lstm_only=True),
     _size("features", "features per step (kind lstm)", lstm_only=True),
-    _size("train_samples", "training samples per epoch (published: the stated amount of work, in its unit; "
-          "tracked: the samples of an epoch, or of the whole run when epochs is 1 and steps says its length)"),
-    _size("batch_size", "batch size (published: per device; a result may give its own; tracked: the samples of "
-          "one optimizer step, gradient accumulation included)"),
+    _size(
+        "train_samples",
+        "training samples per epoch (published: the stated amount of work, in its unit; "
+        "tracked: the samples of an epoch, or of the whole run when epochs is 1 and steps says its length)",
+    ),
+    _size(
+        "batch_size",
+        "batch size (published: per device; a result may give its own; tracked: the samples of "
+        "one optimizer step, gradient accumulation included)",
+    ),
     Field("epochs", "integer", "epochs of the run", required=True, minimum=1, maximum=MAX_EPOCHS),
     Field("optimizer", "string", "the optimizer", required=True),
-    Field("learning_rate", "number", "the optimizer's learning rate", required_unless=("kind", NOT_LSTM),
-          positive=True),
-    Field("model_hash", "string", "kind model or tracked: a hash of the architecture, compile configuration and "
-          "input shapes (two different models never share a workload)",
-          required_if=("kind", (WorkloadKind.MODEL, WorkloadKind.TRACKED)),
-          pattern=r"^[0-9a-f]{12,64}$", pattern_hint="12 to 64 hex digits"),
-    Field("inputs", "strings", "kind model: the inputs' dtypes and shapes, e.g. float32[32, 32, 3]",
-          required_if=("kind", WorkloadKind.MODEL)),
+    Field(
+        "learning_rate", "number", "the optimizer's learning rate", required_unless=("kind", NOT_LSTM), positive=True
+    ),
+    Field(
+        "model_hash",
+        "string",
+        "kind model or tracked: a hash of the architecture, compile configuration and "
+        "input shapes (two different models never share a workload)",
+        required_if=("kind", (WorkloadKind.MODEL, WorkloadKind.TRACKED)),
+        pattern=r"^[0-9a-f]{12,64}$",
+        pattern_hint="12 to 64 hex digits",
+    ),
+    Field(
+        "inputs",
+        "strings",
+        "kind model: the inputs' dtypes and shapes, e.g. float32[32, 32, 3]",
+        required_if=("kind", WorkloadKind.MODEL),
+    ),
     Field("outputs", "strings", "kind model: the outputs' dtypes and shapes"),
     Field("loss", "string", "kind model: the loss", required_if=("kind", WorkloadKind.MODEL)),
-    Field("parameters", "integer", "kind model, published or tracked: the model's weights",
-          required_if=("kind", (WorkloadKind.MODEL, WorkloadKind.TRACKED)), minimum=0),
-    Field("trainable_parameters", "integer", "kind tracked: the weights the optimizer updates (all but the frozen "
-          "ones)", required_if=("kind", WorkloadKind.TRACKED), minimum=0),
-    Field("flops_per_sample", "number", "kind model: training FLOPs per sample (forward and backward)",
-          required_if=("kind", WorkloadKind.MODEL), minimum=0),
-    Field("layers", "sections", "kind model: each layer's work (for the performance model)", fields=MODEL_LAYER,
-          required_if=("kind", WorkloadKind.MODEL)),
+    Field(
+        "parameters",
+        "integer",
+        "kind model, published or tracked: the model's weights",
+        required_if=("kind", (WorkloadKind.MODEL, WorkloadKind.TRACKED)),
+        minimum=0,
+    ),
+    Field(
+        "trainable_parameters",
+        "integer",
+        "kind tracked: the weights the optimizer updates (all but the frozen ones)",
+        required_if=("kind", WorkloadKind.TRACKED),
+        minimum=0,
+    ),
+    Field(
+        "flops_per_sample",
+        "number",
+        "kind model: training FLOPs per sample (forward and backward)",
+        required_if=("kind", WorkloadKind.MODEL),
+        minimum=0,
+    ),
+    Field(
+        "layers",
+        "sections",
+        "kind model: each layer's work (for the performance model)",
+        fields=MODEL_LAYER,
+        required_if=("kind", WorkloadKind.MODEL),
+    ),
     Field("not_counted", "strings", "kind model or tracked: layers the FLOP counter does not know (counted as 0)"),
-    Field("unit", "string", "kind published: what one sample is (images, sequences, tokens...)",
-          required_if=("kind", WorkloadKind.PUBLISHED)),
-    Field("units_per_item", "number", "kind published: samples (in its unit) one item of a batch holds, where the "
-          "batch counts other items than the throughput (Tacotron 2: an utterance of about 565 mel frames); 1 "
-          "otherwise", positive=True),
-    Field("phases", "sections", "kind published or tracked: its work by kind, per sample (for the performance "
-          "model)", fields=PHASE, required_if=("kind", DESCRIBED_BY_PHASES)),
-    Field("steps", "integer", "kind tracked: optimizer steps of the whole run (the run's planned length)",
-          required_if=("kind", WorkloadKind.TRACKED), minimum=1, maximum=10**12),
+    Field(
+        "unit",
+        "string",
+        "kind published: what one sample is (images, sequences, tokens...)",
+        required_if=("kind", WorkloadKind.PUBLISHED),
+    ),
+    Field(
+        "units_per_item",
+        "number",
+        "kind published: samples (in its unit) one item of a batch holds, where the "
+        "batch counts other items than the throughput (Tacotron 2: an utterance of about 565 mel frames); 1 "
+        "otherwise",
+        positive=True,
+    ),
+    Field(
+        "phases",
+        "sections",
+        "kind published or tracked: its work by kind, per sample (for the performance model)",
+        fields=PHASE,
+        required_if=("kind", DESCRIBED_BY_PHASES),
+    ),
+    Field(
+        "steps",
+        "integer",
+        "kind tracked: optimizer steps of the whole run (the run's planned length)",
+        required_if=("kind", WorkloadKind.TRACKED),
+        minimum=1,
+        maximum=10**12,
+    ),
     Field("gradient_accumulation", "integer", "kind tracked: micro-batches per optimizer step", minimum=1),
-    Field("tokens_per_sample", "number", "kind tracked: tokens per sample, where the inputs have a length",
-          positive=True),
-    Field("activation_bytes_per_sample", "number", "kind tracked: bytes of the tensors the forward pass kept for "
-          "the backward pass, per sample (counted on a real step)", minimum=0, unit="B"),
-    Field("output_values_per_sample", "number", "kind tracked: values the model outputs per sample (its logits or "
-          "softmax over every step: held at the loss with their gradient)", minimum=0),
-    Field("operations_per_step", "integer", "kind tracked or published: operations of one step (a tracked job's "
-          "optimizer step, a published job's iteration of batch_size items, less its phases' own counted steps) that "
-          "launch a kernel (views and allocations left out), counted on a real step: a GPU step takes at least their "
-          "launches",
-          minimum=1, maximum=10**9),
-    Field("counted_precision", "choice", "kind tracked: the precision of the step its FLOPs and activations were "
-          "counted on", choices=PRECISIONS),
+    Field(
+        "tokens_per_sample", "number", "kind tracked: tokens per sample, where the inputs have a length", positive=True
+    ),
+    Field(
+        "activation_bytes_per_sample",
+        "number",
+        "kind tracked: bytes of the tensors the forward pass kept for "
+        "the backward pass, per sample (counted on a real step)",
+        minimum=0,
+        unit="B",
+    ),
+    Field(
+        "output_values_per_sample",
+        "number",
+        "kind tracked: values the model outputs per sample (its logits or "
+        "softmax over every step: held at the loss with their gradient)",
+        minimum=0,
+    ),
+    Field(
+        "operations_per_step",
+        "integer",
+        "kind tracked or published: operations of one step (a tracked job's "
+        "optimizer step, a published job's iteration of batch_size items, less its phases' own counted steps) that "
+        "launch a kernel (views and allocations left out), counted on a real step: a GPU step takes at least their "
+        "launches",
+        minimum=1,
+        maximum=10**9,
+    ),
+    Field(
+        "counted_precision",
+        "choice",
+        "kind tracked: the precision of the step its FLOPs and activations were counted on",
+        choices=PRECISIONS,
+    ),
     Field("model_class", "string", "kind tracked: the model's class"),
     Field("flops_method", "string", "kind tracked: how the step's FLOPs were counted"),
     Field("source", "string", "kind published: where the description comes from"),
-    Field("family", "string", "kind published: the family whose fitted terms it shares (transformer: a "
-          "language-model training job, whose every size and method the calibration learns as one)"),
-    Field("model", "string", "kind published: the language model a job of the transformer family trains (a "
-          "preset's id: the model a cross-validation holds out with its rows)"),
+    Field(
+        "family",
+        "string",
+        "kind published: the family whose fitted terms it shares (transformer: a "
+        "language-model training job, whose every size and method the calibration learns as one)",
+    ),
+    Field(
+        "model",
+        "string",
+        "kind published: the language model a job of the transformer family trains (a "
+        "preset's id: the model a cross-validation holds out with its rows)",
+    ),
     Field("note", "string", "anything a reader should know about the workload"),
-)  # fmt: skip
+)
 # The fields that define a workload: two results share a workload when these are equal.
-WORKLOAD_KEY_FIELDS = ("units", "timesteps", "features", "train_samples", "batch_size", "epochs", "optimizer",
-                       "learning_rate")  # fmt: skip
+WORKLOAD_KEY_FIELDS = (
+    "units",
+    "timesteps",
+    "features",
+    "train_samples",
+    "batch_size",
+    "epochs",
+    "optimizer",
+    "learning_rate",
+)
 MODEL_KEY_FIELDS = ("model_hash", "train_samples", "batch_size", "epochs")
 TRACKED_KEY_FIELDS = ("batch_size", "steps")
 
@@ -236,15 +357,31 @@ POWER = (
     Field("method", "string", "how it was read (nvidia-smi power.draw, RAPL)", required=True),
 )
 MEMORY = (
-    Field("peak_gb", "number", "the peak memory the training used (a GPU's framework counter; a CPU: peak resident "
-          "memory above the run's start)", required=True, minimum=0, unit="GB"),
+    Field(
+        "peak_gb",
+        "number",
+        "the peak memory the training used (a GPU's framework counter; a CPU: peak resident "
+        "memory above the run's start)",
+        required=True,
+        minimum=0,
+        unit="GB",
+    ),
     Field("method", "string", "how it was read", required=True),
 )
 SCALING = (
-    Field("workers", "integer", "machines the result trained on (tf.distribute.MultiWorkerMirroredStrategy); "
-          "absent: one", minimum=2),
-    Field("devices", "integer", "devices the result trained on, across all machines (tf.distribute strategies)",
-          required=True, minimum=2),
+    Field(
+        "workers",
+        "integer",
+        "machines the result trained on (tf.distribute.MultiWorkerMirroredStrategy); absent: one",
+        minimum=2,
+    ),
+    Field(
+        "devices",
+        "integer",
+        "devices the result trained on, across all machines (tf.distribute strategies)",
+        required=True,
+        minimum=2,
+    ),
     Field(
         "single_device_seconds",
         "number",
@@ -258,43 +395,84 @@ SCALING = (
     Field("global_batch", "integer", "the batch across all devices", minimum=1),
 )
 CLUSTER = (
-    Field("workers", "integer", "machines (worker processes) that trained together", required=True, minimum=2,
-          maximum=1024),
+    Field(
+        "workers",
+        "integer",
+        "machines (worker processes) that trained together",
+        required=True,
+        minimum=2,
+        maximum=1024,
+    ),
     Field("devices_per_worker", "integer", "devices each machine trained on", required=True, minimum=1, maximum=1024),
     Field("collective", "string", "the all-reduce implementation (RING, NCCL)"),
     Field("link", "string", "the link between the machines, where it could be read (loopback, a network interface)"),
     Field("link_gbps", "number", "the link's speed as its interface reports it", positive=True, unit="Gb/s"),
 )
 STEP = (
-    Field("count", "integer", "steady optimizer steps timed (the warm-up steps and those next to an evaluation, a "
-          "checkpoint or an epoch's end left out)", required=True, minimum=1),
-    Field("warmup", "integer", "warm-up steps timed apart (compilation, autotuning, the allocator's first growth)",
-          minimum=0),
+    Field(
+        "count",
+        "integer",
+        "steady optimizer steps timed (the warm-up steps and those next to an evaluation, a "
+        "checkpoint or an epoch's end left out)",
+        required=True,
+        minimum=1,
+    ),
+    Field(
+        "warmup",
+        "integer",
+        "warm-up steps timed apart (compilation, autotuning, the allocator's first growth)",
+        minimum=0,
+    ),
     Field("median", "number", "median steady step (data wait included)", required=True, positive=True, unit="s"),
     Field("mean", "number", "mean steady step", required=True, positive=True, unit="s"),
     Field("min", "number", "fastest steady step", positive=True, unit="s"),
     Field("max", "number", "slowest steady step", positive=True, unit="s"),
     Field("stdev", "number", "standard deviation of the steady steps", minimum=0, unit="s"),
     Field("samples_per_second", "number", "samples of a step / mean steady step", positive=True, unit="1/s"),
-    Field("tokens_per_second", "number", "tokens of a step / mean steady step, where the inputs have a length",
-          positive=True, unit="1/s"),
+    Field(
+        "tokens_per_second",
+        "number",
+        "tokens of a step / mean steady step, where the inputs have a length",
+        positive=True,
+        unit="1/s",
+    ),
     Field("flops_per_step", "number", "training FLOPs of one optimizer step, counted on a real step", minimum=0),
     Field("achieved_tflops", "number", "flops_per_step / mean steady step", minimum=0, unit="TFLOP/s"),
 )
 DATA_WAIT = (
-    Field("share", "number", "the share of a steady step spent waiting for the next batch (the rest computes)",
-          required=True, minimum=0, maximum=1),
-    Field("seconds_per_step", "number", "mean wait for the batches of one steady step", required=True, minimum=0,
-          unit="s"),
+    Field(
+        "share",
+        "number",
+        "the share of a steady step spent waiting for the next batch (the rest computes)",
+        required=True,
+        minimum=0,
+        maximum=1,
+    ),
+    Field(
+        "seconds_per_step", "number", "mean wait for the batches of one steady step", required=True, minimum=0, unit="s"
+    ),
     Field("method", "string", "how the wait was timed", required=True),
 )
 RESULT = (
     Field("precision", "choice", "the Keras dtype policy of the run", required=True, choices=PRECISIONS),
-    Field("total_seconds", "number", "wall time of all the workload's epochs (the first included; tracked: the "
-          "planned steps x the mean steady step)", required=True, positive=True, unit="s"),
+    Field(
+        "total_seconds",
+        "number",
+        "wall time of all the workload's epochs (the first included; tracked: the "
+        "planned steps x the mean steady step)",
+        required=True,
+        positive=True,
+        unit="s",
+    ),
     Field("estimated", "boolean", "true when total_seconds is estimated (--quick); then estimate says how"),
-    Field("estimate", "section", "how the total was estimated", fields=ESTIMATE, required_if=("estimated", True),
-          only_if=("estimated", True)),
+    Field(
+        "estimate",
+        "section",
+        "how the total was estimated",
+        fields=ESTIMATE,
+        required_if=("estimated", True),
+        only_if=("estimated", True),
+    ),
     Field("approximate", "boolean", "true for a rounded quoted figure"),
     Field("epochs_run", "integer", "epochs actually run (an estimated total)", minimum=1),
     Field("first_epoch_seconds", "number", "the first (warm-up) epoch", positive=True, unit="s"),
@@ -306,31 +484,66 @@ RESULT = (
     Field("power", "section", "the power measure read during the run (where it could)", fields=POWER),
     Field("memory", "section", "the peak memory measure read during the run (where it could)", fields=MEMORY),
     Field("scaling", "section", "several devices: the speedup over one device", fields=SCALING),
-    Field("step", "section", "a tracked run (advisor.track): its optimizer steps; total_seconds is the run's planned "
-          "steps x the mean steady step", fields=STEP),
-    Field("data_wait", "section", "a tracked run: the time its steps waited for data (a faster GPU does not "
-          "shorten it)", fields=DATA_WAIT),
+    Field(
+        "step",
+        "section",
+        "a tracked run (advisor.track): its optimizer steps; total_seconds is the run's planned "
+        "steps x the mean steady step",
+        fields=STEP,
+    ),
+    Field(
+        "data_wait",
+        "section",
+        "a tracked run: the time its steps waited for data (a faster GPU does not shorten it)",
+        fields=DATA_WAIT,
+    ),
     Field("checks", "mapping", "what the run's self-checks saw (compute dtype, variable device)"),
     Field("warnings", "strings", "what the run's self-checks noticed"),
-    Field("batch_size", "integer", "the batch per device of this result when it differs from the workload's "
-          "(published results: each GPU ran the batch that fit)", minimum=1, maximum=10**9),
+    Field(
+        "batch_size",
+        "integer",
+        "the batch per device of this result when it differs from the workload's "
+        "(published results: each GPU ran the batch that fit)",
+        minimum=1,
+        maximum=10**9,
+    ),
     Field("note", "string", "anything a reader should know about this result"),
-)  # fmt: skip
+)
 PROVENANCE = (
-    Field("method", "choice", "measured (by advisor measure) or quoted (from a source)", required=True,
-          choices=PROVENANCE_METHODS),
+    Field(
+        "method",
+        "choice",
+        "measured (by advisor measure) or quoted (from a source)",
+        required=True,
+        choices=PROVENANCE_METHODS,
+    ),
     Field("source", "string", "where a quoted result comes from", required_if=("method", Source.QUOTED)),
     Field("advisor_version", "string", "the advisor that measured", required_if=("method", Source.MEASURED)),
     Field("date", "date", "when it was measured or quoted"),
     Field("command", "string", "the command that measured (tracked: the script that trained)"),
-    Field("interrupted", "boolean", "true when the tracked run was stopped (Ctrl-C) before its end: the profile "
-          "holds the steps done"),
-)  # fmt: skip
+    Field(
+        "interrupted",
+        "boolean",
+        "true when the tracked run was stopped (Ctrl-C) before its end: the profile holds the steps done",
+    ),
+)
 PROFILE = (
-    Field("schema_version", "integer", f"the format's version ({SCHEMA_VERSION}); older versions are migrated",
-          required=True, minimum=0, maximum=SCHEMA_VERSION),
-    Field("id", "string", "the profile's slug; equals the file name", required=True, pattern=SLUG_PATTERN,
-          pattern_hint=SLUG_HINT),
+    Field(
+        "schema_version",
+        "integer",
+        f"the format's version ({SCHEMA_VERSION}); older versions are migrated",
+        required=True,
+        minimum=0,
+        maximum=SCHEMA_VERSION,
+    ),
+    Field(
+        "id",
+        "string",
+        "the profile's slug; equals the file name",
+        required=True,
+        pattern=SLUG_PATTERN,
+        pattern_hint=SLUG_HINT,
+    ),
     Field("name", "string", "shown in the app (default: the device's name)"),
     Field("device", "section", "the device that trained", required=True, fields=DEVICE),
     Field("host", "section", "best-effort facts about the machine; unknown ones are left out", fields=HOST),
@@ -341,7 +554,7 @@ PROFILE = (
     Field("cluster", "section", "several machines (measure --workers): how they were joined", fields=CLUSTER),
     Field("provenance", "section", "where the results come from", required=True, fields=PROVENANCE),
     Field("notes", "text", "anything a reader should know: a string or a list of strings"),
-)  # fmt: skip
+)
 
 
 # --------------------------------------------------------------------------- migration
@@ -380,8 +593,11 @@ def _migrate_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 3}
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2,
-                                                                      2: _migrate_2_to_3}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    0: _migrate_0_to_1,
+    1: _migrate_1_to_2,
+    2: _migrate_2_to_3,
+}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -457,8 +673,10 @@ def _check_tracked(c: F.Checker, results: list, steps: float | None) -> None:
         if steps is not None and mean is not None and total is not None and total > 0:
             expected = steps * mean
             if abs(expected - total) > 0.01 * total + 1e-6:
-                c.problem(f"results[{index}].total_seconds", f"{total:g} is not workload.steps x step.mean "
-                          f"({steps:g} x {mean:g} = {expected:.6g})")
+                c.problem(
+                    f"results[{index}].total_seconds",
+                    f"{total:g} is not workload.steps x step.mean ({steps:g} x {mean:g} = {expected:.6g})",
+                )
 
 
 def _valid_number(value: Any, integer: bool = False) -> float | None:

@@ -46,8 +46,12 @@ def _table(name: str, fields: tuple[Field, ...]) -> _Table:
     for f in fields:
         if f.kind in _NESTED:
             setattr(cls, f.name, _Lazy(f))  # built on first read: most readers never look at most sections
-    table = _Table(fields, cls, frozenset(f.name for f in fields if f.kind not in _NESTED),
-                   {f.name: None for f in fields if f.kind in _NESTED})  # fmt: skip
+    table = _Table(
+        fields,
+        cls,
+        frozenset(f.name for f in fields if f.kind not in _NESTED),
+        {f.name: None for f in fields if f.kind in _NESTED},
+    )
     _TABLES[id(fields)] = table
     return table
 

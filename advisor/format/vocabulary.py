@@ -78,14 +78,18 @@ class Goal(StrEnum):
     @property
     def label(self) -> str:
         """The app's choice."""
-        return {"value": "Best value ($ per speedup)", "speed": "Fastest within budget",
-                "cost": "Lowest cost per run"}[self.value]  # fmt: skip
+        return {"value": "Best value ($ per speedup)", "speed": "Fastest within budget", "cost": "Lowest cost per run"}[
+            self.value
+        ]
 
     @property
     def help(self) -> str:
         """What the goal picks (the CLI's help and the app's tooltip)."""
-        return {"value": "the lowest dollars per 1x of speedup", "speed": "the fastest within the budget",
-                "cost": "the lowest cost per run (owning or renting)"}[self.value]  # fmt: skip
+        return {
+            "value": "the lowest dollars per 1x of speedup",
+            "speed": "the fastest within the budget",
+            "cost": "the lowest cost per run (owning or renting)",
+        }[self.value]
 
 
 class Source(StrEnum):

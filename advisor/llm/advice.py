@@ -106,9 +106,16 @@ def _choose_checkpointing(job: TrainingJob, capacity: float, mode: Checkpointing
     return memory.predict(job.with_checkpointing(False), pure_16bit).verdict(capacity) != memory.Fit.FITS
 
 
-def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointing: Checkpointing = Checkpointing.AUTO,
-           gpu_ids: list[str] | None = None, devices: int = 1, pure_16bit: bool = False,
-           sharded: bool = False) -> JobAdvice:  # fmt: skip
+def advise(
+    frame: pd.DataFrame,
+    catalog: Catalog,
+    job: TrainingJob,
+    checkpointing: Checkpointing = Checkpointing.AUTO,
+    gpu_ids: list[str] | None = None,
+    devices: int = 1,
+    pure_16bit: bool = False,
+    sharded: bool = False,
+) -> JobAdvice:
     """The job on every catalog GPU (or ``gpu_ids``), one GPU and, with ``devices`` above 1, that many in data
     parallel: each holding the whole model (DDP), or with ``sharded`` its share of the weights, gradients and
     optimizer state (FSDP / ZeRO-3; the time is still DDP's scaling, the all-gathers overlapped as DDP's all-reduce
@@ -130,12 +137,14 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
             continue
         planned = job.with_checkpointing(on)
         spec = planned.workload_spec()
-        request = estimates.EstimateRequest(workload_key(spec), spec, JOB_PRECISIONS, tuple(g.id for g in gpus),
-                                            keep_covered=True, devices=counts)  # fmt: skip
+        request = estimates.EstimateRequest(
+            workload_key(spec), spec, JOB_PRECISIONS, tuple(g.id for g in gpus), keep_covered=True, devices=counts
+        )
         found = estimates.estimate_catalog(frame, catalog, request, samples=samples)
         estimated = set(found.rows["catalog_id"]) if not found.rows.empty else set()
-        missing.extend(e for e in found.not_estimated
-                       if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1])  # fmt: skip
+        missing.extend(
+            e for e in found.not_estimated if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1]
+        )
         by_gpu: dict[tuple[str, int], dict[str, Any]] = {}
         for row in found.rows.to_dict("records"):
             key = (row["catalog_id"], int(row["device_count"]))
@@ -155,8 +164,9 @@ def advise(frame: pd.DataFrame, catalog: Catalog, job: TrainingJob, checkpointin
     return JobAdvice(job, tuple(options), tuple(missing))
 
 
-def _fp8_several(by_gpu: dict[tuple[str, int], dict[str, Any]], catalog: Catalog, devices: int,
-                 fitted: fp8.Fp8Fit) -> None:  # fmt: skip
+def _fp8_several(
+    by_gpu: dict[tuple[str, int], dict[str, Any]], catalog: Catalog, devices: int, fitted: fp8.Fp8Fit
+) -> None:
     """Several GPUs of a kind the FP8 fit covers where the 16-bit model has no data-parallel estimate (no interconnect
     in the catalog): the FP8 time needs none (the published runs' parallel overhead is in its fit)."""
     for (gpu_id, count), row in list(by_gpu.items()):
@@ -172,10 +182,18 @@ def _fp8_row(row: dict[str, Any], job: TrainingJob, gpu: Gpu, count: int, fitted
         clause = basis.NoFp8(gpu.architecture, tuple(sorted(fitted.architectures)))
         return {**row, "basis": row["basis"].with_clause(clause)}
     seconds, width = job.run_tokens / (count * per_gpu), math.exp(fitted.half_width)
-    parts = basis.Basis(basis.Fp8Calibration(fitted.utilization, fitted.runs), basis.Fp8Situation(),
-                        basis.Fp8Range(width))  # fmt: skip
-    return {**row, "seconds": seconds, "low": seconds / width, "high": seconds * width, "precision": FP8_PRECISION,
-            "bound": Bound.ARITHMETIC.value, "basis": parts}  # fmt: skip
+    parts = basis.Basis(
+        basis.Fp8Calibration(fitted.utilization, fitted.runs), basis.Fp8Situation(), basis.Fp8Range(width)
+    )
+    return {
+        **row,
+        "seconds": seconds,
+        "low": seconds / width,
+        "high": seconds * width,
+        "precision": FP8_PRECISION,
+        "bound": Bound.ARITHMETIC.value,
+        "basis": parts,
+    }
 
 
 def _split_basis(row: dict[str, Any], count: int, shards: int, split: memory.Split) -> dict[str, Any]:
@@ -188,8 +206,15 @@ def _split_basis(row: dict[str, Any], count: int, shards: int, split: memory.Spl
     return {**row, "basis": parts}
 
 
-def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: int, pure_16bit: bool,
-            sharded: bool, tokens: float) -> JobOption:  # fmt: skip
+def _option(
+    catalog: Catalog,
+    planned: TrainingJob,
+    row: dict[str, Any],
+    count: int,
+    pure_16bit: bool,
+    sharded: bool,
+    tokens: float,
+) -> JobOption:
     """One GPU (or ``count`` of them) for the planned job: its estimate's row, the memory the job needs there, the
     least memory it could need where it does not fit, and what the GPUs cost."""
     gpu = catalog.by_id()[row["catalog_id"]]
@@ -202,18 +227,32 @@ def _option(catalog: Catalog, planned: TrainingJob, row: dict[str, Any], count: 
     rental, price = gpu.best_rental, gpu.current_price(catalog.as_of)
     micro_batches = max(1.0, planned.run_tokens / planned.tokens_per_micro_batch)
     verdict = footprint.verdict(capacity)
-    ladder = None if verdict == memory.Fit.FITS else least_memory(
-        planned, capacity, pure_16bit, shards, float(row["seconds"]) / micro_batches, split)  # fmt: skip
+    ladder = (
+        None
+        if verdict == memory.Fit.FITS
+        else least_memory(planned, capacity, pure_16bit, shards, float(row["seconds"]) / micro_batches, split)
+    )
     return JobOption(
-        gpu=gpu, devices=count, precision=row["precision"], checkpointing=planned.checkpointing, footprint=footprint,
-        verdict=verdict, seconds=float(row["seconds"]), low=float(row["low"]), high=float(row["high"]),
-        bound=str(row["bound"]), basis=row["basis"],
+        gpu=gpu,
+        devices=count,
+        precision=row["precision"],
+        checkpointing=planned.checkpointing,
+        footprint=footprint,
+        verdict=verdict,
+        seconds=float(row["seconds"]),
+        low=float(row["low"]),
+        high=float(row["high"]),
+        bound=str(row["bound"]),
+        basis=row["basis"],
         largest_micro_batch=memory.largest_micro_batch(planned, capacity, pure_16bit, shards, split),
         largest_seq_len=memory.largest_seq_len(planned, capacity, pure_16bit, shards, split),
         price_usd=count * float(price.usd) if price else None,
         rental_usd_per_hour=count * rental.usd_per_hour if rental else None,
-        rental_provider=rental.provider if rental else None, tokens=tokens, ladder=ladder, split=split,
-    )  # fmt: skip
+        rental_provider=rental.provider if rental else None,
+        tokens=tokens,
+        ladder=ladder,
+        split=split,
+    )
 
 
 def llm_gpus(frame: pd.DataFrame, catalog: Catalog) -> set[str]:
@@ -224,8 +263,9 @@ def llm_gpus(frame: pd.DataFrame, catalog: Catalog) -> set[str]:
     return {g for g in estimates.match_catalog(rows, catalog) if g} if len(rows) else set()
 
 
-def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float],
-               scaling_width: float | None) -> dict[str, Any]:  # fmt: skip
+def _llm_range(
+    row: dict[str, Any], measured_gpu: bool, widths: dict[str, float], scaling_width: float | None
+) -> dict[str, Any]:
     """The row's range from the language-model cross-validation: a new model on a GPU with language-model results,
     or on one without (the wider), with several GPUs the scaling's error in quadrature; the calibration's own
     situation where that file is absent."""
@@ -237,8 +277,12 @@ def _llm_range(row: dict[str, Any], measured_gpu: bool, widths: dict[str, float]
     several = found.of_kind(basis.Clause.SEVERAL) if int(row["device_count"]) > 1 else ()
     if several and scaling_width:
         width = math.hypot(width, scaling_width)
-    parts = basis.Basis(found.calibration, basis.LanguageModelSituation(situation, measured_gpu),
-                        basis.LanguageModelRange(math.exp(width), bool(several)), several)  # fmt: skip
+    parts = basis.Basis(
+        found.calibration,
+        basis.LanguageModelSituation(situation, measured_gpu),
+        basis.LanguageModelRange(math.exp(width), bool(several)),
+        several,
+    )
     one = row["seconds"]
     return {**row, "low": one / math.exp(width), "high": one * math.exp(width), "basis": parts}
 

@@ -103,10 +103,29 @@ CONFIG_KEYS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
     ("vocab", ("vocab_size", "padded_vocab_size"), True),
     ("head_dim", ("head_dim",), False),
 )
-GATED_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo",
-                         "olmo2", "granite", "cohere", "starcoder2_gated", "internlm2", "deepseek", "yi"})  # fmt: skip
-PLAIN_TYPES = frozenset({"gpt2", "gpt_neox", "phi", "mpt", "falcon", "gptj", "opt", "bloom", "starcoder2",
-                         "gpt_bigcode", "stablelm"})  # fmt: skip
+GATED_TYPES = frozenset(
+    {
+        "llama",
+        "mistral",
+        "qwen2",
+        "qwen3",
+        "gemma",
+        "gemma2",
+        "gemma3_text",
+        "phi3",
+        "olmo",
+        "olmo2",
+        "granite",
+        "cohere",
+        "starcoder2_gated",
+        "internlm2",
+        "deepseek",
+        "yi",
+    }
+)
+PLAIN_TYPES = frozenset(
+    {"gpt2", "gpt_neox", "phi", "mpt", "falcon", "gptj", "opt", "bloom", "starcoder2", "gpt_bigcode", "stablelm"}
+)
 # LayerNorm's model types (the rest normalize with RMSNorm), and those whose attention and MLP read one norm's output
 LAYER_NORM_TYPES = PLAIN_TYPES | {"olmo", "cohere"}
 SHARED_NORM_TYPES = frozenset({"phi", "gptj", "cohere"})
@@ -114,11 +133,14 @@ MOE_KEYS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_exp
 # Fields of a config.json that change the blocks into something the model does not describe (its work and memory
 # are a dense decoder-only transformer's): the field, and what it makes the model.
 NOT_MODELLED_FIELDS = {
-    "ssm_cfg": "state-space (Mamba) blocks", "state_size": "state-space (Mamba) blocks",
-    "mamba_d_state": "state-space (Mamba) layers beside attention", "attn_layer_period": "a hybrid of attention "
-    "and state-space layers (Jamba)", "layers_block_type": "a hybrid of block types", "linear_attn_config":
-    "linear-attention layers", "attention_layer_indices": "attention in some layers only",
-}  # fmt: skip
+    "ssm_cfg": "state-space (Mamba) blocks",
+    "state_size": "state-space (Mamba) blocks",
+    "mamba_d_state": "state-space (Mamba) layers beside attention",
+    "attn_layer_period": "a hybrid of attention and state-space layers (Jamba)",
+    "layers_block_type": "a hybrid of block types",
+    "linear_attn_config": "linear-attention layers",
+    "attention_layer_indices": "attention in some layers only",
+}
 
 
 def _number(data: dict[str, Any], keys: tuple[str, ...], file: str, field: str) -> int | None:
@@ -126,10 +148,29 @@ def _number(data: dict[str, Any], keys: tuple[str, ...], file: str, field: str) 
         if key in data and data[key] is not None:
             value = data[key]
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise AdvisorError(f"{file}: {key}: must be a whole number of 1 or more (the model's {field}), "
-                                   f"got {value!r}")  # fmt: skip
+                raise AdvisorError(
+                    f"{file}: {key}: must be a whole number of 1 or more (the model's {field}), got {value!r}"
+                )
             return value
     return None
+
+
+def _refuse_unmodelled(data: dict, file: str) -> None:
+    """A clear error for a model the training model does not describe: encoder-decoder, mixture of experts..."""
+    if data.get("is_encoder_decoder"):
+        raise AdvisorError(f"{file}: an encoder-decoder model (T5, BART): only decoder-only transformers are modelled")
+    for key, what in NOT_MODELLED_FIELDS.items():
+        if data.get(key) not in (None, False, 0, [], {}):
+            raise AdvisorError(
+                f"{file}: {key}: {what}, which the memory and work model does not describe (only "
+                "dense decoder-only transformers)"
+            )
+    for key in MOE_KEYS:
+        if (data.get(key) or 0) > 1:
+            raise AdvisorError(
+                f"{file}: {key} = {data[key]}: a mixture-of-experts model; its per-token work and "
+                "memory are not modelled yet (only dense decoder-only transformers)"
+            )
 
 
 def config_from_mapping(data: Any, file: str, name: str | None = None) -> ModelConfig:
@@ -139,16 +180,7 @@ def config_from_mapping(data: Any, file: str, name: str | None = None) -> ModelC
         raise AdvisorError(f"{file}: not a model configuration (a JSON object with num_hidden_layers, hidden_size...)")
     if data.get("text_config") and isinstance(data["text_config"], dict):  # a multimodal model: its language model
         data = {**data["text_config"], "_name_or_path": data.get("_name_or_path")}
-    if data.get("is_encoder_decoder"):
-        raise AdvisorError(f"{file}: an encoder-decoder model (T5, BART): only decoder-only transformers are modelled")
-    for key, what in NOT_MODELLED_FIELDS.items():
-        if data.get(key) not in (None, False, 0, [], {}):
-            raise AdvisorError(f"{file}: {key}: {what}, which the memory and work model does not describe (only "
-                               "dense decoder-only transformers)")  # fmt: skip
-    for key in MOE_KEYS:
-        if (data.get(key) or 0) > 1:
-            raise AdvisorError(f"{file}: {key} = {data[key]}: a mixture-of-experts model; its per-token work and "
-                               "memory are not modelled yet (only dense decoder-only transformers)")  # fmt: skip
+    _refuse_unmodelled(data, file)
     values: dict[str, Any] = {}
     for field, keys, required in CONFIG_KEYS:
         value = _number(data, keys, file, field)
@@ -170,23 +202,33 @@ def config_from_mapping(data: Any, file: str, name: str | None = None) -> ModelC
         act = str(data.get("hidden_act") or data.get("activation_function") or "").lower()
         gated = act in {"silu", "swiglu", "gelu_pytorch_tanh"} and "n_embd" not in data
     if values["hidden"] % values["heads"] and values["head_dim"] is None:
-        raise AdvisorError(f"{file}: hidden size {values['hidden']} is not a multiple of {values['heads']} heads, and "
-                           "no head_dim is given")  # fmt: skip
+        raise AdvisorError(
+            f"{file}: hidden size {values['hidden']} is not a multiple of {values['heads']} heads, and "
+            "no head_dim is given"
+        )
     kv = values["kv_heads"] or values["heads"]
     if values["heads"] % kv:
         raise AdvisorError(f"{file}: {values['heads']} attention heads are not a multiple of {kv} key-value heads")
     tied = data.get("tie_word_embeddings")
     # Falcon's 7B: attention and MLP in parallel from one norm; its newer architecture (40B, 180B) has two
-    shared = model_type in SHARED_NORM_TYPES or (model_type == "falcon" and bool(data.get("parallel_attn", True))
-                                                 and not data.get("new_decoder_architecture"))  # fmt: skip
+    shared = model_type in SHARED_NORM_TYPES or (
+        model_type == "falcon" and bool(data.get("parallel_attn", True)) and not data.get("new_decoder_architecture")
+    )
     return ModelConfig(
         name=name or str(data.get("_name_or_path") or Path(file).parent.name or "model"),
-        layers=values["layers"], hidden=values["hidden"], heads=values["heads"], kv_heads=kv,
-        intermediate=values["intermediate"], vocab=values["vocab"],
+        layers=values["layers"],
+        hidden=values["hidden"],
+        heads=values["heads"],
+        kv_heads=kv,
+        intermediate=values["intermediate"],
+        vocab=values["vocab"],
         tied_embeddings=bool(tied) if tied is not None else model_type in {"gpt2", "mpt", "gemma", "gemma2"},
-        head_dim=values["head_dim"], gated_mlp=gated, layer_norm=model_type in LAYER_NORM_TYPES, shared_norm=shared,
+        head_dim=values["head_dim"],
+        gated_mlp=gated,
+        layer_norm=model_type in LAYER_NORM_TYPES,
+        shared_norm=shared,
         source=f"{file} (read from disk)",
-    )  # fmt: skip
+    )
 
 
 def read_config_json(path: str | Path) -> ModelConfig:
@@ -236,14 +278,18 @@ def resolve(name_or_path: str) -> ModelConfig:
         return read_config_json(path)
     close = [key for key in presets if wanted.split("-")[0] in key]
     hint = f" (presets like it: {', '.join(close[:6])})" if close else ""
-    raise AdvisorError(f"--model-config: {name_or_path!r} is neither a preset nor a config.json file{hint}; "
-                       "`advisor models` lists the presets")  # fmt: skip
+    raise AdvisorError(
+        f"--model-config: {name_or_path!r} is neither a preset nor a config.json file{hint}; "
+        "`advisor models` lists the presets"
+    )
 
 
 def model_rows(presets: dict[str, ModelConfig]) -> list[dict[str, Any]]:
     """``advisor models --json``: one object per preset, its config's numbers and the size they add up to."""
-    return [{"id": key, **{f.name: getattr(m, f.name) for f in fields(ModelConfig)}, "counted_parameters": m.parameters}
-            for key, m in presets.items()]  # fmt: skip
+    return [
+        {"id": key, **{f.name: getattr(m, f.name) for f in fields(ModelConfig)}, "counted_parameters": m.parameters}
+        for key, m in presets.items()
+    ]
 
 
 def size_text(model: ModelConfig) -> str:

@@ -10,9 +10,8 @@
   range of a launch floor (:mod:`advisor.perf.launch`).
 
 The 90th percentile of each situation's absolute log errors is the range of a language-model job's estimate in
-it (:mod:`advisor.llm.advice`); the figures live in ``advisor/data/llm_crossval.yaml``, written by
-
-    python -m advisor.llm.crossval --write
+it (:mod:`advisor.llm.advice`); the figures live in ``advisor/data/llm_crossval.yaml`` (``FILE_VERSION``), written
+by the maintainers' ``python scripts/maintain.py llm-crossval --write``.
 
 Pure NumPy over calibration samples, but for that file.
 """
@@ -20,22 +19,21 @@ Pure NumPy over calibration samples, but for that file.
 from __future__ import annotations
 
 import math
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
-import yaml
 
+from advisor.errors import AdvisorError
 from advisor.format.vocabulary import Bound
 from advisor.perf import calibration
 from advisor.perf.calibration import Sample
 from advisor.store.parse import safe_load
 
 FILE = "llm_crossval.yaml"
+FILE_VERSION = 1  # the file's layout: {version, situations: {name: {results, median, p90}}}
 QUANTILE = 0.9
 SITUATIONS = ("llm-new-gpu", "llm-new-model", "llm-new-model-new-gpu", "launch-bound")
 LAUNCH_BOUND = SITUATIONS[-1]
@@ -50,8 +48,11 @@ class Errors:
         found = {}
         for situation in (s for s in SITUATIONS if s in self.by_situation):
             absolute = np.abs(self.by_situation[situation])
-            found[situation] = {"results": len(absolute), "median": float(math.exp(np.median(absolute))),
-                                "p90": float(math.exp(np.quantile(absolute, QUANTILE)))}  # fmt: skip
+            found[situation] = {
+                "results": len(absolute),
+                "median": float(math.exp(np.median(absolute))),
+                "p90": float(math.exp(np.quantile(absolute, QUANTILE))),
+            }
         return found
 
 
@@ -104,35 +105,11 @@ def load_widths() -> dict[str, float]:
     if not path.is_file():
         return {}
     data = safe_load(path.read_text(encoding="utf-8")) or {}
+    if data.get("version") != FILE_VERSION:
+        raise AdvisorError(f"advisor/data/{FILE}: version must be {FILE_VERSION}, got {data.get('version')!r}")
     return {k: math.log(v["p90"]) for k, v in (data.get("situations") or {}).items()}
 
 
-def text(summary: dict[str, dict[str, float]]) -> str:
-    lines = ["Language-model throughputs, each predicted by a fit that did not see it (launch-bound: with the "
-             "published results whose kernels were counted, Tacotron 2's among them):"]  # fmt: skip
-    for situation, row in summary.items():
-        lines.append(f"  {situation:24} {row['results']:4d} results  median error {row['median']:.3f}x  "
-                     f"90th percentile {row['p90']:.3f}x")  # fmt: skip
-    return "\n".join(lines)
-
-
-def main(argv: list[str]) -> int:
-    from advisor.perf.estimates import calibration_samples
-    from advisor.store import load_profiles
-    from advisor.store.catalog import DEFAULT_CATALOG, load_catalog
-    from advisor.store.results import results_frame
-
-    root = Path(__file__).resolve().parents[2]
-    frame = results_frame(load_profiles(root / "profiles").profiles)
-    summary = run(calibration_samples(frame, load_catalog(DEFAULT_CATALOG))).summary()
-    print(text(summary))
-    if "--write" in argv:
-        target = Path(__file__).resolve().parent.parent / "data" / FILE
-        head = "# Written by python -m advisor.llm.crossval --write (see advisor/llm/crossval.py). Do not edit.\n"
-        target.write_text(head + yaml.safe_dump({"situations": summary}, sort_keys=False), encoding="utf-8")
-        print(f"written: {target}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv))
+def widths_document(summary: dict[str, dict[str, float]]) -> dict:
+    """What ``advisor/data/llm_crossval.yaml`` holds: the version and each situation's errors."""
+    return {"version": FILE_VERSION, "situations": summary}

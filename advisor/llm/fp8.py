@@ -15,7 +15,7 @@ the three 90th percentiles of the absolute log errors. Only the architectures th
 estimated: elsewhere :func:`tokens_per_second` answers None and the job keeps the 16-bit estimate. The MLPerf runs
 never enter the fit.
 
-    python -m advisor.llm.fp8      # the fit, each run left out, and the MLPerf check
+    python scripts/maintain.py fp8-fit      # the fit, each run left out, and the MLPerf check
 
 Pure, but for :func:`load_runs` (one packaged file, written by ``scripts/import_fp8_runs.py``).
 """
@@ -23,7 +23,6 @@ Pure, but for :func:`load_runs` (one packaged file, written by ``scripts/import_
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,7 +33,7 @@ import numpy as np
 from advisor.errors import AdvisorError
 from advisor.llm.config import load_presets
 from advisor.llm.job import TrainingJob, job_from_options
-from advisor.store.catalog import DEFAULT_CATALOG, Catalog, Gpu, load_catalog
+from advisor.store.catalog import Catalog, Gpu
 from advisor.store.parse import safe_load
 
 RUNS_FILE = "fp8_runs.yaml"
@@ -69,8 +68,9 @@ def load_runs() -> tuple[tuple[Run, ...], tuple[Run, ...]]:
     if data.get("fp8_runs_version") != RUNS_VERSION:
         raise AdvisorError(f"advisor/data/{RUNS_FILE}: fp8_runs_version must be {RUNS_VERSION}")
     keep = {f for f in Run.__dataclass_fields__}
-    return tuple(tuple(Run(**{k: v for k, v in row.items() if k in keep}) for row in data[part])
-                 for part in ("fit", "check"))  # type: ignore[return-value]  # fmt: skip
+    return tuple(
+        tuple(Run(**{k: v for k, v in row.items() if k in keep}) for row in data[part]) for part in ("fit", "check")
+    )  # type: ignore[return-value]
 
 
 def utilization(run: Run, gpu: Gpu) -> float:
@@ -92,7 +92,8 @@ class Fp8Fit:
         return gpu.architecture in self.architectures and bool(gpu.value(PEAK))
 
 
-def _quantile(errors: list[float]) -> float:
+def quantile(errors: list[float]) -> float:
+    """The 90th percentile of absolute log errors (0 for none): the range a fit claims."""
     return float(np.quantile(errors, QUANTILE)) if errors else 0.0
 
 
@@ -101,8 +102,11 @@ def _geomean(values: list[float]) -> float:
 
 
 # What a new job can be new in: each experiment leaves every run of one GPU (model, method) out of the fit.
-LEFT_OUT: dict[str, Callable[[Run], str]] = {"its GPU": lambda r: r.gpu, "its model": lambda r: r.model,
-                                             "its method": lambda r: r.method}  # fmt: skip
+LEFT_OUT: dict[str, Callable[[Run], str]] = {
+    "its GPU": lambda r: r.gpu,
+    "its model": lambda r: r.model,
+    "its method": lambda r: r.method,
+}
 
 
 def _ratios(runs: tuple[Run, ...], values: list[float], key: Callable[[Run], str]) -> list[tuple[Run, float]]:
@@ -143,9 +147,8 @@ def fit(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
     runs = load_runs()[0] if runs is None else runs
     gpus = catalog.by_id()
     values = _utilizations(runs, catalog)
-    widths = [_quantile([abs(math.log(ratio)) for _, ratio in _ratios(runs, values, key)]) for key in LEFT_OUT.values()]
-    return Fp8Fit(_geomean(values), max(widths), frozenset(gpus[r.gpu].architecture for r in runs),
-                  len(runs))  # fmt: skip
+    widths = [quantile([abs(math.log(ratio)) for _, ratio in _ratios(runs, values, key)]) for key in LEFT_OUT.values()]
+    return Fp8Fit(_geomean(values), max(widths), frozenset(gpus[r.gpu].architecture for r in runs), len(runs))
 
 
 def tokens_per_second(job: TrainingJob, gpu: Gpu, fitted: Fp8Fit) -> float | None:
@@ -165,38 +168,3 @@ def checked(catalog: Catalog, fitted: Fp8Fit | None = None) -> list[tuple[Run, f
         if predicted:
             found.append((run, run.tokens_per_second_per_gpu / predicted))
     return found
-
-
-def report(catalog: Catalog) -> str:
-    """The fit, each run left out and the MLPerf check, as text (``python -m advisor.llm.fp8``)."""
-    fitted = fit(catalog)
-    lines = [f"tuned FP8 stack: {fitted.utilization:.3f} of the 16-bit tensor peak in model FLOPs, fitted on "
-             f"{fitted.runs} published runs ({', '.join(sorted(fitted.architectures))}); the range "
-             f"{math.exp(fitted.half_width):.3f}x, the widest 90th percentile below"]
-    for by in LEFT_OUT:
-        errors = [abs(math.log(r)) for _, r in left_out(load_runs()[0], catalog, by)]
-        lines.append(f"each run with {by} left out: median error {math.exp(float(np.median(errors))):.3f}x, "
-                     f"90th percentile {math.exp(_quantile(errors)):.3f}x")
-    for arch, ratios in architecture_left_out(load_runs()[0], catalog).items():
-        arch_errors = [abs(math.log(r)) for r in ratios]
-        lines.append(f"{arch} left out (fitted on the other architecture): {len(ratios)} runs, median error "
-                     f"{math.exp(float(np.median(arch_errors))):.3f}x, 90th percentile "
-                     f"{math.exp(_quantile(arch_errors)):.3f}x")  # fmt: skip
-    lines += ["", "MLPerf Training Llama 2 70B LoRA, 8 GPUs (never in the fit): published / predicted tokens/s per GPU"]
-    gpus = catalog.by_id()
-    for run, ratio in checked(catalog, fitted):
-        published = run.tokens_per_second_per_gpu
-        step = MLPERF_GLOBAL_BATCH * run.seq_len / (run.gpus * published)
-        lines.append(f"  {gpus[run.gpu].name:16s} {published:6.0f} / {published / ratio:6.0f} = {ratio:.3f}  "
-                     f"(a step of {MLPERF_GLOBAL_BATCH} sequences: {step:.2f} s published, {step * ratio:.2f} s "
-                     "predicted)")  # fmt: skip
-    return "\n".join(lines)
-
-
-def main() -> int:
-    print(report(load_catalog(DEFAULT_CATALOG)))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -58,8 +58,17 @@ class StatePlace(StrEnum):
 
 
 # Bytes of optimizer state per trained weight (fp32 states; 8-bit Adam keeps one byte per state).
-OPTIMIZER_STATE_BYTES = {"adamw": 8.0, "adam": 8.0, "adamw_8bit": 2.0, "paged_adamw_8bit": 2.0, "adamw_bnb_8bit": 2.0,
-                         "lion": 4.0, "adafactor": 4.0, "sgd": 4.0, "sgd_no_momentum": 0.0}  # fmt: skip
+OPTIMIZER_STATE_BYTES = {
+    "adamw": 8.0,
+    "adam": 8.0,
+    "adamw_8bit": 2.0,
+    "paged_adamw_8bit": 2.0,
+    "adamw_bnb_8bit": 2.0,
+    "lion": 4.0,
+    "adafactor": 4.0,
+    "sgd": 4.0,
+    "sgd_no_momentum": 0.0,
+}
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 DEFAULT_RANK = 16
 QLORA_PASSES_DEQUANT_BYTES = 2.5  # a 4-bit weight read (0.5 byte) and its 16-bit copy written (2 bytes), per pass
@@ -106,19 +115,25 @@ class TrainingJob:
             (self.micro_batch >= 1, f"--batch must be 1 or more, got {self.micro_batch}"),
             (self.grad_accum >= 1, f"--grad-accum must be 1 or more, got {self.grad_accum}"),
             (0 <= self.tokens <= TOKENS_MAX, f"--tokens must be 0 to {TOKENS_MAX:.0e}, got {self.tokens:g}"),
-            (self.optimizer in OPTIMIZER_STATE_BYTES,
-             f"--optimizer must be one of {', '.join(OPTIMIZER_STATE_BYTES)}, got {self.optimizer!r}"),
+            (
+                self.optimizer in OPTIMIZER_STATE_BYTES,
+                f"--optimizer must be one of {', '.join(OPTIMIZER_STATE_BYTES)}, got {self.optimizer!r}",
+            ),
             (self.lora_rank >= 1, f"--lora-rank must be 1 or more, got {self.lora_rank}"),
-            (self.precision != Precision.FLOAT32 or self.method != Method.QLORA,
-             "QLoRA computes in 16 bits: choose bf16 or fp16"),
-        )  # fmt: skip
+            (
+                self.precision != Precision.FLOAT32 or self.method != Method.QLORA,
+                "QLoRA computes in 16 bits: choose bf16 or fp16",
+            ),
+        )
         for ok, message in checks:
             if not ok:
                 raise AdvisorError(message)
         unknown = set(self.lora_targets) - set(self.model.linear_shapes())
         if self.method != Method.FULL and unknown:
-            raise AdvisorError(f"--lora-targets: {sorted(unknown)} are not linear layers of {self.model.name} "
-                               f"({', '.join(self.model.linear_shapes())})")  # fmt: skip
+            raise AdvisorError(
+                f"--lora-targets: {sorted(unknown)} are not linear layers of {self.model.name} "
+                f"({', '.join(self.model.linear_shapes())})"
+            )
 
     @property
     def tokens_per_micro_batch(self) -> int:
@@ -138,8 +153,9 @@ class TrainingJob:
         if self.method == Method.FULL:
             return 0
         shapes = self.model.linear_shapes()
-        return self.model.layers * sum(self.lora_rank * (shapes[t][0] + shapes[t][1]) for t in self.lora_targets
-                                       if t in shapes)  # fmt: skip
+        return self.model.layers * sum(
+            self.lora_rank * (shapes[t][0] + shapes[t][1]) for t in self.lora_targets if t in shapes
+        )
 
     @property
     def trainable_parameters(self) -> int:
@@ -184,17 +200,25 @@ class TrainingJob:
 
     def describe(self) -> str:
         """'Llama 3.1 8B, LoRA rank 16 on all linear layers, 2,048 tokens x 1 (x 8 accumulated), adamw'."""
-        method = {Method.FULL: "full fine-tuning", Method.LORA: f"LoRA rank {self.lora_rank}",
-                  Method.QLORA: f"QLoRA (4-bit base) rank {self.lora_rank}"}[self.method]  # fmt: skip
+        method = {
+            Method.FULL: "full fine-tuning",
+            Method.LORA: f"LoRA rank {self.lora_rank}",
+            Method.QLORA: f"QLoRA (4-bit base) rank {self.lora_rank}",
+        }[self.method]
         if self.method != Method.FULL:
-            on = "all linear layers" if set(self.lora_targets) >= set(self.model.linear_shapes()) else \
-                ", ".join(self.lora_targets)  # fmt: skip
+            on = (
+                "all linear layers"
+                if set(self.lora_targets) >= set(self.model.linear_shapes())
+                else ", ".join(self.lora_targets)
+            )
             method += f" on {on}"
         accum = f" (x {self.grad_accum} accumulated)" if self.grad_accum > 1 else ""
         ckpt = ", activation checkpointing" if self.checkpointing else ""
         stack = f" ({self.stack})" if self.stack else ""
-        return (f"{self.model.name}, {method}, {self.seq_len:,} tokens x {self.micro_batch}{accum}, "
-                f"{self.optimizer}{ckpt}{stack}")  # fmt: skip
+        return (
+            f"{self.model.name}, {method}, {self.seq_len:,} tokens x {self.micro_batch}{accum}, "
+            f"{self.optimizer}{ckpt}{stack}"
+        )
 
     def workload_spec(self) -> dict[str, Any]:
         """The job as the performance model's published-style workload: a sample is a token, a batch the tokens of a
@@ -224,8 +248,9 @@ class TrainingJob:
             "source": f"{self.model.source}; work per token by advisor.llm.job",
             "family": FAMILY,
             # the kernels a micro-batch launches (counted on a real step: advisor.llm.operations)
-            "operations_per_step": operations.per_micro_batch(self.model.layers, self.method == Method.FULL,
-                                                              self.checkpointing),
+            "operations_per_step": operations.per_micro_batch(
+                self.model.layers, self.method == Method.FULL, self.checkpointing
+            ),
             # data parallel all-reduces the trained weights' fp32 gradients once an optimizer step
             "gradient_bytes_per_batch": 4.0 * self.trainable_parameters / self.grad_accum,
         }
@@ -240,20 +265,42 @@ def activation_values_per_token(job: TrainingJob) -> float:
     return float(m.layers * per_layer)
 
 
-def job_from_options(model: ModelConfig, method: str, seq_len: int, batch: int, grad_accum: int = 1,
-                     tokens: float = 0.0, optimizer: str = "adamw", checkpointing: bool = False,
-                     precision: str = Precision.MIXED_BFLOAT16.value, lora_rank: int = DEFAULT_RANK,
-                     lora_targets: str = "all-linear") -> TrainingJob:  # fmt: skip
+def job_from_options(
+    model: ModelConfig,
+    method: str,
+    seq_len: int,
+    batch: int,
+    grad_accum: int = 1,
+    tokens: float = 0.0,
+    optimizer: str = "adamw",
+    checkpointing: bool = False,
+    precision: str = Precision.MIXED_BFLOAT16.value,
+    lora_rank: int = DEFAULT_RANK,
+    lora_targets: str = "all-linear",
+) -> TrainingJob:
     """A job from the command line's (or the app's) words; a clear error for a wrong one."""
     try:
         chosen = Method(method.lower())
     except ValueError:
         raise AdvisorError(f"--method must be one of {', '.join(m.value for m in Method)}, got {method!r}") from None
-    targets = tuple(model.linear_shapes()) if lora_targets in ("all-linear", "all") else \
-        tuple(t.strip() for t in lora_targets.split(",") if t.strip())  # fmt: skip
-    return TrainingJob(model=model, method=chosen, seq_len=seq_len, micro_batch=batch, grad_accum=grad_accum,
-                       tokens=float(tokens), optimizer=optimizer.lower(), checkpointing=checkpointing,
-                       precision=Precision(precision), lora_rank=lora_rank, lora_targets=targets)  # fmt: skip
+    targets = (
+        tuple(model.linear_shapes())
+        if lora_targets in ("all-linear", "all")
+        else tuple(t.strip() for t in lora_targets.split(",") if t.strip())
+    )
+    return TrainingJob(
+        model=model,
+        method=chosen,
+        seq_len=seq_len,
+        micro_batch=batch,
+        grad_accum=grad_accum,
+        tokens=float(tokens),
+        optimizer=optimizer.lower(),
+        checkpointing=checkpointing,
+        precision=Precision(precision),
+        lora_rank=lora_rank,
+        lora_targets=targets,
+    )
 
 
 @dataclass(frozen=True)
@@ -286,5 +333,7 @@ def parse_tokens(text: str) -> float:
         scale = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}.get(cleaned[-1:], 1.0)
         return float(cleaned[:-1] if scale != 1.0 else cleaned) * scale
     except ValueError:
-        raise AdvisorError(f"--tokens: {text!r} is not a number of tokens (e.g. 20M, 1.5e9, or 10000x2048x3 for "
-                           "examples x length x epochs)") from None  # fmt: skip
+        raise AdvisorError(
+            f"--tokens: {text!r} is not a number of tokens (e.g. 20M, 1.5e9, or 10000x2048x3 for "
+            "examples x length x epochs)"
+        ) from None

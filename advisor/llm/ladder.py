@@ -135,22 +135,27 @@ def _candidates(job: TrainingJob) -> list[tuple[Move, ...]]:
 
 
 @lru_cache(maxsize=64)
-def _footprints(job: TrainingJob, pure_16bit: bool, shards: int,
-                split: memory.Split = memory.WHOLE) -> tuple[tuple[tuple[Move, ...], TrainingJob,
-                                                                   memory.Footprint], ...]:
+def _footprints(
+    job: TrainingJob, pure_16bit: bool, shards: int, split: memory.Split = memory.WHOLE
+) -> tuple[tuple[tuple[Move, ...], TrainingJob, memory.Footprint], ...]:
     """Every set of moves, its job and its footprint: the same on every GPU (only the verdict is the card's)."""
     found = []
     for moves in _candidates(job):
         changed = job
         for move in moves:
             changed = _make(changed, move)
-        found.append((moves, changed, memory.predict(changed, pure_16bit, shards=shards,
-                                                     split=split)))  # fmt: skip
+        found.append((moves, changed, memory.predict(changed, pure_16bit, shards=shards, split=split)))
     return tuple(found)
 
 
-def cheapest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
-             micro_batch_seconds: float | None = None, split: memory.Split = memory.WHOLE) -> Rung | None:  # fmt: skip
+def cheapest(
+    job: TrainingJob,
+    capacity_gb: float,
+    pure_16bit: bool = False,
+    shards: int = 1,
+    micro_batch_seconds: float | None = None,
+    split: memory.Split = memory.WHOLE,
+) -> Rung | None:
     """The set of moves that fits the card (by its range's upper end) at the least slowdown (then the fewest moves,
     then the least memory); None where none does."""
     best: Rung | None = None
@@ -158,8 +163,11 @@ def cheapest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, sha
         if footprint.verdict(capacity_gb) != memory.Fit.FITS:
             continue
         rung = Rung(moves, changed, footprint, slowdown(job, changed, pure_16bit, micro_batch_seconds))
-        if best is None or (rung.slowdown, len(rung.moves), footprint.total_gb) < \
-                (best.slowdown, len(best.moves), best.footprint.total_gb):  # fmt: skip
+        if best is None or (rung.slowdown, len(rung.moves), footprint.total_gb) < (
+            best.slowdown,
+            len(best.moves),
+            best.footprint.total_gb,
+        ):
             best = rung
     return best
 
@@ -192,8 +200,14 @@ def nearest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False) -> t
     return tuple(ways)
 
 
-def least_memory(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
-                 micro_batch_seconds: float | None = None, split: memory.Split = memory.WHOLE) -> Ladder:  # fmt: skip
+def least_memory(
+    job: TrainingJob,
+    capacity_gb: float,
+    pure_16bit: bool = False,
+    shards: int = 1,
+    micro_batch_seconds: float | None = None,
+    split: memory.Split = memory.WHOLE,
+) -> Ladder:
     """The ladder of a job that does not fit the card as asked (``shards`` or ``split``: as the job is split over
     its GPUs)."""
     rung = cheapest(job, capacity_gb, pure_16bit, shards, micro_batch_seconds, split)

@@ -47,8 +47,12 @@ QUANTIZED_BYTES = {False: 0.5 + 4 / 64, True: 0.5 + 1 / 64 + 4 / (64 * 256)}
 # it; on the 16-bit logits themselves (Qwen v1's own modelling code): the logits, a shifted copy, the log-softmax,
 # its gradient and the logits' gradient, 16-bit each; a chunk at a time: the 16-bit logits and their 16-bit
 # gradient; fused: none held whole.
-LOGIT_BYTES = {Loss.FP32_LOGITS: 2.0 + 4.0 + 4.0 + 4.0 + 2.0, Loss.BF16_LOGITS: 5 * 2.0, Loss.CHUNKED: 2.0 + 2.0,
-               Loss.FUSED: 0.0}  # fmt: skip
+LOGIT_BYTES = {
+    Loss.FP32_LOGITS: 2.0 + 4.0 + 4.0 + 4.0 + 2.0,
+    Loss.BF16_LOGITS: 5 * 2.0,
+    Loss.CHUNKED: 2.0 + 2.0,
+    Loss.FUSED: 0.0,
+}
 IN_FLIGHT_BLOCKS = 2  # activation offloading: the block computing and the one being copied
 FP8_WEIGHT_BYTES = 1.0
 MOST_TENSOR_PARALLEL = 8  # tensor parallelism stays within a node's NVLink domain (8 GPUs of an HGX/DGX board)
@@ -173,8 +177,13 @@ class Footprint:
         return Fit.TIGHT
 
     def parts(self) -> dict[str, float]:
-        parts = {"weights": self.weights_gb, "gradients": self.gradients_gb, "optimizer": self.optimizer_gb,
-                 "activations": self.activations_gb, "framework": self.overhead_gb}  # fmt: skip
+        parts = {
+            "weights": self.weights_gb,
+            "gradients": self.gradients_gb,
+            "optimizer": self.optimizer_gb,
+            "activations": self.activations_gb,
+            "framework": self.overhead_gb,
+        }
         return {**parts, "loading": self.loading_gb} if self.loading_gb else parts
 
 
@@ -323,8 +332,14 @@ def activation_bytes(job: TrainingJob) -> float:
     return float(job.tokens_per_micro_batch) * (kept + max(working, LOGIT_BYTES[job.loss] * job.model.vocab))
 
 
-def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = None,
-            overhead_gb: float | None = None, shards: int = 1, split: Split = WHOLE) -> Footprint:  # fmt: skip
+def predict(
+    job: TrainingJob,
+    pure_16bit: bool = False,
+    factor: float | None = None,
+    overhead_gb: float | None = None,
+    shards: int = 1,
+    split: Split = WHOLE,
+) -> Footprint:
     """The job's peak memory on one GPU, with its stack's cross-validated range (``factor`` and ``overhead_gb``
     given: those constants, as the fit tries them). ``shards`` above 1: FSDP (ZeRO-3) over that many GPUs, each
     holding its share of the weights, gradients and optimizer state, plus the 16-bit weights of two blocks gathered
@@ -347,10 +362,18 @@ def predict(job: TrainingJob, pure_16bit: bool = False, factor: float | None = N
         everywhere = split.model * split.data
         weights = (weights - master) / split.model + master / everywhere
         gradients, optimizer, loading = gradients / split.model, optimizer / everywhere, loading / split.model
-    return Footprint(weights / GB, gradients / GB, optimizer / GB,
-                     factor * activation_bytes(job) / split.tensor / GB, overhead_gb,
-                     fitted.range_low, fitted.range_high, host_bytes(job, pure_16bit) / GB, loading / GB,
-                     gradient_phases(job))  # fmt: skip
+    return Footprint(
+        weights / GB,
+        gradients / GB,
+        optimizer / GB,
+        factor * activation_bytes(job) / split.tensor / GB,
+        overhead_gb,
+        fitted.range_low,
+        fitted.range_high,
+        host_bytes(job, pure_16bit) / GB,
+        loading / GB,
+        gradient_phases(job),
+    )
 
 
 def gradient_phases(job: TrainingJob) -> bool:
@@ -361,7 +384,6 @@ def gradient_phases(job: TrainingJob) -> bool:
     pass), nor in a stack that keeps every gradient in one buffer for the run (Megatron), nor with the step in the
     backward pass (one parameter's gradient at a time: counted beside the activations)."""
     return job.grad_accum == 1 and not job.persistent_gradients and not job.optimizer_in_backward
-
 
 
 def _room_for_activations(one: Footprint, capacity_gb: float) -> float:
@@ -390,16 +412,18 @@ def split_for(job: TrainingJob, capacity_gb: float, devices: int, pure_16bit: bo
     return splits[-1] if splits else WHOLE
 
 
-def largest_micro_batch(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
-                        split: Split = WHOLE) -> int:  # fmt: skip
+def largest_micro_batch(
+    job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1, split: Split = WHOLE
+) -> int:
     """The largest micro-batch whose range fits the usable memory (0: not even one sequence)."""
     one = predict(replace(job, micro_batch=1), pure_16bit, shards=shards, split=split)
     room = _room_for_activations(one, capacity_gb)
     return max(0, math.floor(room / one.activations_gb)) if one.activations_gb > 0 else 0
 
 
-def largest_seq_len(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1,
-                    split: Split = WHOLE) -> int:  # fmt: skip
+def largest_seq_len(
+    job: TrainingJob, capacity_gb: float, pure_16bit: bool = False, shards: int = 1, split: Split = WHOLE
+) -> int:
     """The longest sequence (a multiple of 128) whose range fits the usable memory at the job's micro-batch."""
     one = predict(replace(job, seq_len=1), pure_16bit, shards=shards, split=split)
     room = _room_for_activations(one, capacity_gb)

@@ -62,33 +62,65 @@ class Choice:
 
 SWITCH = tuple(s.value for s in Switch)
 CHOICES = (
-    Choice("loss", tuple(v.value for v in Loss), "--loss",
-           "fp32-logits: the whole logits and their fp32 copy (Transformers' default loss); 16bit-logits: the "
-           "cross-entropy on the 16-bit logits; chunked: a chunk of tokens at a time; fused: a fused linear "
-           "cross-entropy that never holds them"),
-    Choice("checkpointing", SWITCH, "--checkpointing",
-           "activation checkpointing: keep each block's input, recompute the block in the backward pass"),
-    Choice("activation_offloading", SWITCH, "--activation-offloading",
-           "what the backward pass keeps goes to the host's memory (two blocks in flight on the GPU)"),
-    Choice("optimizer_states", tuple(v.value for v in StatePlace), "--optimizer-states",
-           "resident on the GPU; paged (bitsandbytes' paged optimizers, paged out to the host under pressure); "
-           "offloaded (states and step on the CPU)"),
-    Choice("optimizer_in_backward", SWITCH, "--optimizer-in-backward",
-           "each parameter's step as soon as its gradient is ready, the gradient freed (gradient accumulation 1)"),
-    Choice("compile", SWITCH, "--compile",
-           "torch.compile over the model: its fused kernels keep fewer activations for the backward pass (the "
-           "norms' and the MLP's element-wise work recomputed there)"),
+    Choice(
+        "loss",
+        tuple(v.value for v in Loss),
+        "--loss",
+        "fp32-logits: the whole logits and their fp32 copy (Transformers' default loss); 16bit-logits: the "
+        "cross-entropy on the 16-bit logits; chunked: a chunk of tokens at a time; fused: a fused linear "
+        "cross-entropy that never holds them",
+    ),
+    Choice(
+        "checkpointing",
+        SWITCH,
+        "--checkpointing",
+        "activation checkpointing: keep each block's input, recompute the block in the backward pass",
+    ),
+    Choice(
+        "activation_offloading",
+        SWITCH,
+        "--activation-offloading",
+        "what the backward pass keeps goes to the host's memory (two blocks in flight on the GPU)",
+    ),
+    Choice(
+        "optimizer_states",
+        tuple(v.value for v in StatePlace),
+        "--optimizer-states",
+        "resident on the GPU; paged (bitsandbytes' paged optimizers, paged out to the host under pressure); "
+        "offloaded (states and step on the CPU)",
+    ),
+    Choice(
+        "optimizer_in_backward",
+        SWITCH,
+        "--optimizer-in-backward",
+        "each parameter's step as soon as its gradient is ready, the gradient freed (gradient accumulation 1)",
+    ),
+    Choice(
+        "compile",
+        SWITCH,
+        "--compile",
+        "torch.compile over the model: its fused kernels keep fewer activations for the backward pass (the "
+        "norms' and the MLP's element-wise work recomputed there)",
+    ),
     Choice("pure_bf16", SWITCH, "--pure-bf16", "weights, gradients and optimizer states in bf16, no fp32 master copy"),
     Choice("optimizer", (), "--optimizer", "the optimizer (the stack's recipe's where not given)"),
-    Choice("fp8", SWITCH, "--fp8",
-           "the linear layers' matmuls in FP8 (Transformer Engine): the speed NVIDIA's tuned stack reaches, fitted "
-           "on its published runs (Hopper and Blackwell only); the block weights stored in one byte (NeMo's "
-           "fp8_params)"),
-    Choice("tensor_parallel", SWITCH, "--tensor-parallel",
-           "with several GPUs, the model split over them as Megatron does: tensor and sequence parallelism within "
-           "a node, pipeline stages past it, the fewest GPUs (a power of two) the job fits on; the rest data "
-           "parallel with the optimizer's fp32 states sharded (the distributed optimizer)"),
-)  # fmt: skip
+    Choice(
+        "fp8",
+        SWITCH,
+        "--fp8",
+        "the linear layers' matmuls in FP8 (Transformer Engine): the speed NVIDIA's tuned stack reaches, fitted "
+        "on its published runs (Hopper and Blackwell only); the block weights stored in one byte (NeMo's "
+        "fp8_params)",
+    ),
+    Choice(
+        "tensor_parallel",
+        SWITCH,
+        "--tensor-parallel",
+        "with several GPUs, the model split over them as Megatron does: tensor and sequence parallelism within "
+        "a node, pipeline stages past it, the fewest GPUs (a power of two) the job fits on; the rest data "
+        "parallel with the optimizer's fp32 states sharded (the distributed optimizer)",
+    ),
+)
 BY_NAME = {c.name: c for c in CHOICES}
 
 
@@ -109,8 +141,10 @@ class Choices:
 
     def words(self) -> dict[str, str]:
         """Each choice as the stacks file and the flags write it."""
-        return {f.name: (("on" if v else "off") if isinstance(v := getattr(self, f.name), bool) else str(v))
-                for f in fields(self)}  # fmt: skip
+        return {
+            f.name: (("on" if v else "off") if isinstance(v := getattr(self, f.name), bool) else str(v))
+            for f in fields(self)
+        }
 
 
 @dataclass(frozen=True)
@@ -149,8 +183,14 @@ def _choices(entry: dict[str, Any], base: Choices, where: str) -> Choices:
 
 
 # What a stack does that is not a choice of the job (no flag overrides it), each a field of the stack's entry
-FLAGS = ("loads_16bit", "double_quant", "persistent_gradients", "transformer_engine", "keeps_4bit_inputs",
-         "unties_embeddings")
+FLAGS = (
+    "loads_16bit",
+    "double_quant",
+    "persistent_gradients",
+    "transformer_engine",
+    "keeps_4bit_inputs",
+    "unties_embeddings",
+)
 
 
 @lru_cache(maxsize=1)
@@ -173,8 +213,15 @@ def _stack(name: str, entry: dict[str, Any], where: str, extra: tuple[str, ...] 
         raise AdvisorError(f"{where}: every choice is written out; missing {sorted(missing)}")
     own = _choices({k: v for k, v in entry.items() if k in BY_NAME}, Choices(), where)
     full = _choices(entry.get("full") or {}, own, f"{where}.full")
-    return Stack(name, entry["title"], own, full, dict(entry.get("sources") or {}),
-                 **{flag: bool(entry.get(flag, False)) for flag in FLAGS}, of=str(entry.get("of", "")))  # fmt: skip
+    return Stack(
+        name,
+        entry["title"],
+        own,
+        full,
+        dict(entry.get("sources") or {}),
+        **{flag: bool(entry.get(flag, False)) for flag in FLAGS},
+        of=str(entry.get("of", "")),
+    )
 
 
 @lru_cache(maxsize=1)
@@ -194,12 +241,15 @@ def load_past_versions() -> dict[str, Stack]:
     constants: its code kept other memory), by name; never offered as a ``--stack``."""
     where = f"advisor/data/{STACKS_FILE}"
     offered = load_stacks()[2]
-    past = {name: _stack(name, entry, f"{where}: past_versions.{name}", ("of",))
-            for name, entry in (_stacks_file().get("past_versions") or {}).items()}  # fmt: skip
+    past = {
+        name: _stack(name, entry, f"{where}: past_versions.{name}", ("of",))
+        for name, entry in (_stacks_file().get("past_versions") or {}).items()
+    }
     for name, found in past.items():
         if found.of not in offered or name in offered:
-            raise AdvisorError(f"{where}: past_versions.{name}: 'of' must name one of the stacks, and the name be "
-                               "its own")  # fmt: skip
+            raise AdvisorError(
+                f"{where}: past_versions.{name}: 'of' must name one of the stacks, and the name be its own"
+            )
     return past
 
 
@@ -229,19 +279,31 @@ def resolve(stack: Stack, method: Method, overrides: dict[str, Any]) -> Choices:
 def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     """The job run with these choices; a combination no stack can run is refused with one line saying why."""
     if choices.optimizer_in_backward and job.grad_accum > 1:
-        raise AdvisorError(f"--optimizer-in-backward (on in {stack}'s choices for this method) frees each gradient "
-                           "as soon as its step is taken, so it cannot accumulate gradients over --grad-accum "
-                           f"{job.grad_accum} micro-batches: --grad-accum 1, or --optimizer-in-backward off")
+        raise AdvisorError(
+            f"--optimizer-in-backward (on in {stack}'s choices for this method) frees each gradient "
+            "as soon as its step is taken, so it cannot accumulate gradients over --grad-accum "
+            f"{job.grad_accum} micro-batches: --grad-accum 1, or --optimizer-in-backward off"
+        )
     if choices.optimizer_in_backward and choices.optimizer_states == StatePlace.OFFLOADED:
-        raise AdvisorError("--optimizer-in-backward runs each step on the GPU during the backward pass: it cannot "
-                           "run with --optimizer-states offloaded (the step on the CPU after it)")  # fmt: skip
+        raise AdvisorError(
+            "--optimizer-in-backward runs each step on the GPU during the backward pass: it cannot "
+            "run with --optimizer-states offloaded (the step on the CPU after it)"
+        )
     found = stack_named(stack, past=True)
-    return replace(job, checkpointing=choices.checkpointing, loss=choices.loss,
-                   activation_offloading=choices.activation_offloading, optimizer_states=choices.optimizer_states,
-                   optimizer_in_backward=choices.optimizer_in_backward, compiled=choices.compile,
-                   optimizer=choices.optimizer,
-                   fp8=choices.fp8, tensor_parallel=choices.tensor_parallel, stack=stack,
-                   **{flag: getattr(found, flag) for flag in FLAGS})  # fmt: skip
+    return replace(
+        job,
+        checkpointing=choices.checkpointing,
+        loss=choices.loss,
+        activation_offloading=choices.activation_offloading,
+        optimizer_states=choices.optimizer_states,
+        optimizer_in_backward=choices.optimizer_in_backward,
+        compiled=choices.compile,
+        optimizer=choices.optimizer,
+        fp8=choices.fp8,
+        tensor_parallel=choices.tensor_parallel,
+        stack=stack,
+        **{flag: getattr(found, flag) for flag in FLAGS},
+    )
 
 
 @dataclass(frozen=True)
@@ -259,21 +321,38 @@ class JobShape:
     lora_targets: str = "all-linear"
 
 
-def job_request(shape: JobShape, stack_name: str | None = None, overrides: dict[str, Any] | None = None,
-                checkpointing: str | None = None, devices: int = 1, sharded: bool = False,
-                gpu_ids: tuple[str, ...] | None = None) -> JobRequest:  # fmt: skip
+def job_request(
+    shape: JobShape,
+    stack_name: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    checkpointing: str | None = None,
+    devices: int = 1,
+    sharded: bool = False,
+    gpu_ids: tuple[str, ...] | None = None,
+) -> JobRequest:
     """The one way a language-model job is asked for (the command line's options and the app's inputs): the job run
     with its stack's choices and the overrides given (None: the stack's); ``checkpointing`` auto: decided per GPU,
     None: the stack's."""
-    job = job_from_options(shape.model, shape.method, shape.seq_len, shape.batch, shape.grad_accum, shape.tokens,
-                           lora_rank=shape.lora_rank, lora_targets=shape.lora_targets)  # fmt: skip
+    job = job_from_options(
+        shape.model,
+        shape.method,
+        shape.seq_len,
+        shape.batch,
+        shape.grad_accum,
+        shape.tokens,
+        lora_rank=shape.lora_rank,
+        lora_targets=shape.lora_targets,
+    )
     chosen = stack_named(stack_name)
     given = dict(overrides or {})
     given["checkpointing"] = None if checkpointing in (None, Checkpointing.AUTO) else checkpointing
     choices = resolve(chosen, job.method, given)
     job = apply(job, choices, chosen.name)
-    mode = Checkpointing(checkpointing) if checkpointing else \
-        (Checkpointing.ON if job.checkpointing else Checkpointing.OFF)  # fmt: skip
+    mode = (
+        Checkpointing(checkpointing)
+        if checkpointing
+        else (Checkpointing.ON if job.checkpointing else Checkpointing.OFF)
+    )
     return JobRequest(job, mode, int(devices), bool(sharded), choices.pure_bf16, gpu_ids)
 
 
@@ -284,10 +363,18 @@ def stack_rows() -> list[dict[str, Any]]:
     default, _, stacks = load_stacks()
     rows = []
     for found in (*stacks.values(), *load_past_versions().values()):
-        rows.append({"name": found.name, "title": found.title, "default": found.name == default,
-                     "past_version_of": found.of or None, "choices": found.choices.words(),
-                     "full_fine_tuning": found.full_differences(),
-                     **{flag: getattr(found, flag) for flag in FLAGS}, "sources": dict(found.sources)})  # fmt: skip
+        rows.append(
+            {
+                "name": found.name,
+                "title": found.title,
+                "default": found.name == default,
+                "past_version_of": found.of or None,
+                "choices": found.choices.words(),
+                "full_fine_tuning": found.full_differences(),
+                **{flag: getattr(found, flag) for flag in FLAGS},
+                "sources": dict(found.sources),
+            }
+        )
     return rows
 
 
@@ -296,20 +383,31 @@ def markdown_reference() -> str:
     the default and why, and where each default is written (``docs/reference.md``, tested against this)."""
     default, why, stacks = load_stacks()
     names = [c.name for c in CHOICES]
-    lines = ["| stack | " + " | ".join(c.flag for c in CHOICES) + " | full fine-tuning |",
-             "|---|" + "---|" * (len(names) + 1)]  # fmt: skip
+    lines = [
+        "| stack | " + " | ".join(c.flag for c in CHOICES) + " | full fine-tuning |",
+        "|---|" + "---|" * (len(names) + 1),
+    ]
     for found in stacks.values():
         words, full = found.choices.words(), found.full_differences()
         mark = " (default)" if found.name == default else ""
-        lines.append(f"| `{found.name}`{mark}: {found.title} | " + " | ".join(words[n] for n in names) + " | "
-                     + (", ".join(f"{k} {v}" for k, v in full.items()) or "the same") + " |")
+        lines.append(
+            f"| `{found.name}`{mark}: {found.title} | "
+            + " | ".join(words[n] for n in names)
+            + " | "
+            + (", ".join(f"{k} {v}" for k, v in full.items()) or "the same")
+            + " |"
+        )
     lines += ["", f"The default, `{default}`: {why}", "", "Where each default is written:", ""]
     for found in stacks.values():
         lines.append(f"- `{found.name}`: {found.sources_text()}")
     past = load_past_versions()
     if past:
-        lines += ["", "Past versions, whose published peaks the memory check reads with constants of their own "
-                  "(not offered as `--stack`):", ""]  # fmt: skip
+        lines += [
+            "",
+            "Past versions, whose published peaks the memory check reads with constants of their own "
+            "(not offered as `--stack`):",
+            "",
+        ]
         for found in past.values():
             lines.append(f"- `{found.name}`, an earlier `{found.of}`: {found.title}; {found.sources_text()}")
     return "\n".join(lines) + "\n"

@@ -12,20 +12,18 @@ own cross-validated errors where it has ``MIN_RANGE_CASES`` of them, else the po
 stack (``past_versions`` in ``stacks.yaml``: its code kept other memory) is a stack of its own here. The peaks of
 ``HELD_OUT_FILE`` are kept out of all of it: the shipped constants predict them, as a buyer's job would be.
 
-    python -m advisor.llm.validation           # the errors per stack
-    python -m advisor.llm.validation --write   # and write advisor/data/llm_memory_fit.yaml, what memory.py reads
+    python scripts/maintain.py memory-fit           # the errors per stack
+    python scripts/maintain.py memory-fit --write   # and write advisor/data/llm_memory_fit.yaml, what memory.py reads
 
-Pure NumPy, but for :func:`load_cases`, :func:`load_held_out` and :func:`write_fit` (one file each).
+Pure NumPy, but for :func:`load_cases` and :func:`load_held_out` (one file each).
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
@@ -71,9 +69,15 @@ class Case:
 def case_of(entry: dict, presets: dict) -> Case:
     """One peak's job: the model and settings its source states, run with its stack's choices (and the ones the
     source states instead)."""
-    job = job_from_options(presets[entry["model"]], entry["method"], entry["seq_len"], entry["batch"],
-                           entry.get("grad_accum", UNSTATED_ACCUMULATION), lora_rank=entry["lora_rank"],
-                           lora_targets=entry["lora_targets"])  # fmt: skip
+    job = job_from_options(
+        presets[entry["model"]],
+        entry["method"],
+        entry["seq_len"],
+        entry["batch"],
+        entry.get("grad_accum", UNSTATED_ACCUMULATION),
+        lora_rank=entry["lora_rank"],
+        lora_targets=entry["lora_targets"],
+    )
     overrides = {k: entry[k] for k in CASE_CHOICES if k in entry}
     overrides.update(checkpointing=entry["checkpointing"], pure_bf16=entry["pure_16bit"])
     choices = stack.resolve(stack.stack_named(entry["stack"], past=True), job.method, overrides)
@@ -81,10 +85,17 @@ def case_of(entry: dict, presets: dict) -> Case:
     # what the stack does beside its choices, where the source's run did otherwise (another version of the stack)
     job = replace(job, **{flag: bool(entry[flag]) for flag in stack.FLAGS if flag in entry})
     source = entry["source"].split("@")[0].replace("github:", "").strip()
-    return Case(job, choices.pure_bf16, float(entry["peak_gb"]), entry["gpu"], float(entry["gpu_memory_gb"]),
-                f"{source}: {entry['model']}",
-                f"{entry['stack']} | {entry['workload']} | {entry['published_method']} | seq {entry['seq_len']} | "
-                f"batch {entry['batch']}", entry["workload"])  # fmt: skip
+    return Case(
+        job,
+        choices.pure_bf16,
+        float(entry["peak_gb"]),
+        entry["gpu"],
+        float(entry["gpu_memory_gb"]),
+        f"{source}: {entry['model']}",
+        f"{entry['stack']} | {entry['workload']} | {entry['published_method']} | seq {entry['seq_len']} | "
+        f"batch {entry['batch']}",
+        entry["workload"],
+    )
 
 
 def _read_cases(names: tuple[str, ...]) -> tuple[Case, ...]:
@@ -167,8 +178,9 @@ def fit(cases: tuple[Case, ...]) -> tuple[float, float]:
     """(activation factor, overhead GB) of least squared log error (an under-prediction weighing
     ``OPTIMISM_WEIGHT`` times more), on a grid."""
     static, acts, loading, peaks = _parts(cases)
-    predicted = _predicted(static[None, None], acts[None, None], loading[None, None], FACTORS[:, None, None],
-                           OVERHEADS[None, :, None])  # fmt: skip
+    predicted = _predicted(
+        static[None, None], acts[None, None], loading[None, None], FACTORS[:, None, None], OVERHEADS[None, :, None]
+    )
     error = np.log(peaks[None, None] / predicted)
     loss = (np.where(error > 0, OPTIMISM_WEIGHT, 1.0) * error**2).sum(axis=2)
     i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
@@ -200,8 +212,9 @@ class Report:
     set_aside: tuple[Case, ...] = ()  # peaks below their own job's step floor (:func:`contradicting`)
 
     def of(self, stack_name: str | None = None) -> tuple[tuple[Case, ...], np.ndarray]:
-        pairs = [(c, r) for c, r in zip(self.cases, self.ratios, strict=True)
-                 if stack_name is None or c.stack == stack_name]  # fmt: skip
+        pairs = [
+            (c, r) for c, r in zip(self.cases, self.ratios, strict=True) if stack_name is None or c.stack == stack_name
+        ]
         return tuple(c for c, _ in pairs), np.array([r for _, r in pairs])
 
     def median_error(self, stack_name: str | None = None) -> float:
@@ -258,8 +271,9 @@ def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
     ratios = peaks / predicted
     fitted_ratios = (peaks - static) / (predicted - static)
     pooled_factor, pooled_overhead = fit(cases)
-    fitted = {"": memory.Constants(round(pooled_factor, 3), round(pooled_overhead, 2), *_range(fitted_ratios),
-                                   len(cases))}  # fmt: skip
+    fitted = {
+        "": memory.Constants(round(pooled_factor, 3), round(pooled_overhead, 2), *_range(fitted_ratios), len(cases))
+    }
     for stack_name in sorted({c.stack for c in cases}):
         own = tuple(c for c in cases if c.stack == stack_name)
         mine = np.array([c.stack == stack_name for c in cases])
@@ -268,8 +282,14 @@ def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
         low, high = _range(fitted_ratios[mine]) if len(own) >= MIN_RANGE_CASES else _range(fitted_ratios)
         factor, overhead = fit(own)
         fitted[stack_name] = memory.Constants(round(factor, 3), round(overhead, 2), low, high, len(own), stack_name)
-    return Report(cases, tuple(float(r) for r in ratios), tuple(float(r) for r in fitted_ratios),
-                  tuple(float(v) for v in static), fitted, set_aside)
+    return Report(
+        cases,
+        tuple(float(r) for r in ratios),
+        tuple(float(r) for r in fitted_ratios),
+        tuple(float(v) for v in static),
+        fitted,
+        set_aside,
+    )
 
 
 def _left_out(case: Case, cases: tuple[Case, ...]) -> tuple[Case, ...]:
@@ -283,67 +303,30 @@ def _left_out(case: Case, cases: tuple[Case, ...]) -> tuple[Case, ...]:
 
 def fit_document(report: Report) -> dict:
     """What ``advisor/data/llm_memory_fit.yaml`` holds."""
+
     def entry(c: memory.Constants) -> dict:
-        return {"factor": c.factor, "overhead_gb": c.overhead_gb, "range_low": c.range_low,
-                "range_high": c.range_high, "cases": c.cases}  # fmt: skip
+        return {
+            "factor": c.factor,
+            "overhead_gb": c.overhead_gb,
+            "range_low": c.range_low,
+            "range_high": c.range_high,
+            "cases": c.cases,
+        }
 
-    return {"fit_version": memory.FIT_VERSION, "pooled": entry(report.fitted[""]),
-            "stacks": {name: entry(c) for name, c in report.fitted.items() if name}}  # fmt: skip
+    return {
+        "fit_version": memory.FIT_VERSION,
+        "pooled": entry(report.fitted[""]),
+        "stacks": {name: entry(c) for name, c in report.fitted.items() if name},
+    }
 
 
-def write_fit(report: Report, path: Path) -> None:
+def fit_file_text(report: Report) -> str:
+    """The text of ``advisor/data/llm_memory_fit.yaml`` for this report (``scripts/maintain.py`` writes it)."""
     import yaml  # only the writer needs the emitter
 
-    head = ("# Written by `python -m advisor.llm.validation --write` (do not edit): the memory model's fitted "
-            "constants, per\n# training stack with enough published peaks, and each one's cross-validated range "
-            "(published / predicted).\n")  # fmt: skip
-    path.write_text(head + yaml.safe_dump(fit_document(report), sort_keys=False, width=120), encoding="utf-8")
-
-
-def report_text(report: Report) -> str:
-    pooled = report.fitted[""]
-    lines = [
-        f"memory model on {len(report.cases)} published peaks ({len({c.group for c in report.cases})} source-model "
-        "groups), each predicted without its group:",
-        f"  all: median error {report.median_error():.3f}x, median published / predicted "
-        f"{report.median_ratio():.3f}; pooled range of the fitted part {pooled.range_low:.3f}.."
-        f"{pooled.range_high:.3f}",
-        f"  predictions below 0.8x of the published peak: {report.point_below_share():.1%}; published peaks above "
-        f"the range's upper end: {report.optimistic_share():.1%}",
-        f"  published runs said not to fit their own GPU: {len(report.said_not_to_fit())}",
-        f"  pooled fit: factor {pooled.factor:.3g}, overhead {pooled.overhead_gb:.3g} GB",
-    ]
-    for name in report.stacks():
-        cases, ratios = report.of(name)
-        own = report.fitted.get(name)
-        how = (f"own fit: factor {own.factor:.3g}, overhead {own.overhead_gb:.3g} GB, range of the fitted part "
-               f"{own.range_low:.3f}..{own.range_high:.3f}" if own else "the pooled fit")  # fmt: skip
-        lines.append(f"  {name}: {len(cases)} peaks, median published / predicted {np.median(ratios):.3f} "
-                     f"(min {ratios.min():.3f}, max {ratios.max():.3f}); {how}")  # fmt: skip
-    for case in report.set_aside:
-        lines.append(f"  left out: {case.label}: {case.peak_gb:.2f} GB published, below the "
-                     f"{step_floor_gb(case):.2f} GB its weights, gradients and optimizer states alone hold at the step")
-    for case, ratio in sorted(zip(report.cases, report.ratios, strict=True), key=lambda p: p[1]):
-        lines.append(f"  {ratio:6.3f}  {case.peak_gb:7.2f} GB  {case.label}")
-    lines.append("kept out of every fit, predicted with the shipped constants (published / predicted, the range):")
-    for found in held_out():
-        where = "inside" if found.in_range else "OUTSIDE"
-        lines.append(f"  {found.ratio:6.3f}  {found.case.peak_gb:7.2f} GB  {found.footprint.total_gb:.2f} GB "
-                     f"({found.footprint.low_gb:.2f}-{found.footprint.high_gb:.2f}), {where} its range  "
-                     f"{found.case.label}")  # fmt: skip
-    return "\n".join(lines)
-
-
-def refit(path: Path) -> Report:
-    """Cross-validate and write the constants; the memory model reads the new file from then on."""
-    report = cross_validate()
-    write_fit(report, path)
-    memory.load_fit.cache_clear()
-    return report
-
-
-if __name__ == "__main__":
-    target = Path(__file__).resolve().parent.parent / "data" / memory.FIT_FILE
-    result = refit(target) if "--write" in sys.argv else cross_validate()
-    print(report_text(result))
-    sys.exit(0)
+    head = (
+        "# Written by `python scripts/maintain.py memory-fit --write` (do not edit): the memory model's fitted "
+        "constants, per\n# training stack with enough published peaks, and each one's cross-validated range "
+        "(published / predicted).\n"
+    )
+    return head + yaml.safe_dump(fit_document(report), sort_keys=False, width=120)

@@ -196,8 +196,9 @@ def _route_interface(ipv4: str, table: str = "/proc/net/route") -> str | None:
 
 def fingerprint(workload: Mapping[str, Any], precisions: list[str], extra: Mapping[str, Any]) -> str:
     """What every worker must agree on, as canonical JSON (exchanged before any training)."""
-    return json.dumps({"workload": dict(workload), "precisions": list(precisions), **extra}, sort_keys=True,
-                      default=str)  # fmt: skip
+    return json.dumps(
+        {"workload": dict(workload), "precisions": list(precisions), **extra}, sort_keys=True, default=str
+    )
 
 
 def mismatch(cluster: Cluster, prints: Mapping[int, str]) -> str | None:

@@ -127,8 +127,9 @@ def _attention(layer, inputs, output) -> float:
     value_dim = layer.value_dim or key_dim
     sq, sk = _size(query[:-1]), _size(key[:-1])
     out_dim = output[-1]
-    projections = 2.0 * (sq * query[-1] * heads * key_dim + sk * key[-1] * heads * key_dim
-                         + sk * value[-1] * heads * value_dim)  # fmt: skip
+    projections = 2.0 * (
+        sq * query[-1] * heads * key_dim + sk * key[-1] * heads * key_dim + sk * value[-1] * heads * value_dim
+    )
     scores = 2.0 * heads * sq * sk * key_dim + 3.0 * heads * sq * sk
     weighted = 2.0 * heads * sq * sk * value_dim
     return projections + scores + weighted + 2.0 * sq * heads * value_dim * out_dim
@@ -221,6 +222,5 @@ def count(model) -> ModelWork:
         recurrent = kind in RNN_GATES or kind == "Bidirectional"
         sequential = int(inputs[0][0]) if recurrent else 1
         kept = _recurrent_kept(layer, inputs) if recurrent and flops else (_size(output) if output else 0.0)
-        work.layers.append(LayerWork(layer.name, kind, float(flops), int(layer.count_params()), sequential,
-                                     kept))  # fmt: skip
+        work.layers.append(LayerWork(layer.name, kind, float(flops), int(layer.count_params()), sequential, kept))
     return work

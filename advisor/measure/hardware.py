@@ -38,9 +38,19 @@ def _read_text(path: str) -> str | None:
 
 # Instruction-set features that decide float32 / bfloat16 / float16 training speed on a CPU.
 NOTABLE_CPU_FEATURES = (
-    "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_fp16",
-    "asimd", "sve", "bf16",
-)  # fmt: skip
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_fp16",
+    "asimd",
+    "sve",
+    "bf16",
+)
 
 
 def parse_cpuinfo(text: str) -> dict[str, Any]:

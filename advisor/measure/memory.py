@@ -66,8 +66,10 @@ class PeakMemory:
             peak, start = _status_kb("VmHWM"), self.start_kb
             if peak is None or start is None:
                 return None
-            return {"peak_gb": round(max(peak - start, 0.0) * 1024 / GB, 4),
-                    "method": "peak resident memory above the run's start (Linux VmHWM - VmRSS)"}  # fmt: skip
+            return {
+                "peak_gb": round(max(peak - start, 0.0) * 1024 / GB, 4),
+                "method": "peak resident memory above the run's start (Linux VmHWM - VmRSS)",
+            }
         if self.backend == "tensorflow":
             import tensorflow as tf
 

@@ -78,14 +78,20 @@ def _check_expansion(path: Path, archive: zipfile.ZipFile) -> None:
     """Refuse an archive whose entries (as their headers declare: reading stops there) expand beyond the limits."""
     expanded = sum(info.file_size for info in archive.infolist())
     if expanded > MAX_EXPANDED_BYTES:
-        raise _fail(path, f"expands to {expanded / 1e9:.1f} GB, beyond the {MAX_EXPANDED_BYTES / 1e9:.1f} GB the "
-                          "advisor opens: refused")  # fmt: skip
+        raise _fail(
+            path,
+            f"expands to {expanded / 1e9:.1f} GB, beyond the {MAX_EXPANDED_BYTES / 1e9:.1f} GB the "
+            "advisor opens: refused",
+        )
     for info in archive.infolist():
         ratio = info.file_size / max(info.compress_size, 1)
         if info.file_size > RATIO_FLOOR_BYTES and ratio > MAX_RATIO:
             sizes = f"{info.compress_size / 1e6:.1f} MB to {info.file_size / 1e6:,.0f} MB"
-            raise _fail(path, f"{info.filename} expands {ratio:,.0f}-fold ({sizes}): a model's weights do not "
-                              f"compress beyond {MAX_RATIO}x; refused as a zip bomb")  # fmt: skip
+            raise _fail(
+                path,
+                f"{info.filename} expands {ratio:,.0f}-fold ({sizes}): a model's weights do not "
+                f"compress beyond {MAX_RATIO}x; refused as a zip bomb",
+            )
 
 
 def _check_widths(path: Path, config: Any) -> None:
@@ -95,11 +101,18 @@ def _check_widths(path: Path, config: Any) -> None:
         item = stack.pop()
         if isinstance(item, dict):
             for key, value in item.items():
-                if key in WIDTH_KEYS and isinstance(value, int) and not isinstance(value, bool) and (
-                        value > MAX_LAYER_WIDTH or value < 0):  # fmt: skip
+                if (
+                    key in WIDTH_KEYS
+                    and isinstance(value, int)
+                    and not isinstance(value, bool)
+                    and (value > MAX_LAYER_WIDTH or value < 0)
+                ):
                     name = item.get("name", "a layer")
-                    raise _fail(path, f"{name} asks for {key}={value:,}, beyond the {MAX_LAYER_WIDTH:,} the advisor "
-                                      "builds: refused before allocating it")  # fmt: skip
+                    raise _fail(
+                        path,
+                        f"{name} asks for {key}={value:,}, beyond the {MAX_LAYER_WIDTH:,} the advisor "
+                        "builds: refused before allocating it",
+                    )
                 stack.append(value)
         elif isinstance(item, list):
             stack.extend(item)

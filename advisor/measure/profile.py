@@ -16,9 +16,16 @@ from advisor.measure.plan import MeasurePlan
 from advisor.measure.train import TrainingRun
 
 
-def result_record(run: TrainingRun, flops: float, peak_gflops: float | None, peak_dtype: str,
-                  single_device: TrainingRun | None = None, devices: int = 1, batch_size: int = 0,
-                  workers: int = 1) -> dict[str, Any]:  # fmt: skip
+def result_record(
+    run: TrainingRun,
+    flops: float,
+    peak_gflops: float | None,
+    peak_dtype: str,
+    single_device: TrainingRun | None = None,
+    devices: int = 1,
+    batch_size: int = 0,
+    workers: int = 1,
+) -> dict[str, Any]:
     """One result of a profile; ``flops`` is the training FLOPs of one epoch (``devices``: in all, across the
     ``workers``)."""
     stats = timing.steady_stats(run.epoch_seconds)
@@ -65,15 +72,17 @@ def result_record(run: TrainingRun, flops: float, peak_gflops: float | None, pea
     return record
 
 
-def _throughput(flops: float, epoch_seconds: float, peak_gflops: float | None, peak_dtype: str,
-                devices: int) -> dict[str, Any]:  # fmt: skip
+def _throughput(
+    flops: float, epoch_seconds: float, peak_gflops: float | None, peak_dtype: str, devices: int
+) -> dict[str, Any]:
     """An epoch's FLOPs, the rate achieved at the steady epoch's median and its share of the devices' matmul peak."""
     achieved = flops / epoch_seconds / 1e9
     throughput: dict[str, Any] = {"flops_per_epoch": flops, "achieved_gflops": _significant(achieved)}
     if peak_gflops:
         peak = peak_gflops * devices  # the matmul test runs on one device
-        throughput.update(matmul_peak_gflops=_significant(peak), matmul_dtype=peak_dtype,
-                          efficiency=_significant(achieved / peak))  # fmt: skip
+        throughput.update(
+            matmul_peak_gflops=_significant(peak), matmul_dtype=peak_dtype, efficiency=_significant(achieved / peak)
+        )
     return throughput
 
 
@@ -95,8 +104,15 @@ def _profile_id(plan: MeasurePlan, name: str) -> str:
     return store.slugify(name) if overwrite_or_dry else store.unique_slug(plan.out, name)
 
 
-def price_section(usd: float | None, date: str, includes: str | None, source: str | None, power_watts: float | None,
-                  usd_per_hour: float | None, given: str) -> dict[str, Any]:
+def price_section(
+    usd: float | None,
+    date: str,
+    includes: str | None,
+    source: str | None,
+    power_watts: float | None,
+    usd_per_hour: float | None,
+    given: str,
+) -> dict[str, Any]:
     """A profile's ``price``: what the person said, ``given`` as its source when they priced it without one."""
     price: dict[str, Any] = {"usd": usd, "date": date}
     if includes:
@@ -124,8 +140,15 @@ def build_profile(
     """The profile of a measured run (``workload``: a model's description; default: the plan's LSTM job;
     ``cluster``: the workers of a multi-worker run). Its id is the slug of its name."""
     workload = workload or plan.workload.as_dict()
-    price = price_section(plan.price_usd, plan.price_date, plan.price_note, plan.price_source, plan.power_watts,
-                          plan.price_usd_per_hour, "given by the person who measured")
+    price = price_section(
+        plan.price_usd,
+        plan.price_date,
+        plan.price_note,
+        plan.price_source,
+        plan.power_watts,
+        plan.price_usd_per_hour,
+        "given by the person who measured",
+    )
     notes = []
     if plan.price_usd is None:
         notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")
@@ -146,14 +169,25 @@ def build_profile(
     name = plan.name or _default_name(device, plan.backend, workers)
     profile_id = _profile_id(plan, name)
     device_facts = {"kind": device.kind, "name": device.name, "count": device.count, **device.facts}
-    return profile_document(profile_id, name, device_facts, host, software, price, workload, results, plan.command,
-                            notes, cluster=cluster)  # fmt: skip
+    return profile_document(
+        profile_id, name, device_facts, host, software, price, workload, results, plan.command, notes, cluster=cluster
+    )
 
 
-def profile_document(profile_id: str, name: str, device: dict[str, Any], host: dict[str, Any],
-                     software: dict[str, Any], price: dict[str, Any], workload: dict[str, Any],
-                     results: list[dict[str, Any]], command: str, notes: list[str],
-                     cluster: dict[str, Any] | None = None, interrupted: bool = False) -> dict[str, Any]:  # fmt: skip
+def profile_document(
+    profile_id: str,
+    name: str,
+    device: dict[str, Any],
+    host: dict[str, Any],
+    software: dict[str, Any],
+    price: dict[str, Any],
+    workload: dict[str, Any],
+    results: list[dict[str, Any]],
+    command: str,
+    notes: list[str],
+    cluster: dict[str, Any] | None = None,
+    interrupted: bool = False,
+) -> dict[str, Any]:
     """A measured profile from its sections, in the schema's order, with its provenance (measured by this advisor
     today, by ``command``): the one builder behind ``measure`` and ``advisor.track``."""
     profile: dict[str, Any] = {
@@ -167,10 +201,14 @@ def profile_document(profile_id: str, name: str, device: dict[str, Any], host: d
         "workload": workload,
         "results": results,
         **({"cluster": cluster} if cluster else {}),
-        "provenance": {"method": Source.MEASURED.value, "advisor_version": __version__,
-                       "date": _dt.date.today().isoformat(), "command": command,
-                       **({"interrupted": True} if interrupted else {})},
-    }  # fmt: skip
+        "provenance": {
+            "method": Source.MEASURED.value,
+            "advisor_version": __version__,
+            "date": _dt.date.today().isoformat(),
+            "command": command,
+            **({"interrupted": True} if interrupted else {}),
+        },
+    }
     if notes:
         profile["notes"] = notes
     return profile

@@ -98,15 +98,15 @@ def _epoch_timer(epochs: int, label: str, quick: bool, progress: Progress, guard
     return EpochTimer()
 
 
-def epoch_line(label: str, times: list[float], epochs: int, elapsed: float, done: int, cap: int,
-               loss: float | None) -> str:
+def epoch_line(
+    label: str, times: list[float], epochs: int, elapsed: float, done: int, cap: int, loss: float | None
+) -> str:
     """The progress line after an epoch: its time, the elapsed time and what is left (from the steady median)."""
     steady = statistics.median(times[1:]) if done > 1 else times[-1]
     left = steady * (cap - done)
     return (
         f"{label}: epoch {done}/{epochs}  {times[-1]:.2f} s  elapsed {fmt_duration(elapsed)}  "
-        f"left ~{fmt_duration(left)}"
-        + (f"  loss {loss:.4f}" if loss is not None else "")
+        f"left ~{fmt_duration(left)}" + (f"  loss {loss:.4f}" if loss is not None else "")
     )
 
 
@@ -142,8 +142,17 @@ def lstm_job(workload: Workload) -> Job:
     )
 
 
-def train_once(backend: Backend, job: Job, policy: str, device: DeviceInfo, seed: int, quick: bool,
-               progress: Progress, guard: InterruptGuard, label: str | None = None) -> TrainingRun:  # fmt: skip
+def train_once(
+    backend: Backend,
+    job: Job,
+    policy: str,
+    device: DeviceInfo,
+    seed: int,
+    quick: bool,
+    progress: Progress,
+    guard: InterruptGuard,
+    label: str | None = None,
+) -> TrainingRun:
     """Train the job's model once under ``policy`` and time every epoch."""
     import keras
 
@@ -172,13 +181,7 @@ def train_once(backend: Backend, job: Job, policy: str, device: DeviceInfo, seed
     finally:
         keras.config.set_dtype_policy(Precision.FLOAT32.value)
 
-    checks: dict[str, Any] = {
-        **job.checks(model),
-        "variables_device": backend.variable_device(model),
-        "backend": backend.name,
-    }
-    if device.count > 1:
-        checks["replicas"] = int(getattr(getattr(backend, "strategy", None), "num_replicas_in_sync", device.count))
+    checks = _run_checks(backend, job, model, device)
     warnings = run_warnings(checks, policy, device, backend.accelerator_words, timer.times, monitor)
     run = TrainingRun(
         precision=policy,
@@ -194,6 +197,18 @@ def train_once(backend: Backend, job: Job, policy: str, device: DeviceInfo, seed
     if len(timer.times) < job.epochs:
         run.estimate = timing.estimate_total(timer.times, job.epochs)
     return run
+
+
+def _run_checks(backend: Backend, job: Job, model: Any, device: DeviceInfo) -> dict[str, Any]:
+    """What the run checked: the model's own checks, where its variables live, the backend and the replicas."""
+    checks: dict[str, Any] = {
+        **job.checks(model),
+        "variables_device": backend.variable_device(model),
+        "backend": backend.name,
+    }
+    if device.count > 1:
+        checks["replicas"] = int(getattr(getattr(backend, "strategy", None), "num_replicas_in_sync", device.count))
+    return checks
 
 
 def run_warnings(

@@ -63,8 +63,17 @@ REFERENCE_TFLOPS = 100.0  # the scaling exponents pivot here: a GPU of this peak
 REFERENCE_GBS = 1000.0
 REFERENCE_WATTS = 300.0
 # Ridge priors (sigma in log space) of the terms that deviate from the global ones.
-PRIOR_SIGMA = {"eta_arch": 0.5, "mu_arch": 0.5, "eta_gpu": 0.25, "mu_gpu": 0.25, "c": 1.0, "m": 1.5,
-               "eta_peak": 0.5, "eta_segment": 0.5, "tau_w": 2.0}
+PRIOR_SIGMA = {
+    "eta_arch": 0.5,
+    "mu_arch": 0.5,
+    "eta_gpu": 0.25,
+    "mu_gpu": 0.25,
+    "c": 1.0,
+    "m": 1.5,
+    "eta_peak": 0.5,
+    "eta_segment": 0.5,
+    "tau_w": 2.0,
+}
 
 
 @dataclass(frozen=True)
@@ -169,12 +178,17 @@ class Fit:
         """(log arithmetic factor, log memory factor): what multiplies unit-efficiency times."""
         group, gpu, arch = GROUPS[precision], device.catalog_id or device.name, device.architecture
         alpha = self.value("c", workload, group) - sum(self.value(*key) for key in _eta_keys(device, group))
-        beta = (self.value("m", workload, group) - self.value("mu") - self.value("mu_arch", arch)
-                - self.value("mu_gpu", gpu))  # fmt: skip
+        beta = (
+            self.value("m", workload, group)
+            - self.value("mu")
+            - self.value("mu_arch", arch)
+            - self.value("mu_gpu", gpu)
+        )
         return alpha, beta
 
-    def _phase_costs(self, work: Work, device: Device, precision: str,
-                     workload: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:  # fmt: skip
+    def _phase_costs(
+        self, work: Work, device: Device, precision: str, workload: str
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Per phase: the log seconds a step takes by each bound (arithmetic, memory, per-step), the log seconds of a
         step (their smooth maximum) and the phase's seconds; None without the precision's peak."""
         terms = _terms(work, device, precision)
@@ -189,8 +203,7 @@ class Fit:
         tau = own + self.value("tau_w", workload)
         operations = _log_operations(work)
         launches = np.where(np.isnan(operations), tau, np.nan_to_num(operations) + self.value("tau_op"))
-        candidates = np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth,
-                               launches])  # fmt: skip
+        candidates = np.stack([alpha + arith - gamma * peak - rho * power, beta + memory - delta * bandwidth, launches])
         log_step = np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS
         return candidates, log_step, steps * np.exp(log_step)
 
@@ -224,8 +237,11 @@ class Fit:
         if predicted is None or self.situation(device, workload, precision).workload != "reference":
             return predicted
         group = GROUPS[precision]
-        reference = next(s for s in self.samples if s.workload == workload and s.group == group
-                         and s.gpu != (device.catalog_id or device.name))  # fmt: skip
+        reference = next(
+            s
+            for s in self.samples
+            if s.workload == workload and s.group == group and s.gpu != (device.catalog_id or device.name)
+        )
         ratios, weights = [], []
         for other in self._representatives(group):
             if other.workload == workload:
@@ -277,8 +293,15 @@ class Fit:
         else:
             gpu_situation = "new"
         covered = len(self.workload_gpus.get((workload, GROUPS[precision]), set()) - {gpu})
-        workload_situation = ("results" if covered >= MANY_GPUS else "few" if covered >= 2
-                              else "reference" if covered == 1 else "description")  # fmt: skip
+        workload_situation = (
+            "results"
+            if covered >= MANY_GPUS
+            else "few"
+            if covered >= 2
+            else "reference"
+            if covered == 1
+            else "description"
+        )
         return Situation(gpu_situation, workload_situation)
 
     def constants(self) -> dict[str, float]:
@@ -317,9 +340,13 @@ def _eta_keys(device: Device, group: str) -> tuple[tuple, ...]:
     """The terms of a device's arithmetic efficiency: global, its peak's kind (CUDA-core float32, TF32 tensor,
     float16 tensor), its segment, its architecture and itself."""
     gpu = device.catalog_id or device.name
-    return (("eta", group), ("eta_peak", device.peak_label(_PRECISION_OF[group]), group),
-            ("eta_segment", device.segment, group), ("eta_arch", device.architecture, group),
-            ("eta_gpu", gpu, group))  # fmt: skip
+    return (
+        ("eta", group),
+        ("eta_peak", device.peak_label(_PRECISION_OF[group]), group),
+        ("eta_segment", device.segment, group),
+        ("eta_arch", device.architecture, group),
+        ("eta_gpu", gpu, group),
+    )
 
 
 _PRECISION_OF = {PrecisionGroup.FLOAT32.value: Precision.FLOAT32, PrecisionGroup.MIXED.value: Precision.MIXED_FLOAT16}
@@ -346,9 +373,19 @@ def _layout(samples: tuple[Sample, ...]) -> tuple[dict[tuple, int], np.ndarray, 
 
     seen: set[tuple] = set()
     for s in samples:
-        for key in (*_eta_keys(s.device, s.group), ("mu",), ("mu_arch", s.architecture), ("mu_gpu", s.gpu),
-                    ("c", s.workload, s.group), ("m", s.workload, s.group), ("tau",), ("tau_w", s.workload),
-                    ("gamma", s.group), ("delta",), ("rho",)):  # fmt: skip
+        for key in (
+            *_eta_keys(s.device, s.group),
+            ("mu",),
+            ("mu_arch", s.architecture),
+            ("mu_gpu", s.gpu),
+            ("c", s.workload, s.group),
+            ("m", s.workload, s.group),
+            ("tau",),
+            ("tau_w", s.workload),
+            ("gamma", s.group),
+            ("delta",),
+            ("rho",),
+        ):
             add(key)
         if s.group == PrecisionGroup.MIXED:
             add(("kappa",))
@@ -421,8 +458,9 @@ class _Problem:
         alpha = self.alpha @ theta + self.scale_arith @ theta
         beta = self.beta @ theta + self.scale_memory @ theta
         uncounted = np.where(self.iteration, (self.tau_iteration @ theta)[:, None], (self.tau @ theta)[:, None])
-        per_step = np.where(self.counted, np.nan_to_num(self.log_operations) + (self.tau_op @ theta)[:, None],
-                            uncounted)  # fmt: skip
+        per_step = np.where(
+            self.counted, np.nan_to_num(self.log_operations) + (self.tau_op @ theta)[:, None], uncounted
+        )
         candidates = np.stack([alpha[:, None] + self.log_arith, beta[:, None] + self.log_memory, per_step])
         log_step = np.logaddexp.reduce(SMOOTHNESS * candidates, axis=0) / SMOOTHNESS
         weights = np.exp(SMOOTHNESS * (candidates - log_step[None]))  # each bound's share of a step's time
@@ -435,8 +473,11 @@ class _Problem:
         )
         launched = (cost * weights[2] * self.counted).sum(axis=1) / total  # the counted phases' per-step share
         iterated = (cost * weights[2] * self.iteration).sum(axis=1) / total  # the iterations' own, uncounted
-        jacobian += ((shares[2] - launched - iterated)[:, None] * self.tau + iterated[:, None] * self.tau_iteration
-                     + launched[:, None] * self.tau_op)  # fmt: skip
+        jacobian += (
+            (shares[2] - launched - iterated)[:, None] * self.tau
+            + iterated[:, None] * self.tau_iteration
+            + launched[:, None] * self.tau_op
+        )
         if self.start is not None:
             jacobian[:, self.start] += startup / total
         return np.log(total), jacobian

@@ -77,8 +77,9 @@ def leave_architecture_out(samples: tuple[Sample, ...]) -> list[Held]:
     found = []
     for architecture in sorted({s.architecture for s in samples}):
         fit = calibration.fit(tuple(s for s in samples if s.architecture != architecture))
-        found += _predict_held("new-architecture", architecture, fit,
-                               (s for s in samples if s.architecture == architecture))  # fmt: skip
+        found += _predict_held(
+            "new-architecture", architecture, fit, (s for s in samples if s.architecture == architecture)
+        )
     return found
 
 
@@ -131,8 +132,9 @@ def run(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS)
         "no-gpu-result": lambda: leave_workload_out(samples, 0),
         "other-results": lambda: k_fold(samples),
     }
-    return [held for name in experiments for held in runners[name]()
-            if not held.sample.workload.startswith(FAMILY_PREFIX)]
+    return [
+        held for name in experiments for held in runners[name]() if not held.sample.workload.startswith(FAMILY_PREFIX)
+    ]
 
 
 def quantile_factor(errors: Iterable[float], q: float) -> float:
@@ -147,8 +149,15 @@ def summary(helds: list[Held]) -> list[dict]:
         for group in (*words(PrecisionGroup), "all"):
             errors = [h.error for h in helds if h.experiment == experiment and group in ("all", h.sample.group)]
             if errors:
-                rows.append({"experiment": experiment, "precision": group, "results": len(errors),
-                             "median": quantile_factor(errors, 0.5), "p90": quantile_factor(errors, 0.9)})  # fmt: skip
+                rows.append(
+                    {
+                        "experiment": experiment,
+                        "precision": group,
+                        "results": len(errors),
+                        "median": quantile_factor(errors, 0.5),
+                        "p90": quantile_factor(errors, 0.9),
+                    }
+                )
     return rows
 
 
@@ -212,9 +221,17 @@ class Report:
         for experiment, precision, median, p90 in self.targets:
             row = found.get((experiment, precision))
             if row is not None:
-                checks.append({"experiment": experiment, "precision": precision, "median": row["median"],
-                               "median_target": median, "p90": row["p90"], "p90_target": p90,
-                               "met": row["median"] <= median and row["p90"] <= p90})  # fmt: skip
+                checks.append(
+                    {
+                        "experiment": experiment,
+                        "precision": precision,
+                        "median": row["median"],
+                        "median_target": median,
+                        "p90": row["p90"],
+                        "p90_target": p90,
+                        "met": row["median"] <= median and row["p90"] <= p90,
+                    }
+                )
         return checks
 
 
@@ -239,13 +256,24 @@ TRACKED_SITUATIONS = (("a catalog GPU", "new-workload"), ("a CPU", "no-gpu-resul
 def tracked_errors(summary: list[dict]) -> list[dict]:
     """How far a tracked job's estimates on other GPUs are off, by where it was tracked (from ``summary``)."""
     found = {row["experiment"]: row for row in summary if row["precision"] == "all"}
-    return [{"tracked_on": device, "experiment": experiment, "median": found[experiment]["median"],
-             "p90": found[experiment]["p90"], "results": found[experiment]["results"]}
-            for device, experiment in TRACKED_SITUATIONS if experiment in found]  # fmt: skip
+    return [
+        {
+            "tracked_on": device,
+            "experiment": experiment,
+            "median": found[experiment]["median"],
+            "p90": found[experiment]["p90"],
+            "results": found[experiment]["results"],
+        }
+        for device, experiment in TRACKED_SITUATIONS
+        if experiment in found
+    ]
 
 
-def report(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS,
-           scaling_observations: list[scaling.Observation] | None = None) -> Report:  # fmt: skip
+def report(
+    samples: tuple[Sample, ...],
+    experiments: tuple[str, ...] = EXPERIMENTS,
+    scaling_observations: list[scaling.Observation] | None = None,
+) -> Report:
     """Run the experiments and summarise them: errors, the widths per situation, coverage; with multi-GPU
     observations, the data-parallel scaling left one system out at a time."""
     helds = run(samples, experiments)
@@ -255,11 +283,16 @@ def report(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMEN
         predicted = scaling.leave_one_system_out(scaling_observations)
         errors = [math.log(p / o.efficiency) for o, p in predicted]
         fitted = scaling.fit(scaling_observations)
-        scaled = {"results": len(errors), "systems": len({o.system for o in scaling_observations}),
-                  "median": quantile_factor(errors, 0.5), "p90": quantile_factor(errors, 0.9),
-                  "perfect_scaling_p90": quantile_factor((math.log(1 / o.efficiency) for o in scaling_observations),
-                                                         0.9),
-                  "phi": fitted.phi, "sync": fitted.sync}  # fmt: skip
+        scaled = {
+            "results": len(errors),
+            "systems": len({o.system for o in scaling_observations}),
+            "median": quantile_factor(errors, 0.5),
+            "p90": quantile_factor(errors, 0.9),
+            "perfect_scaling_p90": quantile_factor((math.log(1 / o.efficiency) for o in scaling_observations), 0.9),
+            "phi": fitted.phi,
+            "sync": fitted.sync,
+        }
         widths[SCALING_SITUATION] = math.log(scaled["p90"])
-    return Report(summary(helds), widths, coverage(helds), len(samples), calibration.signature(samples), TARGETS,
-                  scaled)  # fmt: skip
+    return Report(
+        summary(helds), widths, coverage(helds), len(samples), calibration.signature(samples), TARGETS, scaled
+    )

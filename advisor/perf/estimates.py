@@ -35,8 +35,11 @@ from advisor.store.results import FRAME_COLUMNS
 from advisor.store.widths import Widths
 
 # The catalog field behind each precision's peak (float32: the CUDA cores' peak; TF32 is used when given).
-PEAK_FIELDS = {Precision.FLOAT32: "fp32_tflops", Precision.MIXED_FLOAT16: "fp16_tensor_tflops",
-               Precision.MIXED_BFLOAT16: "bf16_tflops"}  # fmt: skip
+PEAK_FIELDS = {
+    Precision.FLOAT32: "fp32_tflops",
+    Precision.MIXED_FLOAT16: "fp16_tensor_tflops",
+    Precision.MIXED_BFLOAT16: "bf16_tflops",
+}
 
 
 def work_of(spec: dict[str, Any]) -> perfmodel.Work:
@@ -106,10 +109,14 @@ def calibration_points(
             works[row["workload"]] = work_of(row["workload_spec"])
         points.append(
             perfmodel.Point(
-                str(row["name"]), device, row["precision"], float(row["seconds"]), works[row["workload"]],
+                str(row["name"]),
+                device,
+                row["precision"],
+                float(row["seconds"]),
+                works[row["workload"]],
                 bool(row["approximate"]),
             )
-        )  # fmt: skip
+        )
     return tuple(sorted(points, key=lambda p: (p.label, p.precision, p.seconds)))
 
 
@@ -152,17 +159,28 @@ def calibration_facts(fit: calibration.Fit, widths: Widths) -> basis.CatalogCali
     """The calibration behind a catalog's estimates: its results, and whether (and on what) it was cross-validated."""
     stale = widths.half_widths and widths.signature != calibration.signature(fit.samples)
     return basis.CatalogCalibration(
-        results=len(fit.samples), workloads=len({s.workload for s in fit.samples}),
-        gpus=len({s.gpu for s in fit.samples}), cross_validated=bool(widths.half_widths),
-        stale_results=widths.samples if stale else None, stale_date=widths.date if stale else None)  # fmt: skip
+        results=len(fit.samples),
+        workloads=len({s.workload for s in fit.samples}),
+        gpus=len({s.gpu for s in fit.samples}),
+        cross_validated=bool(widths.half_widths),
+        stale_results=widths.samples if stale else None,
+        stale_date=widths.date if stale else None,
+    )
 
 
-def situation_facts(fit: calibration.Fit, device: perfmodel.Device, situation: calibration.Situation,
-                    workload: str, precision: str, kind: str | None = None) -> basis.CatalogSituation:  # fmt: skip
+def situation_facts(
+    fit: calibration.Fit,
+    device: perfmodel.Device,
+    situation: calibration.Situation,
+    workload: str,
+    precision: str,
+    kind: str | None = None,
+) -> basis.CatalogSituation:
     """The situation of an estimate (``kind``: the workload's; a tracked job says where it was tracked)."""
     count = len(fit.workload_gpus.get((workload, calibration.GROUPS[precision]), set()))
-    return basis.CatalogSituation(situation.gpu, device.architecture, situation.workload, count,
-                                  kind == WorkloadKind.TRACKED)  # fmt: skip
+    return basis.CatalogSituation(
+        situation.gpu, device.architecture, situation.workload, count, kind == WorkloadKind.TRACKED
+    )
 
 
 @dataclass(frozen=True)
@@ -207,9 +225,13 @@ def launch_floor(spec: dict[str, Any], fit: calibration.Fit) -> launch.LaunchFlo
     return launch.floor_of(spec, fit.operation_seconds(), math.exp(width) if width is not None else None)
 
 
-def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateRequest | tuple,
-                     widths: Widths | None = None,
-                     samples: tuple[calibration.Sample, ...] | None = None) -> CatalogEstimates:  # fmt: skip
+def estimate_catalog(
+    frame: pd.DataFrame,
+    catalog: Catalog,
+    request: EstimateRequest | tuple,
+    widths: Widths | None = None,
+    samples: tuple[calibration.Sample, ...] | None = None,
+) -> CatalogEstimates:
     """Estimate the workload on every catalog GPU of the request and its precisions, as results-frame rows (a bare
     workload key: a request with the defaults).
 
@@ -227,10 +249,20 @@ def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateReq
     widths = widths if widths is not None else catalog.widths
     fit = calibration.fit(calibration_samples(frame, catalog) if samples is None else samples)
     several = any(n > 1 for n in request.devices) or request.machines > 1
-    setting = _Setting(fit, widths, spec, work_of(spec), calibration_workload(spec, key),
-                       calibration_facts(fit, widths), scaling_fit(frame, catalog) if several else scaling.DEFAULT,
-                       data_wait(frame, key), observed_peaks(frame, key), _workload_name(frame, key),
-                       catalog.as_of, launch_floor(spec, fit))  # fmt: skip
+    setting = _Setting(
+        fit,
+        widths,
+        spec,
+        work_of(spec),
+        calibration_workload(spec, key),
+        calibration_facts(fit, widths),
+        scaling_fit(frame, catalog) if several else scaling.DEFAULT,
+        data_wait(frame, key),
+        observed_peaks(frame, key),
+        _workload_name(frame, key),
+        catalog.as_of,
+        launch_floor(spec, fit),
+    )
     covered: set[tuple[str, str]] = set()
     if not request.keep_covered:
         measured = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)]
@@ -245,13 +277,15 @@ def estimate_catalog(frame: pd.DataFrame, catalog: Catalog, request: EstimateReq
     return CatalogEstimates(rows, fit, widths, missing)
 
 
-def _gpu_rows(gpu: Any, precision: str, request: EstimateRequest, setting: _Setting, records: list,
-              missing: list) -> None:  # fmt: skip
+def _gpu_rows(
+    gpu: Any, precision: str, request: EstimateRequest, setting: _Setting, records: list, missing: list
+) -> None:
     """One GPU's rows in one precision (one GPU, several in data parallel, several machines), or why none."""
     s, key = setting, request.workload
     device = perfmodel.device_from_gpu(gpu)
-    computing = _estimate(s.fit, s.widths, s.work, device, precision, s.calibrated_as, s.common, s.spec.get("kind"),
-                          s.floor)  # fmt: skip
+    computing = _estimate(
+        s.fit, s.widths, s.work, device, precision, s.calibrated_as, s.common, s.spec.get("kind"), s.floor
+    )
     estimate = _with_wait(computing, s.wait)
     if estimate.seconds is None:
         peak = gpu.specs[PEAK_FIELDS[precision]]
@@ -264,25 +298,35 @@ def _gpu_rows(gpu: Any, precision: str, request: EstimateRequest, setting: _Sett
     # Several GPUs share the computing; the wait for data stays whole (the same host's loader feeds them: never
     # more optimistic than the one-GPU figure's Amdahl bound)
     for count in (n for n in request.devices if n > 1):
-        mirrored = _mirrored(gpu, computing, count, s.spec, s.scale, s.widths, s.fit, device, s.calibrated_as) \
-            if s.spec.get("kind") in MIRRORED_KINDS else None  # fmt: skip
+        mirrored = (
+            _mirrored(gpu, computing, count, s.spec, s.scale, s.widths, s.fit, device, s.calibrated_as)
+            if s.spec.get("kind") in MIRRORED_KINDS
+            else None
+        )
         several = _with_wait(mirrored or _several(gpu, computing, count, s.spec, s.scale, s.widths), s.wait)
         if several is not None:
             records.append(_row(gpu, several, key, s.workload_name, s.as_of, count, estimate.seconds) | room)
     for count in request.devices if request.machines > 1 and request.link_gbps else ():
-        cluster = _with_wait(_several(gpu, computing, count, s.spec, s.scale, s.widths, request.machines,
-                                      request.link_gbps), s.wait)  # fmt: skip
+        cluster = _with_wait(
+            _several(gpu, computing, count, s.spec, s.scale, s.widths, request.machines, request.link_gbps), s.wait
+        )
         if cluster is not None:
-            records.append(_row(gpu, cluster, key, s.workload_name, s.as_of, count, estimate.seconds,
-                                request.machines) | room)  # fmt: skip
+            records.append(
+                _row(gpu, cluster, key, s.workload_name, s.as_of, count, estimate.seconds, request.machines) | room
+            )
 
 
 def observed_peaks(frame: pd.DataFrame, key: tuple) -> dict[str, float]:
     """Per precision: the largest peak memory measured for the workload on one GPU of a single-GPU result (a
     framework's counter, without the CUDA context)."""
-    rows = frame[(frame["workload"] == key) & (frame["source"] != Source.ESTIMATED)
-                 & (frame["device_kind"] == DeviceKind.GPU) & (frame["device_count"] == 1) & frame["memory_gb"].notna()]
-    return {str(p): float(v) for p, v in rows.groupby("precision")["memory_gb"].max().items()}  # fmt: skip
+    rows = frame[
+        (frame["workload"] == key)
+        & (frame["source"] != Source.ESTIMATED)
+        & (frame["device_kind"] == DeviceKind.GPU)
+        & (frame["device_count"] == 1)
+        & frame["memory_gb"].notna()
+    ]
+    return {str(p): float(v) for p, v in rows.groupby("precision")["memory_gb"].max().items()}
 
 
 def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None = None) -> dict[str, Any]:
@@ -293,8 +337,10 @@ def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None
     capacity = gpu.value("memory_gb")
     if (footprint is None and observed_gb is None) or capacity is None:
         return {"memory_gb": math.nan, "fits": True, "largest_batch": math.nan}
-    total = max(footprint.total_gb if footprint else 0.0,
-                observed_gb + memory.OVERHEAD_GB[DeviceKind.GPU] if observed_gb is not None else 0.0)  # fmt: skip
+    total = max(
+        footprint.total_gb if footprint else 0.0,
+        observed_gb + memory.OVERHEAD_GB[DeviceKind.GPU] if observed_gb is not None else 0.0,
+    )
     largest = float(memory.largest_batch(spec, precision, capacity)) if footprint else math.nan
     return {"memory_gb": total, "fits": total <= memory.card_gb(capacity) * memory.USABLE, "largest_batch": largest}
 
@@ -305,9 +351,17 @@ def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None
 MIRRORED_KINDS = (WorkloadKind.LSTM, WorkloadKind.MODEL)
 
 
-def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
-              widths: Widths, fit: calibration.Fit, device: perfmodel.Device,
-              workload: str) -> perfmodel.Estimate | None:  # fmt: skip
+def _mirrored(
+    gpu,
+    one: perfmodel.Estimate,
+    count: int,
+    spec: dict[str, Any],
+    scale: scaling.ScalingFit,
+    widths: Widths,
+    fit: calibration.Fit,
+    device: perfmodel.Device,
+    workload: str,
+) -> perfmodel.Estimate | None:
     """``count`` GPUs under MirroredStrategy, the global batch kept (the post's batch of 100 split): each GPU runs
     every iteration on its share of the batch, which the calibrated model times (a per-step-bound run's steps do
     not shrink), then the whole all-reduce waits; the scaling's sync per doubling is the fitted one."""
@@ -328,15 +382,22 @@ def _mirrored(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sc
     one_width = math.log(one.high / one.seconds)  # type: ignore[operator]
     scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
     width = math.hypot(one_width, scale_width)
-    clause = basis.Mirrored(count, link[0], float(spec["batch_size"]), per_gpu / one.seconds, share[1], efficiency,
-                            one.seconds / seconds)  # fmt: skip
-    return one.with_clause(clause, seconds=seconds, low=seconds / math.exp(width),
-                           high=seconds * math.exp(width))  # fmt: skip
+    clause = basis.Mirrored(
+        count, link[0], float(spec["batch_size"]), per_gpu / one.seconds, share[1], efficiency, one.seconds / seconds
+    )
+    return one.with_clause(clause, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width))
 
 
-def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], scale: scaling.ScalingFit,
-             widths: Widths, machines: int = 1,
-             link_gbps: float | None = None) -> perfmodel.Estimate | None:  # fmt: skip
+def _several(
+    gpu,
+    one: perfmodel.Estimate,
+    count: int,
+    spec: dict[str, Any],
+    scale: scaling.ScalingFit,
+    widths: Widths,
+    machines: int = 1,
+    link_gbps: float | None = None,
+) -> perfmodel.Estimate | None:
     """``count`` GPUs (on each of ``machines``) in data parallel: one GPU's estimate over the GPUs x the predicted
     efficiency, its range widened by the scaling's cross-validated error (in quadrature). The network between
     machines is a physical estimate (:func:`advisor.perf.scaling.network_efficiency`), not cross-validated: said so."""
@@ -356,10 +417,7 @@ def _several(gpu, one: perfmodel.Estimate, count: int, spec: dict[str, Any], sca
     scale_width = widths.half_widths.get(crossval.SCALING_SITUATION, math.log(scaling.FALLBACK_FACTOR))
     width = math.hypot(one_width, scale_width)
     clause = basis.Several(count, link[0], efficiency, math.exp(scale_width), machines, link_gbps, 1 - network)
-    return one.with_clause(clause, seconds=seconds, low=seconds / math.exp(width),
-                           high=seconds * math.exp(width))  # fmt: skip
-
-
+    return one.with_clause(clause, seconds=seconds, low=seconds / math.exp(width), high=seconds * math.exp(width))
 
 
 def _with_wait(estimate: perfmodel.Estimate | None, wait: basis.Wait | None) -> perfmodel.Estimate | None:
@@ -367,24 +425,47 @@ def _with_wait(estimate: perfmodel.Estimate | None, wait: basis.Wait | None) -> 
     shrinks, the wait stays)."""
     if wait is None or estimate is None or estimate.seconds is None:
         return estimate
-    return estimate.with_clause(wait, seconds=estimate.seconds + wait.seconds,
-                                low=estimate.low + wait.seconds, high=estimate.high + wait.seconds)  # fmt: skip
+    return estimate.with_clause(
+        wait,
+        seconds=estimate.seconds + wait.seconds,
+        low=estimate.low + wait.seconds,
+        high=estimate.high + wait.seconds,
+    )
 
 
-def _estimate(fit: calibration.Fit, widths: Widths, work: perfmodel.Work, device: perfmodel.Device, precision: str,
-              workload: str, common: basis.CatalogCalibration, kind: str | None = None,
-              floor: launch.LaunchFloor | None = None) -> perfmodel.Estimate:  # fmt: skip
+def _estimate(
+    fit: calibration.Fit,
+    widths: Widths,
+    work: perfmodel.Work,
+    device: perfmodel.Device,
+    precision: str,
+    workload: str,
+    common: basis.CatalogCalibration,
+    kind: str | None = None,
+    floor: launch.LaunchFloor | None = None,
+) -> perfmodel.Estimate:
     """One GPU's estimate with its range: the cross-validated error of its situation; with a launch floor (a
     tracked job's counted operations), never below the host's launches, and their range where they decide."""
     predicted = fit.estimate(work, device, precision, workload)
     if predicted is None:
-        return perfmodel.Estimate(device, precision, None, None, None, None, basis.Basis(common),
-                                  basis.NoPeak(device.peak_label(precision), device.name))  # fmt: skip
+        return perfmodel.Estimate(
+            device,
+            precision,
+            None,
+            None,
+            None,
+            None,
+            basis.Basis(common),
+            basis.NoPeak(device.peak_label(precision), device.name),
+        )
     seconds, bound = predicted
     situation = fit.situation(device, workload, precision)
     width, how = crossval.width_for(widths.half_widths, situation, widths.fallback)
-    parts = basis.Basis(common, situation_facts(fit, device, situation, workload, precision, kind),
-                        basis.SituationRange(math.exp(width), how))  # fmt: skip
+    parts = basis.Basis(
+        common,
+        situation_facts(fit, device, situation, workload, precision, kind),
+        basis.SituationRange(math.exp(width), how),
+    )
     floored = launch.apply(seconds, seconds / math.exp(width), seconds * math.exp(width), floor)
     if floored.launch_bound:
         launched = basis.Launch(floor.operations, floor.operation_seconds, floor.width, floor.fitted)  # type: ignore
@@ -429,10 +510,16 @@ def _workload_name(frame: pd.DataFrame, key: tuple) -> str:
     return str(names.iloc[0]) if len(names) else "workload"
 
 
-
-
-def _row(gpu, estimate: perfmodel.Estimate, key: tuple, workload_name: str, as_of: str, count: int = 1,
-         single: float | None = None, machines: int = 1) -> dict[str, Any]:  # fmt: skip
+def _row(
+    gpu,
+    estimate: perfmodel.Estimate,
+    key: tuple,
+    workload_name: str,
+    as_of: str,
+    count: int = 1,
+    single: float | None = None,
+    machines: int = 1,
+) -> dict[str, Any]:
     price = gpu.current_price(as_of)
     total = count * machines
     return {
@@ -527,15 +614,25 @@ def calibration_workload(spec: dict[str, Any], key: tuple) -> str:
     return f"{crossval.FAMILY_PREFIX}{family}" if family else workload_id(key)
 
 
-SAMPLE_COLUMNS = ("catalog_id", "precision", "seconds", "data_wait_seconds", "name", "workload_spec", "workload",
-                  "approximate", "batch_size")  # what calibration_samples reads of a row  # fmt: skip
+SAMPLE_COLUMNS = (
+    "catalog_id",
+    "precision",
+    "seconds",
+    "data_wait_seconds",
+    "name",
+    "workload_spec",
+    "workload",
+    "approximate",
+    "batch_size",
+)  # what calibration_samples reads of a row
 
 
 def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibration.Sample, ...]:
     """Every single-GPU measured or quoted result on a catalog GPU with the precision's peak, as calibration
     samples (the --quick and catalog estimates left out)."""
-    rows = frame[(frame["source"] != Source.ESTIMATED) & (frame["device_kind"] == DeviceKind.GPU)
-                 & (frame["device_count"] == 1)]  # fmt: skip
+    rows = frame[
+        (frame["source"] != Source.ESTIMATED) & (frame["device_kind"] == DeviceKind.GPU) & (frame["device_count"] == 1)
+    ]
     rows = rows.assign(catalog_id=match_catalog(rows, catalog))
     rows = rows[rows["catalog_id"].notna() & rows["precision"].isin(list(calibration.GROUPS))]
     gpus = catalog.by_id()
@@ -549,12 +646,17 @@ def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibrat
         computing = float(row["seconds"]) - _or_zero(row.get("data_wait_seconds"))  # the GPU's part of the time
         samples.append(
             calibration.Sample(
-                label=str(row["name"]), gpu=row["catalog_id"],
+                label=str(row["name"]),
+                gpu=row["catalog_id"],
                 workload=calibration_workload(row["workload_spec"], row["workload"]),
-                precision=row["precision"], seconds=computing, work=work_of_row(row), device=device,
-                approximate=bool(row["approximate"]), model=row["workload_spec"].get("model"),
+                precision=row["precision"],
+                seconds=computing,
+                work=work_of_row(row),
+                device=device,
+                approximate=bool(row["approximate"]),
+                model=row["workload_spec"].get("model"),
             )
-        )  # fmt: skip
+        )
     return tuple(sorted(samples, key=lambda s: (s.workload, s.gpu, s.precision, s.label, s.seconds)))
 
 

@@ -27,8 +27,20 @@ from advisor.llm.job import FAMILY as LANGUAGE_MODEL_FAMILY
 GB = 1e9
 # Optimizer states per parameter (each the size of the weights). SGD counts its momentum buffer (the published
 # benchmarks' SGD uses momentum; Keras's SGD without momentum keeps none: then this overstates by one copy).
-OPTIMIZER_STATES = {"adam": 2, "adamw": 2, "nadam": 2, "adamax": 2, "lamb": 2, "adafactor": 1, "lion": 1,
-                    "rmsprop": 1, "adagrad": 1, "adadelta": 2, "ftrl": 2, "sgd": 1}  # fmt: skip
+OPTIMIZER_STATES = {
+    "adam": 2,
+    "adamw": 2,
+    "nadam": 2,
+    "adamax": 2,
+    "lamb": 2,
+    "adafactor": 1,
+    "lion": 1,
+    "rmsprop": 1,
+    "adagrad": 1,
+    "adadelta": 2,
+    "ftrl": 2,
+    "sgd": 1,
+}
 DEFAULT_STATES = 2  # an optimizer not in the table: as Adam
 # Activations kept per described activation (the inputs saved for the backward pass, masks; in-place layers keep
 # none), and the framework's own memory, per device kind. GPU: the largest factor at which 95 % of the published
@@ -43,6 +55,7 @@ USABLE = 0.95  # the share of a GPU's memory a training run can use (the driver,
 def card_gb(capacity_gb: float) -> float:
     """A card's memory in decimal GB (what every prediction counts), from its datasheet's binary figure: 24 -> 25.77."""
     return capacity_gb * CARD_BYTES_PER_STATED_GB
+
 
 # Bytes per output value at the loss, in either precision: the output in float32 (Keras keeps an output layer
 # float32 under a mixed policy; a 16-bit output and its float32 copy cost as much), the loss's float32 intermediate
@@ -136,8 +149,9 @@ def predict(
     return Footprint(static / GB, kept / GB, overhead)
 
 
-def _tracked(spec: dict[str, Any], precision: str, device_kind: str, batch: int | None,
-             overhead_gb: float | None) -> Footprint | None:  # fmt: skip
+def _tracked(
+    spec: dict[str, Any], precision: str, device_kind: str, batch: int | None, overhead_gb: float | None
+) -> Footprint | None:
     """A tracked run's footprint from its counted parts: every weight (4 bytes), a gradient and the optimizer's
     states for each trainable one, a 16-bit copy in mixed precision, the bytes its forward pass kept per sample
     (counted in the precision it was tracked in) for one micro-batch, times TRANSIENT_FACTOR, and its outputs'

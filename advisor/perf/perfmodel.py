@@ -162,8 +162,17 @@ def _phased_work(workload: dict, batch: float, iterations: float, launches: bool
     # included, and timed its data wait apart (a floor and a wait: advisor.perf.launch), so its iteration is a plain
     # dependent step here.
     operations = float(workload.get("operations_per_step") or 0.0) if launches else 0.0
-    phases.append(Phase(name="per-iteration overhead", steps=iterations, flops=0.0, weight_bytes=0.0,
-                        resident_bytes=0.0, operations=operations, iteration=launches))  # fmt: skip
+    phases.append(
+        Phase(
+            name="per-iteration overhead",
+            steps=iterations,
+            flops=0.0,
+            weight_bytes=0.0,
+            resident_bytes=0.0,
+            operations=operations,
+            iteration=launches,
+        )
+    )
     return Work(name=str(workload["name"]), phases=tuple(phases), startup=False)
 
 
@@ -373,8 +382,10 @@ def _fit_arrays(arrays: tuple[np.ndarray, ...]) -> Params:
     high = np.array([_LIMITS[n][1] for n in _NAMES])
     center, span, count = (low + high) / 2, (high - low) / 2, 13
     for _ in range(4):
-        axes = [np.clip(np.linspace(c - s, c + s, count), lo, hi) for c, s, lo, hi in zip(center, span, low, high,
-                                                                                         strict=True)]  # fmt: skip
+        axes = [
+            np.clip(np.linspace(c - s, c + s, count), lo, hi)
+            for c, s, lo, hi in zip(center, span, low, high, strict=True)
+        ]
         grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 4)
         center = grid[int(np.argmin(_objective(grid, arrays)))]
         span, count = span / 4, 9
@@ -430,18 +441,29 @@ class Model:
     def basis(self, work: Work | None = None) -> MachineCalibration:
         """What the model rests on: its results, their leave-one-out error, whether they are all of ``work``."""
         return MachineCalibration(
-            results=tuple(f"{p.label} {p.precision}" for p in self.points), loo_factor=self.loo_factor(),
-            of_this_workload=work is None or all(p.work == work for p in self.points))  # fmt: skip
+            results=tuple(f"{p.label} {p.precision}" for p in self.points),
+            loo_factor=self.loo_factor(),
+            of_this_workload=work is None or all(p.work == work for p in self.points),
+        )
 
     def estimate(self, work: Work, device: Device, precision: str) -> Estimate:
         predicted = predict(work, device, precision, self.params)
         if predicted is None:
-            return Estimate(device, precision, None, None, None, None, Basis(self.basis(work)),
-                            NoPeak(device.peak_label(precision), device.name))  # fmt: skip
+            return Estimate(
+                device,
+                precision,
+                None,
+                None,
+                None,
+                None,
+                Basis(self.basis(work)),
+                NoPeak(device.peak_label(precision), device.name),
+            )
         seconds, bound = predicted
         width, wider = self._width(work, device, precision, bound)
-        return Estimate(device, precision, seconds, seconds * math.exp(-width), seconds * math.exp(width), bound,
-                        Basis(wider))  # fmt: skip
+        return Estimate(
+            device, precision, seconds, seconds * math.exp(-width), seconds * math.exp(width), bound, Basis(wider)
+        )
 
     def _width(self, work: Work, device: Device, precision: str, bound: str) -> tuple[float, MachineCalibration]:
         """The log half-width of an estimate, and the calibration with what widened it."""

@@ -69,8 +69,9 @@ class ScalingFit:
     sync: float  # the share of an iteration lost per doubling of the GPUs (synchronisation, stragglers)
     observations: int
 
-    def efficiency(self, devices: int, gradient_bytes: float, link_gbs: float, iteration_seconds: float,
-                   machines: int = 1) -> float:  # fmt: skip
+    def efficiency(
+        self, devices: int, gradient_bytes: float, link_gbs: float, iteration_seconds: float, machines: int = 1
+    ) -> float:
         """``devices`` GPUs on each of ``machines``; the network between machines is ``network_efficiency``'s."""
         if devices * machines <= 1:
             return 1.0
@@ -99,8 +100,9 @@ def observations(frame: pd.DataFrame, catalog: Catalog) -> list[Observation]:
     rows = frame[(frame["source"] == Source.QUOTED) & (frame["device_kind"] == DeviceKind.GPU)]
     rows = rows[rows["workload_spec"].map(lambda spec: spec.get("kind") == WorkloadKind.PUBLISHED).astype(bool)]
     gpus = {name: catalog.match(str(name)) for name in rows["device_name"].unique()}
-    batch = [b if b == b else spec["batch_size"] for b, spec in zip(rows["batch_size"], rows["workload_spec"],
-                                                                    strict=True)]  # fmt: skip
+    batch = [
+        b if b == b else spec["batch_size"] for b, spec in zip(rows["batch_size"], rows["workload_spec"], strict=True)
+    ]
     rows = rows.assign(batch=batch, gpu=[gpus[n].id if gpus[n] else None for n in rows["device_name"]])
     rows = rows[rows["gpu"].notna()]
     single = rows[rows["device_count"] == 1].groupby(["gpu", "workload", "precision", "batch"])["seconds"].median()
@@ -121,11 +123,16 @@ def observations(frame: pd.DataFrame, catalog: Catalog) -> list[Observation]:
         iterations = spec["train_samples"] * spec["epochs"] / row["batch"]
         found.append(
             Observation(
-                system=str(row["name"]), gpu=row["gpu"], devices=int(row["device_count"]), link=link[0],
-                link_gbs=link[1], gradient_bytes=GRADIENT_BYTES * spec["parameters"],
-                iteration_seconds=one / iterations, efficiency=one / (row["device_count"] * row["seconds"]),
+                system=str(row["name"]),
+                gpu=row["gpu"],
+                devices=int(row["device_count"]),
+                link=link[0],
+                link_gbs=link[1],
+                gradient_bytes=GRADIENT_BYTES * spec["parameters"],
+                iteration_seconds=one / iterations,
+                efficiency=one / (row["device_count"] * row["seconds"]),
             )
-        )  # fmt: skip
+        )
     return found
 
 

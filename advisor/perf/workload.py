@@ -74,5 +74,3 @@ def lstm_step_flops(units: int, features: int) -> float:
     """Forward FLOPs of one LSTM timestep for one sample: four gate matmuls of (features + units) x units,
     8 x units x (features + units). Training costs about 3x (backward is twice the forward)."""
     return 8.0 * units * (features + units)
-
-

@@ -34,7 +34,8 @@ from advisor.perf.basis import (
 # The software the published language-model throughputs ran: what a language-model estimate's centre assumes.
 LANGUAGE_MODEL_STACKS = (
     "MosaicML llm-foundry's FSDP, NVIDIA NeMo AutoModel's TE kernels, Qwen's Hugging Face scripts; bf16, no FP8: a "
-    "tuned stack (Megatron, Unsloth) runs faster than the centre, a plain loop without flash attention slower")
+    "tuned stack (Megatron, Unsloth) runs faster than the centre, a plain loop without flash attention slower"
+)
 
 
 @functools.singledispatch
@@ -78,9 +79,11 @@ def _machine_calibration(part: MachineCalibration) -> str:
 
 @words.register
 def _fp8_calibration(part: Fp8Calibration) -> str:
-    return (f"the tuned FP8 stack's speed (advisor.llm.fp8): {part.utilization:.2f} of the GPU's 16-bit tensor peak "
-            f"in model FLOPs, the geometric mean of {part.runs} published NeMo and Megatron-Bridge FP8 runs on 8 to "
-            "1,024 GPUs, their parallel overhead included")  # fmt: skip
+    return (
+        f"the tuned FP8 stack's speed (advisor.llm.fp8): {part.utilization:.2f} of the GPU's 16-bit tensor peak "
+        f"in model FLOPs, the geometric mean of {part.runs} published NeMo and Megatron-Bridge FP8 runs on 8 to "
+        "1,024 GPUs, their parallel overhead included"
+    )
 
 
 _GPU_SITUATIONS = {
@@ -97,8 +100,8 @@ _WORKLOAD_SITUATIONS = {
 _TRACKED_SITUATIONS = {  # a job tracked in place says where it was tracked
     "reference": "tracked on one GPU of the catalog (scaled from that run)",
     "description": "tracked on a CPU (or a GPU the catalog lacks): its time says nothing of a GPU's, so the FLOPs "
-                   "counted on its step are taken at face value",
-}  # fmt: skip
+    "counted on its step are taken at face value",
+}
 
 
 @words.register
@@ -113,8 +116,10 @@ def _catalog_situation(part: CatalogSituation) -> str:
 @words.register
 def _language_model_situation(part: LanguageModelSituation) -> str:
     has = "this GPU has" if part.measured_gpu else "no"
-    return (f"a language-model job ({part.situation}: {has} published language-model results), on the published "
-            f"stacks' mix ({LANGUAGE_MODEL_STACKS})")  # fmt: skip
+    return (
+        f"a language-model job ({part.situation}: {has} published language-model results), on the published "
+        f"stacks' mix ({LANGUAGE_MODEL_STACKS})"
+    )
 
 
 @words.register
@@ -142,53 +147,71 @@ def _language_model_range(part: LanguageModelRange) -> str:
 
 @words.register
 def _fp8_range(part: Fp8Range) -> str:
-    return (f"range = the widest 90th-percentile error of its runs predicted with their GPU, model or method left "
-            f"out, {part.factor:.2f}x")  # fmt: skip
+    return (
+        f"range = the widest 90th-percentile error of its runs predicted with their GPU, model or method left "
+        f"out, {part.factor:.2f}x"
+    )
 
 
 @words.register
 def _several(part: Several) -> str:
     where = f"{part.count} GPUs over {part.link}" if part.count > 1 else "one GPU"
     if part.machines > 1:
-        where = (f"{part.machines} machines of {where}, linked at {part.link_gbps:g} Gb/s (the network costs "
-                 f"{part.network_cost:.0%}: an estimate from the link's speed, no published multi-machine results "
-                 "to check it against, not in the range)")  # fmt: skip
-    return (f"{where} in data parallel (the batch per GPU kept): efficiency {part.efficiency:.0%} predicted by the "
-            f"scaling fitted on published multi-GPU results, whose error ({part.scaling_error:.2f}x) widens the "
-            "range")  # fmt: skip
+        where = (
+            f"{part.machines} machines of {where}, linked at {part.link_gbps:g} Gb/s (the network costs "
+            f"{part.network_cost:.0%}: an estimate from the link's speed, no published multi-machine results "
+            "to check it against, not in the range)"
+        )
+    return (
+        f"{where} in data parallel (the batch per GPU kept): efficiency {part.efficiency:.0%} predicted by the "
+        f"scaling fitted on published multi-GPU results, whose error ({part.scaling_error:.2f}x) widens the "
+        "range"
+    )
 
 
 @words.register
 def _mirrored(part: Mirrored) -> str:
-    return (f"{part.count} GPUs over {part.link} in data parallel under tf.distribute.MirroredStrategy, the global "
-            f"batch of {part.batch:g} split ({part.batch / part.count:g} a GPU): each GPU's share timed by the model "
-            f"({part.share_of_one:.0%} of one GPU's time: {part.share_bound}-bound), the all-reduce after the "
-            f"backward pass not overlapped: efficiency {part.efficiency:.0%} ({part.speedup:.2f}x one GPU)")
+    return (
+        f"{part.count} GPUs over {part.link} in data parallel under tf.distribute.MirroredStrategy, the global "
+        f"batch of {part.batch:g} split ({part.batch / part.count:g} a GPU): each GPU's share timed by the model "
+        f"({part.share_of_one:.0%} of one GPU's time: {part.share_bound}-bound), the all-reduce after the "
+        f"backward pass not overlapped: efficiency {part.efficiency:.0%} ({part.speedup:.2f}x one GPU)"
+    )
 
 
 @words.register
 def _launch(part: Launch) -> str:
     if part.fitted:
-        how = (f"fitted on the published results whose kernels are counted, x/{part.width:.2f}..x{part.width:.2f}: "
-               "the launch-bound results' cross-validated error, the range of this part")  # fmt: skip
+        how = (
+            f"fitted on the published results whose kernels are counted, x/{part.width:.2f}..x{part.width:.2f}: "
+            "the launch-bound results' cross-validated error, the range of this part"
+        )
     else:
-        how = (f"{launch.OPERATION_SECONDS_LOW * 1e6:g}-{launch.OPERATION_SECONDS_HIGH * 1e6:g} us quoted: the range "
-               "of this part")  # fmt: skip
-    return (f"at least the host's launches: {part.operations:,.0f} operations a step counted on a real step, "
-            f"{part.operation_seconds * 1e6:.1f} us each ({how})")  # fmt: skip
+        how = (
+            f"{launch.OPERATION_SECONDS_LOW * 1e6:g}-{launch.OPERATION_SECONDS_HIGH * 1e6:g} us quoted: the range "
+            "of this part"
+        )
+    return (
+        f"at least the host's launches: {part.operations:,.0f} operations a step counted on a real step, "
+        f"{part.operation_seconds * 1e6:.1f} us each ({how})"
+    )
 
 
 @words.register
 def _wait(part: Wait) -> str:
-    return (f"plus {part.seconds:,.4g} s waiting for data ({part.share:.0%} of each step, measured where the run was "
-            f"tracked): a faster GPU cannot shorten it, so no GPU makes this run more than {1 / part.share:.3g}x "
-            "faster")  # fmt: skip
+    return (
+        f"plus {part.seconds:,.4g} s waiting for data ({part.share:.0%} of each step, measured where the run was "
+        f"tracked): a faster GPU cannot shorten it, so no GPU makes this run more than {1 / part.share:.3g}x "
+        "faster"
+    )
 
 
 @words.register
 def _sharded(part: Sharded) -> str:
-    return (f"weights, gradients and optimizer state sharded over the {part.count} GPUs (FSDP / ZeRO-3), two blocks "
-            "gathered at a time; the time takes the all-gathers as overlapped as DDP's all-reduce")
+    return (
+        f"weights, gradients and optimizer state sharded over the {part.count} GPUs (FSDP / ZeRO-3), two blocks "
+        "gathered at a time; the time takes the all-gathers as overlapped as DDP's all-reduce"
+    )
 
 
 def split_words(tensor: int, pipeline: int) -> str:
@@ -198,15 +221,19 @@ def split_words(tensor: int, pipeline: int) -> str:
 
 @words.register
 def _split(part: Split) -> str:
-    return (f"the model split over {part.model} GPUs ({split_words(part.tensor, part.pipeline)}, the fewest on which "
-            f"it fits), each holding 1/{part.model} of the weights and 1/{part.tensor} of the activations, the "
-            f"optimizer's fp32 states sharded over all {part.count}")  # fmt: skip
+    return (
+        f"the model split over {part.model} GPUs ({split_words(part.tensor, part.pipeline)}, the fewest on which "
+        f"it fits), each holding 1/{part.model} of the weights and 1/{part.tensor} of the activations, the "
+        f"optimizer's fp32 states sharded over all {part.count}"
+    )
 
 
 @words.register
 def _no_fp8(part: NoFp8) -> str:
-    return (f"FP8 is not estimated on {part.architecture} (the tuned FP8 stack's runs are of "
-            f"{' and '.join(part.fitted)}): the 16-bit time")
+    return (
+        f"FP8 is not estimated on {part.architecture} (the tuned FP8 stack's runs are of "
+        f"{' and '.join(part.fitted)}): the 16-bit time"
+    )
 
 
 @words.register
@@ -237,13 +264,23 @@ def record(basis: Any) -> dict[str, Any] | None:
     if not isinstance(basis, Basis):
         return None
     parts = {"calibration": basis.calibration, "situation": basis.situation, "range": basis.range}
-    return {**{name: _part_record(part) for name, part in parts.items()},
-            "clauses": [_part_record(clause) for clause in basis.clauses]}  # fmt: skip
+    return {
+        **{name: _part_record(part) for name, part in parts.items()},
+        "clauses": [_part_record(clause) for clause in basis.clauses],
+    }
 
 
-_KINDS = {CatalogCalibration: "catalog", MachineCalibration: "machine", Fp8Calibration: "fp8",
-          CatalogSituation: "catalog", LanguageModelSituation: "language-model", Fp8Situation: "fp8",
-          SituationRange: "situation", LanguageModelRange: "language-model", Fp8Range: "fp8"}  # fmt: skip
+_KINDS = {
+    CatalogCalibration: "catalog",
+    MachineCalibration: "machine",
+    Fp8Calibration: "fp8",
+    CatalogSituation: "catalog",
+    LanguageModelSituation: "language-model",
+    Fp8Situation: "fp8",
+    SituationRange: "situation",
+    LanguageModelRange: "language-model",
+    Fp8Range: "fp8",
+}
 
 
 def _part_record(part: Any) -> dict[str, Any] | None:

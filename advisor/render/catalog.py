@@ -76,7 +76,8 @@ def models_text(rows: Sequence[dict[str, Any]]) -> str:
     ]
     return text_table_of(rows, columns, left={"id", "model", "config.json"}) + (
         "\n\nNumbers from each model's config.json on the Hugging Face Hub (or the file named); "
-        "`estimate --model-config FILE` reads your own.")
+        "`estimate --model-config FILE` reads your own."
+    )
 
 
 def catalog_dates(catalog: Catalog, today: _dt.date | None = None) -> str:
@@ -84,7 +85,12 @@ def catalog_dates(catalog: Catalog, today: _dt.date | None = None) -> str:
     its rentals' dates (each price keeps its own)."""
     age = ((today or _dt.date.today()) - _dt.date.fromisoformat(catalog.as_of)).days
     years = sorted({r.date[:4] for gpu in catalog.gpus for r in gpu.rentals if r.date})
-    span = f"rentals date from {years[0]}-{years[-1]}" if len(years) > 1 else (
-        f"rentals date from {years[0]}" if years else "no rental is listed")  # fmt: skip
-    return (f"GPU catalog: {len(catalog.gpus)} GPUs; prices collected {catalog.as_of} ({age:,} days ago). Each price "
-            f"keeps its own date: launch prices are as old as the GPU, {span}.")  # fmt: skip
+    span = (
+        f"rentals date from {years[0]}-{years[-1]}"
+        if len(years) > 1
+        else (f"rentals date from {years[0]}" if years else "no rental is listed")
+    )
+    return (
+        f"GPU catalog: {len(catalog.gpus)} GPUs; prices collected {catalog.as_of} ({age:,} days ago). Each price "
+        f"keeps its own date: launch prices are as old as the GPU, {span}."
+    )

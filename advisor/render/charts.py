@@ -73,8 +73,12 @@ def speedup_chart(options: pd.DataFrame, column: str = "speedup_vs_current") -> 
             x2={"datum": 1.0},  # bars grow from 1x: right when faster, left when slower
             y=by_speedup,
             color=source_color(),
-            tooltip=[channel("option"), channel("speedup:Q", format=".2f"), channel("seconds:Q", format=",.1f"),
-                     channel("source")],
+            tooltip=[
+                channel("option"),
+                channel("speedup:Q", format=".2f"),
+                channel("seconds:Q", format=",.1f"),
+                channel("source"),
+            ],
         ),
         layer(
             "ranges",
@@ -125,8 +129,13 @@ def price_time_chart(frame: pd.DataFrame) -> Spec:
             x=channel("price_usd:Q", title="price (USD)"),
             y=channel("seconds:Q", title="training time (s, log scale)", scale={"type": "log"}),
             color=source_color(),
-            tooltip=[channel("option"), channel("price_usd:Q", format="$,.0f"), channel("seconds:Q", format=",.1f"),
-                     channel("source"), channel("frontier")],
+            tooltip=[
+                channel("option"),
+                channel("price_usd:Q", format="$,.0f"),
+                channel("seconds:Q", format=",.1f"),
+                channel("source"),
+                channel("frontier"),
+            ],
         ),
     )
 
@@ -144,8 +153,7 @@ def dollars_per_speedup_chart(options: pd.DataFrame) -> Spec:
             x=channel("dollars_per_speedup_vs_current:Q", title="USD per 1x of speedup (lower is better)"),
             y=channel("option:N", sort="x", title=None, axis={"labelLimit": 320}),
             color=source_color(),
-            tooltip=[channel("option"), channel("dollars_per_speedup_vs_current:Q", format="$,.2f"),
-                     channel("source")],
+            tooltip=[channel("option"), channel("dollars_per_speedup_vs_current:Q", format="$,.2f"), channel("source")],
         ),
     )
 

@@ -29,8 +29,9 @@ COMPARE_COLUMNS: list[Column] = [
 ]
 
 
-def fmt_payback(row: Any) -> str:
-    """Weeks to pay back ('now' for free, 'never'), '*' when it counts the time saved alone (power unknown)."""
+def fmt_payback(row: Any, weeks_word: str = "wk") -> str:
+    """Weeks to pay back ('now' for free, 'never'), '*' when it counts the time saved alone (power unknown).
+    ``weeks_word``: the unit after the number ('wk' in a table's narrow column, 'weeks' in a headline)."""
     weeks = row["payback_weeks"]
     if missing(weeks):
         if not row["faster"] or missing(row["upgrade_cost_usd"]):
@@ -38,7 +39,7 @@ def fmt_payback(row: Any) -> str:
         return "unknown" if row["payback_counts"] == PaybackCounts.NOTHING else "never"
     if row.get("payback_beyond_lifetime"):
         return "> lifetime"
-    text = "now" if weeks == 0 else f"{weeks:,.1f} wk"
+    text = "now" if weeks == 0 else f"{weeks:,.1f} {weeks_word}"
     return text + ("*" if payback_counts_time_alone(row) else "")
 
 
@@ -131,8 +132,11 @@ def recommendation_text(rec: Recommendation) -> str:
             text_table_of(rec.devices.to_dict("records"), DEVICE_COLUMNS, left={"option", "precision"}),
         ]
     if rec.ladder is not None and len(rec.ladder):
-        lines += ["", "Upgrade ladder (where returns fall off):", text_table_of(
-            rec.ladder.to_dict("records"), LADDER_COLUMNS, left={"step"})]  # fmt: skip
+        lines += [
+            "",
+            "Upgrade ladder (where returns fall off):",
+            text_table_of(rec.ladder.to_dict("records"), LADDER_COLUMNS, left={"step"}),
+        ]
     lines += [f"Note: {note}" for note in prose.notes(rec)]
     return "\n".join(lines)
 
@@ -200,16 +204,20 @@ DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
     ("precision", "", lambda r: PRECISION_SHORT.get(r["precision"], r["precision"])),
     _display("speedup_vs_current"),
     _display("upgrade_cost_usd", _upgrade_cost),
-    ("price is", "", lambda r: "-" if r["free_upgrade"] or not isinstance(r.get("price_basis"), str)
-     else short_price_kind(r)),
-    _display("dollars_per_speedup_vs_current",
-             lambda r: fmt_usd(r["dollars_per_speedup_vs_current"]) if r["faster"] else "-"),
+    (
+        "price is",
+        "",
+        lambda r: "-" if r["free_upgrade"] or not isinstance(r.get("price_basis"), str) else short_price_kind(r),
+    ),
+    _display(
+        "dollars_per_speedup_vs_current", lambda r: fmt_usd(r["dollars_per_speedup_vs_current"]) if r["faster"] else "-"
+    ),
     _display("payback_weeks", fmt_payback),
     _display("usd_per_run_owned"),
     _display("cloud_usd_per_run"),
     _display("seconds", fmt_range_seconds),
     ("source", "", lambda r: "does not fit" if r.get("fits") is False or r.get("fits") is np.False_ else r["source"]),
-]  # fmt: skip
+]
 
 
 # A catalog price's kind in a word or two, for the app's narrow column (the catalog's own words elsewhere).

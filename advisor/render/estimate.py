@@ -24,8 +24,15 @@ ESTIMATE_TABLE: list[Column] = [
     ("likely range", lambda r: f"{fmt_seconds(r['low'])} - {fmt_seconds(r['high'])}"),
     ("bound", lambda r: r["bound"]),
     ("price", lambda r: fmt_usd(r["price_usd"])),
-    ("memory", lambda r: "-" if missing(r.get("memory_gb")) else f"{r['memory_gb']:.1f} GB"
-     + ("" if r.get("fits") else f" (too big: batch {r['largest_batch']:.0f} fits)")),
+    (
+        "memory",
+        lambda r: (
+            "-"
+            if missing(r.get("memory_gb"))
+            else f"{r['memory_gb']:.1f} GB"
+            + ("" if r.get("fits") else f" (too big: batch {r['largest_batch']:.0f} fits)")
+        ),
+    ),
     ("why this range", lambda r: basis.situation(r.get("basis"))),
 ]
 
@@ -33,32 +40,50 @@ ESTIMATE_TABLE: list[Column] = [
 def constants_text(constants: dict[str, float]) -> str:
     """The calibration's global constants in one line (docs/reference.md explains each)."""
     c = constants
-    return (f"Constants: eta {c['eta_float32']:.3f} (float32) / {c['eta_mixed']:.3f} (mixed) of the peak, mu "
-            f"{c['mu']:.2f} of the bandwidth, time ~ peak^-{c['gamma_float32']:.2f} / ^-{c['gamma_mixed']:.2f} "
-            f"(mixed: {c['kappa_mixed']:+.2f} a unit of log FLOPs per byte above {REFERENCE_INTENSITY:.0f}), "
-            f"bandwidth^-{c['delta']:.2f}, power^-{c['rho']:.2f}; per step {c['step_seconds'] * 1e6:.1f} us, per "
-            f"iteration {c['iteration_seconds'] * 1e3:.1f} ms, start-up "
-            f"{c['startup_seconds']:.2f} s.")  # fmt: skip
+    return (
+        f"Constants: eta {c['eta_float32']:.3f} (float32) / {c['eta_mixed']:.3f} (mixed) of the peak, mu "
+        f"{c['mu']:.2f} of the bandwidth, time ~ peak^-{c['gamma_float32']:.2f} / ^-{c['gamma_mixed']:.2f} "
+        f"(mixed: {c['kappa_mixed']:+.2f} a unit of log FLOPs per byte above {REFERENCE_INTENSITY:.0f}), "
+        f"bandwidth^-{c['delta']:.2f}, power^-{c['rho']:.2f}; per step {c['step_seconds'] * 1e6:.1f} us, per "
+        f"iteration {c['iteration_seconds'] * 1e3:.1f} ms, start-up "
+        f"{c['startup_seconds']:.2f} s."
+    )
 
 
 def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list | None = None) -> str:
     """Catalog estimates as a table, with the model's constants and what could not be estimated; then the measured
     machines' estimates (``estimate --model``)."""
-    lines = [f"Estimated training time (not measured): {basis.words(found.calibration())}.",
-             constants_text(found.fit.constants()), ""]
+    lines = [
+        f"Estimated training time (not measured): {basis.words(found.calibration())}.",
+        constants_text(found.fit.constants()),
+        "",
+    ]
     if rows.empty:
         lines.append("(no GPU of the selection can be estimated)")
     else:
         table = rows.sort_values(["seconds", "device", "precision"])
-        lines.append(text_table_of(table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound",
-                                                                                   "why this range"}))  # fmt: skip
-    clauses = [] if rows.empty else [basis.words(clause) for parts in rows["basis"] if isinstance(parts, Basis)
-                                     for clause in parts.of_kind(Clause.SEVERAL)]  # fmt: skip
+        lines.append(
+            text_table_of(
+                table.to_dict("records"), ESTIMATE_TABLE, left={"gpu", "precision", "bound", "why this range"}
+            )
+        )
+    clauses = (
+        []
+        if rows.empty
+        else [
+            basis.words(clause)
+            for parts in rows["basis"]
+            if isinstance(parts, Basis)
+            for clause in parts.of_kind(Clause.SEVERAL)
+        ]
+    )
     for words in dict.fromkeys(clauses):
         lines.append(f"Several GPUs: {words}.")
     for missing_estimate in found.not_estimated:
-        lines.append(f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
-                     f"{basis.words(missing_estimate.no_peak)}")  # fmt: skip
+        lines.append(
+            f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
+            f"{basis.words(missing_estimate.no_peak)}"
+        )
     for estimate in machines or []:
         if estimate.seconds is not None:
             lines.append(
@@ -70,9 +95,24 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list |
 
 # ``estimate --json``'s keys for a catalog GPU, in order (the README's command table says them from here); a measured
 # machine's rows (:func:`machine_records`) name it under ``machine``.
-ESTIMATE_RECORD_KEYS = ("gpu", "catalog_id", "devices", "machines", "precision", "seconds_estimate", "low", "high",
-                        "price_usd", "bound", "basis", "basis_parts", "memory_gb", "fits", "largest_batch",
-                        "source")  # fmt: skip
+ESTIMATE_RECORD_KEYS = (
+    "gpu",
+    "catalog_id",
+    "devices",
+    "machines",
+    "precision",
+    "seconds_estimate",
+    "low",
+    "high",
+    "price_usd",
+    "bound",
+    "basis",
+    "basis_parts",
+    "memory_gb",
+    "fits",
+    "largest_batch",
+    "source",
+)
 
 
 def estimate_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
@@ -133,8 +173,13 @@ CROSSVAL_TABLE: list[Column] = [
 def crossval_text(found: Any) -> str:
     """``advisor crossval``: the experiments' errors, the targets, the width of each situation, the coverage."""
     table = text_table_of(found.summary, CROSSVAL_TABLE, left={"experiment", "precision"})
-    lines = [f"Cross-validation on {found.samples:,} single-GPU results (each predicted by a fit that did not see it).",
-             "", table, "", "Targets:"]  # fmt: skip
+    lines = [
+        f"Cross-validation on {found.samples:,} single-GPU results (each predicted by a fit that did not see it).",
+        "",
+        table,
+        "",
+        "Targets:",
+    ]
     for check in found.checks():
         verdict = "met" if check["met"] else "missed"
         lines.append(
@@ -148,17 +193,22 @@ def crossval_text(found: Any) -> str:
     tracked = crossval.tracked_errors(found.summary)
     if tracked:
         lines += ["", "A job tracked on one device (advisor.track), estimated on the other GPUs:"]
-        lines += [f"  tracked on {row['tracked_on']}: median error {row['median']:.2f}x, 90th percentile "
-                  f"{row['p90']:.2f}x ({row['experiment']}, {row['results']:,} held-out results)"
-                  for row in tracked]  # fmt: skip
+        lines += [
+            f"  tracked on {row['tracked_on']}: median error {row['median']:.2f}x, 90th percentile "
+            f"{row['p90']:.2f}x ({row['experiment']}, {row['results']:,} held-out results)"
+            for row in tracked
+        ]
     scaled = found.scaling
     if scaled:
-        lines += ["", "Data-parallel efficiency, one system left out at a time "
-                      f"({scaled['results']:,} multi-GPU results of {scaled['systems']} systems): median error "
-                      f"{scaled['median']:.3f}x, 90th percentile {scaled['p90']:.3f}x (assuming perfect scaling: "
-                      f"{scaled['perfect_scaling_p90']:.3f}x); fitted: {scaled['sync']:.1%} of an iteration lost per "
-                      f"doubling of the GPUs, {scaled['phi']:.0%} of the all-reduce left exposed (the rest hides "
-                      "behind the backward pass)"]  # fmt: skip
+        lines += [
+            "",
+            "Data-parallel efficiency, one system left out at a time "
+            f"({scaled['results']:,} multi-GPU results of {scaled['systems']} systems): median error "
+            f"{scaled['median']:.3f}x, 90th percentile {scaled['p90']:.3f}x (assuming perfect scaling: "
+            f"{scaled['perfect_scaling_p90']:.3f}x); fitted: {scaled['sync']:.1%} of an iteration lost per "
+            f"doubling of the GPUs, {scaled['phi']:.0%} of the all-reduce left exposed (the rest hides "
+            "behind the backward pass)",
+        ]
     return "\n".join(lines)
 
 
@@ -166,18 +216,28 @@ def calibration_text(fit: Any, names: dict[str, str]) -> str:
     """``advisor calibration``: the fitted terms as factors on the time (below 1: faster than the specifications
     alone say; above 1: slower). ``names``: each workload's name by its calibration id."""
     lines = [constants_text(fit.constants()), ""]
-    titles = {"eta_peak": "peak kind", "eta_segment": "segment", "eta_arch": "architecture (arithmetic)",
-              "mu_arch": "architecture (memory)"}  # fmt: skip
+    titles = {
+        "eta_peak": "peak kind",
+        "eta_segment": "segment",
+        "eta_arch": "architecture (arithmetic)",
+        "mu_arch": "architecture (memory)",
+    }
     for kind, title in titles.items():
         cells = [f"{' '.join(map(str, key))} {1 / value:.2f}" for key, value in sorted(fit.terms(kind).items())]
         lines.append(f"{title}: " + ", ".join(cells))
     rows = []
     for workload in sorted({s.workload for s in fit.samples}, key=lambda w: names.get(w, w)):
         factor = {kind: {key[1]: v for key, v in fit.terms(kind).items() if key[0] == workload} for kind in "cm"}
-        rows.append({"workload": names.get(workload, workload).replace(" (published, PyTorch)", " (published)"),
-                     "arithmetic float32": factor["c"].get("float32"), "arithmetic mixed": factor["c"].get("mixed"),
-                     "memory float32": factor["m"].get("float32"), "memory mixed": factor["m"].get("mixed"),
-                     "per step": fit.terms("tau_w").get((workload,))})  # fmt: skip
+        rows.append(
+            {
+                "workload": names.get(workload, workload),
+                "arithmetic float32": factor["c"].get("float32"),
+                "arithmetic mixed": factor["c"].get("mixed"),
+                "memory float32": factor["m"].get("float32"),
+                "memory mixed": factor["m"].get("mixed"),
+                "per step": fit.terms("tau_w").get((workload,)),
+            }
+        )
     columns: list[Column] = [("workload", lambda r: r["workload"])] + [
         (name, lambda r, name=name: "-" if r[name] is None else f"{r[name]:.2f}")
         for name in ("arithmetic float32", "arithmetic mixed", "memory float32", "memory mixed", "per step")

@@ -17,9 +17,15 @@ def _job_memory(option: Any) -> str:
     return f"{f.total_gb:.1f} GB ({f.low_gb:.0f}-{f.high_gb:.0f}) of {option.gpu.value('memory_gb'):g}"
 
 
-MOVE_WORDS = {"chunked loss": "chunked loss", "fused loss": "fused loss", "activation checkpointing": "checkpointing",
-              "activation offloading": "offloading", "paged optimizer states": "paged states",
-              "optimizer step in the backward pass": "step in backward", "torch.compile": "torch.compile"}  # fmt: skip
+MOVE_WORDS = {
+    "chunked loss": "chunked loss",
+    "fused loss": "fused loss",
+    "activation checkpointing": "checkpointing",
+    "activation offloading": "offloading",
+    "paged optimizer states": "paged states",
+    "optimizer step in the backward pass": "step in backward",
+    "torch.compile": "torch.compile",
+}
 
 
 def ladder_text(option: Any) -> str:
@@ -35,16 +41,20 @@ def ladder_text(option: Any) -> str:
         moves = " + ".join(MOVE_WORDS[str(m)] for m in rung.moves)
         cost = "no slower" if rung.slowdown <= 1.005 else f"{(rung.slowdown - 1) * 100:.0f} % slower"
         return f"{moves}: {rung.footprint.total_gb:.1f} GB (up to {rung.footprint.high_gb:.0f}), {cost}"
-    words = {Nearest.QLORA: lambda w: f"QLoRA {w.footprint.total_gb:.1f} GB",
-             Nearest.SHORTER: lambda w: f"seq <= {w.value:,}",
-             Nearest.SHARDED: lambda w: f"{w.value} GPUs sharded"}  # fmt: skip
+    words = {
+        Nearest.QLORA: lambda w: f"QLoRA {w.footprint.total_gb:.1f} GB",
+        Nearest.SHORTER: lambda w: f"seq <= {w.value:,}",
+        Nearest.SHARDED: lambda w: f"{w.value} GPUs sharded",
+    }
     ways = [words[w.kind](w) for w in ladder.nearest]
     return "nothing fits; nearest: " + ", ".join(ways) if ways else "nothing fits"
 
 
 JOB_TABLE: list[Column] = [
-    ("gpu", lambda o: o.name + (f", {basis.split_words(o.split.tensor, o.split.pipeline)}" if o.split.model > 1
-                                else "")),
+    (
+        "gpu",
+        lambda o: o.name + (f", {basis.split_words(o.split.tensor, o.split.pipeline)}" if o.split.model > 1 else ""),
+    ),
     ("fits?", lambda o: str(o.verdict)),
     ("memory (range) of the card", _job_memory),
     ("ckpt", lambda o: "on" if o.checkpointing else "off"),
@@ -52,15 +62,19 @@ JOB_TABLE: list[Column] = [
     ("tokens/s", lambda o: f"{o.tokens_per_second:,.0f}"),
     ("the run", lambda o: f"{fmt_seconds(o.seconds)} ({fmt_seconds(o.low)} - {fmt_seconds(o.high)})"),
     ("to buy", lambda o: fmt_usd(o.price_usd if o.price_usd else math.nan)),
-    ("rented, the run", lambda o: "-" if o.rental_cost_usd is None else
-     f"${o.rental_cost_usd:,.2f} at ${o.rental_usd_per_hour:,.2f}/h"),
+    (
+        "rented, the run",
+        lambda o: "-" if o.rental_cost_usd is None else f"${o.rental_cost_usd:,.2f} at ${o.rental_usd_per_hour:,.2f}/h",
+    ),
     ("largest batch / seq that fits", lambda o: f"{o.largest_micro_batch} / {o.largest_seq_len:,}"),
     ("least memory that fits (the stack's choices)", ladder_text),
 ]
 
 
-FP8_SOURCE = ("; the fp8 rows from the tuned FP8 stack's fit on NVIDIA's published NeMo and Megatron-Bridge FP8 "
-              "runs (advisor.llm.fp8), their range its error with each run's GPU, model or method left out")
+FP8_SOURCE = (
+    "; the fp8 rows from the tuned FP8 stack's fit on NVIDIA's published NeMo and Megatron-Bridge FP8 "
+    "runs (advisor.llm.fp8), their range its error with each run's GPU, model or method left out"
+)
 
 
 def fp8_source(advice: Any) -> str:
@@ -73,8 +87,11 @@ def fp8_source(advice: Any) -> str:
 def weights_text(job: Any) -> str:
     """'8.03 B parameters, 41.9 M trained' (and how many the stack holds where it unties a tied embedding)."""
     held = job.held_parameters
-    untied = (f", {held / 1e9:.2f} B as {job.stack} holds them with an output layer of its own"
-              if held != job.model.parameters else "")  # fmt: skip
+    untied = (
+        f", {held / 1e9:.2f} B as {job.stack} holds them with an output layer of its own"
+        if held != job.model.parameters
+        else ""
+    )
     return f"{job.model.parameters / 1e9:.2f} B parameters{untied}, {job.trainable_parameters / 1e6:,.1f} M trained"
 
 
@@ -86,8 +103,11 @@ def job_advice_text(advice: Any) -> str:
         f"{job.flops_per_token() / 1e9:.1f} GFLOPs per token).",
         "Estimated, not measured: time from the performance model calibrated on every published result (the "
         "language-model throughputs of llm-foundry, NeMo AutoModel and Qwen among them), its range the "
-        "cross-validated error of its situation" + fp8_source(advice) + "; "
-        + (memory_basis(advice.options[0].footprint) if advice.options else "no GPU estimated") + ".",
+        "cross-validated error of its situation"
+        + fp8_source(advice)
+        + "; "
+        + (memory_basis(advice.options[0].footprint) if advice.options else "no GPU estimated")
+        + ".",
         "",
         text_table_of(advice.options, JOB_TABLE, left={"gpu", "fits?", "memory (range) of the card", "precision"}),
         "",
@@ -165,13 +185,21 @@ def _way_record(way: Any) -> dict[str, Any]:
 
 def memory_basis(footprint: Any) -> str:
     """Where a footprint's figures come from, with its stack's range."""
-    apart = (" (the gradients and the activations peak apart, the larger counted: no gradient is held through the "
-             "forward pass without --grad-accum)") if footprint.gradients_apart else ""
-    return (f"memory: weights, gradients, optimizer state, activations (as the training stack holds them){apart} and "
-            f"the framework's own (advisor.llm.memory), fitted on published peaks; range: the activations and the "
-            f"framework's part x {footprint.low_factor:.2f}..{footprint.high_factor:.2f} (the 5th-95th percentile of "
-            "its cross-validated error on the stack's published peaks, each source's model left out of its own "
-            "fit); fits = the range's upper end fits 95 % of the card")  # fmt: skip
+    apart = (
+        (
+            " (the gradients and the activations peak apart, the larger counted: no gradient is held through the "
+            "forward pass without --grad-accum)"
+        )
+        if footprint.gradients_apart
+        else ""
+    )
+    return (
+        f"memory: weights, gradients, optimizer state, activations (as the training stack holds them){apart} and "
+        f"the framework's own (advisor.llm.memory), fitted on published peaks; range: the activations and the "
+        f"framework's part x {footprint.low_factor:.2f}..{footprint.high_factor:.2f} (the 5th-95th percentile of "
+        "its cross-validated error on the stack's published peaks, each source's model left out of its own "
+        "fit); fits = the range's upper end fits 95 % of the card"
+    )
 
 
 def summary_lines(advice: Any) -> list[str]:
@@ -179,25 +207,34 @@ def summary_lines(advice: Any) -> list[str]:
     lines = []
     rent, buy, fast = advice.cheapest_rental(), advice.cheapest_purchase(), advice.fastest()
     if rent is not None:
-        lines.append(f"Cheapest rented: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}): "
-                     f"{fmt_duration(rent.seconds)} (up to {fmt_duration(rent.high)}), ${rent.rental_cost_usd:,.2f} "
-                     "for the run at the range's upper end")  # fmt: skip
+        lines.append(
+            f"Cheapest rented: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}): "
+            f"{fmt_duration(rent.seconds)} (up to {fmt_duration(rent.high)}), ${rent.rental_cost_usd:,.2f} "
+            "for the run at the range's upper end"
+        )
     if buy is not None:
-        lines.append(f"Cheapest to buy that fits: {buy.name} (${buy.price_usd:,.0f}): {fmt_duration(buy.seconds)} "
-                     f"({fmt_duration(buy.low)} to {fmt_duration(buy.high)})")  # fmt: skip
+        lines.append(
+            f"Cheapest to buy that fits: {buy.name} (${buy.price_usd:,.0f}): {fmt_duration(buy.seconds)} "
+            f"({fmt_duration(buy.low)} to {fmt_duration(buy.high)})"
+        )
     if fast is not None:
-        lines.append(f"Fastest that fits: {fast.name}: {fmt_duration(fast.seconds)} "
-                     f"({fast.tokens_per_second:,.0f} tokens/s)")  # fmt: skip
+        lines.append(
+            f"Fastest that fits: {fast.name}: {fmt_duration(fast.seconds)} ({fast.tokens_per_second:,.0f} tokens/s)"
+        )
     cheaper = advice.cheapest_with_choices()
     if cheaper is not None and cheaper.ladder is not None and cheaper.ladder.fits is not None:
         rung = cheaper.ladder.fits
         cost = "no slower" if rung.slowdown <= 1.005 else f"about {(rung.slowdown - 1) * 100:.0f} % slower"
-        lines.append(f"Cheaper with the stack's choices changed: {cheaper.name} (${cheaper.price_usd:,.0f}) fits with "
-                     f"{' and '.join(str(m) for m in rung.moves)}: {rung.footprint.total_gb:.1f} GB (up to "
-                     f"{rung.footprint.high_gb:.1f}), {cost}")  # fmt: skip
+        lines.append(
+            f"Cheaper with the stack's choices changed: {cheaper.name} (${cheaper.price_usd:,.0f}) fits with "
+            f"{' and '.join(str(m) for m in rung.moves)}: {rung.footprint.total_gb:.1f} GB (up to "
+            f"{rung.footprint.high_gb:.1f}), {cost}"
+        )
     if not advice.fitting() and cheaper is None:
-        lines.append("None of these GPUs fits this job with room to spare, even with the stack's memory-saving "
-                     "choices: the rows say the nearest ways (QLoRA, a shorter sequence, several GPUs sharded)")
+        lines.append(
+            "None of these GPUs fits this job with room to spare, even with the stack's memory-saving "
+            "choices: the rows say the nearest ways (QLoRA, a shorter sequence, several GPUs sharded)"
+        )
     return lines
 
 
@@ -212,8 +249,8 @@ def choice_reason(choice: Any) -> str:
         ChoiceWhy.CHEAPEST: "the cheapest to buy that fits" + within,
         ChoiceWhy.NONE_FOR_SALE: "nothing that fits is for sale within the budget",
         ChoiceWhy.NONE_FITS: "no catalog GPU fits this job with room to spare: QLoRA, checkpointing or a shorter "
-                             "sequence",
-    }[choice.why]  # fmt: skip
+        "sequence",
+    }[choice.why]
 
 
 def choice_lines(choice: Any) -> list[str]:
@@ -221,23 +258,33 @@ def choice_lines(choice: Any) -> list[str]:
     best, rent = choice.best, choice.rent
     if best is None:
         return [f"No recommendation ({choice.goal}): {choice_reason(choice)}."]
-    cost = (f"${best.rental_cost_usd:,.2f} for the run at ${best.rental_usd_per_hour:,.2f}/h"
-            f" ({best.rental_provider})" if choice.goal == Goal.COST and best.rental_cost_usd else
-            f"${best.price_usd:,.0f} to buy")  # fmt: skip
-    lines = [f"Best ({choice.goal}): {best.name}, {choice_reason(choice)}: {cost}; {fmt_duration(best.seconds)} a run "
-             f"({fmt_duration(best.low)} to {fmt_duration(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
-             f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
-             f"{best.gpu.value('memory_gb'):g}" + (", activation checkpointing on" if best.checkpointing else "")]
+    cost = (
+        f"${best.rental_cost_usd:,.2f} for the run at ${best.rental_usd_per_hour:,.2f}/h ({best.rental_provider})"
+        if choice.goal == Goal.COST and best.rental_cost_usd
+        else f"${best.price_usd:,.0f} to buy"
+    )
+    lines = [
+        f"Best ({choice.goal}): {best.name}, {choice_reason(choice)}: {cost}; {fmt_duration(best.seconds)} a run "
+        f"({fmt_duration(best.low)} to {fmt_duration(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
+        f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
+        f"{best.gpu.value('memory_gb'):g}" + (", activation checkpointing on" if best.checkpointing else "")
+    ]
     if choice.break_even_runs is not None and rent is not None:
-        lines.append(f"Renting instead: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}), "
-                     f"about ${rent.rental_cost_usd:,.2f} a run: buying pays for itself after "
-                     f"{choice.break_even_runs:,.0f} runs (energy not counted)")  # fmt: skip
+        lines.append(
+            f"Renting instead: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}), "
+            f"about ${rent.rental_cost_usd:,.2f} a run: buying pays for itself after "
+            f"{choice.break_even_runs:,.0f} runs (energy not counted)"
+        )
     return lines
 
 
 def choice_record(choice: Any) -> dict[str, Any]:
     """``recommend --model-config --json``."""
-    return {"goal": choice.goal, "reason": choice_reason(choice),
-            "best": option_record(choice.best) if choice.best else None,
-            "rent": option_record(choice.rent) if choice.rent else None,
-            "break_even_runs": choice.break_even_runs, "lines": choice_lines(choice)}  # fmt: skip
+    return {
+        "goal": choice.goal,
+        "reason": choice_reason(choice),
+        "best": option_record(choice.best) if choice.best else None,
+        "rent": option_record(choice.rent) if choice.rent else None,
+        "break_even_runs": choice.break_even_runs,
+        "lines": choice_lines(choice),
+    }

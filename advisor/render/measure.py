@@ -22,21 +22,33 @@ def _steady(r: Any, key: str) -> str:
 # A measured profile's results (typed: advisor.format.typed), one line each.
 MEASURE_COLUMNS: list[Column] = [
     ("precision", lambda r: r.precision),
-    ("total", lambda r: fmt_seconds(r.total_seconds) if not r.estimated
-     else f"~{fmt_seconds(r.total_seconds)} ± {r.estimate.error_seconds:.2g}"),
+    (
+        "total",
+        lambda r: (
+            fmt_seconds(r.total_seconds)
+            if not r.estimated
+            else f"~{fmt_seconds(r.total_seconds)} ± {r.estimate.error_seconds:.2g}"
+        ),
+    ),
     ("first", lambda r: fmt_seconds(r.first_epoch_seconds)),
     ("median", lambda r: _steady(r, "median")),
     ("min", lambda r: _steady(r, "min")),
     ("max", lambda r: _steady(r, "max")),
     ("stdev", lambda r: f"{r.steady.stdev:.3g} s" if r.steady is not None and r.steady.stdev is not None else "-"),
     ("GFLOP/s", lambda r: f"{r.throughput.achieved_gflops:,.4g}" if r.throughput is not None else "-"),
-    ("of peak", lambda r: f"{100 * r.throughput.efficiency:.0f}%"
-     if r.throughput is not None and r.throughput.efficiency is not None else "-"),
+    (
+        "of peak",
+        lambda r: (
+            f"{100 * r.throughput.efficiency:.0f}%"
+            if r.throughput is not None and r.throughput.efficiency is not None
+            else "-"
+        ),
+    ),
     ("power", lambda r: fmt_watts(r.power.average_watts) if r.power is not None else "-"),
     ("scaling", lambda r: _scaling(r.scaling) if r.scaling is not None else "-"),
     ("loss", lambda r: f"{r.final_loss:.4f}" if r.final_loss is not None else "-"),
     ("acc", lambda r: f"{r.final_accuracy:.3f}" if r.final_accuracy is not None else "-"),
-]  # fmt: skip
+]
 
 
 def measure_table(profile: dict[str, Any]) -> str:

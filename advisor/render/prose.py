@@ -29,25 +29,32 @@ def reason(rec: Recommendation) -> str:
     return first + _no_option_reason(rec.option_rows.decided, rec.current, rec.budget, rec.goal)
 
 
-FREE_INPUT_FIXES = ("more loader workers (DataLoader num_workers)", "pinned memory (pin_memory=True, non_blocking "
-                    "copies)", "prefetching (prefetch_factor, tf.data prefetch)",
-                    "preparing the data once, before training")  # fmt: skip
+FREE_INPUT_FIXES = (
+    "more loader workers (DataLoader num_workers)",
+    "pinned memory (pin_memory=True, non_blocking copies)",
+    "prefetching (prefetch_factor, tf.data prefetch)",
+    "preparing the data once, before training",
+)
 
 
 def input_bound_words(share: float | None) -> str:
     """What an input-bound run should do first, for free (empty when it is not input-bound)."""
     if share is None:
         return ""
-    return (f"Your run waits for data {share:.0%} of each step (measured by advisor.track): a faster GPU shortens "
-            f"only the rest, so no GPU can make it more than {1 / share:.3g}x faster. Fix the input pipeline first, "
-            f"for free: {', '.join(FREE_INPUT_FIXES)}. Then: ")  # fmt: skip
+    return (
+        f"Your run waits for data {share:.0%} of each step (measured by advisor.track): a faster GPU shortens "
+        f"only the rest, so no GPU can make it more than {1 / share:.3g}x faster. Fix the input pipeline first, "
+        f"for free: {', '.join(FREE_INPUT_FIXES)}. Then: "
+    )
 
 
 def workload_notes(left_out: int, other_workloads: int) -> list[str]:
     if not left_out:
         return []
-    return [f"left out {left_out} result(s) of {other_workloads} other workload(s): results are compared only within "
-            "one workload"]  # fmt: skip
+    return [
+        f"left out {left_out} result(s) of {other_workloads} other workload(s): results are compared only within "
+        "one workload"
+    ]
 
 
 def notes(rec: Recommendation, other_workloads: bool = True) -> list[str]:
@@ -58,19 +65,24 @@ def notes(rec: Recommendation, other_workloads: bool = True) -> list[str]:
     if found.unpriced:
         rentable = found.unpriced_rentable
         rent = f" ({rentable} of them can be rented: goal 'cost' weighs renting)" if rentable else ""
-        said.append(f"{found.unpriced} faster option(s) have no known purchase price and are compared by speed only"
-                    f"{rent}")  # fmt: skip
+        said.append(
+            f"{found.unpriced} faster option(s) have no known purchase price and are compared by speed only{rent}"
+        )
     if found.stale:
-        said.append(f"{found.stale} faster option(s) have only a launch price over {STALE_YEARS} years old (likely "
-                    "not sold new) and are not recommended to buy: give the price you were offered (--price "
-                    "GPU=USD, or the app's 'your price' column)")  # fmt: skip
+        said.append(
+            f"{found.stale} faster option(s) have only a launch price over {STALE_YEARS} years old (likely "
+            "not sold new) and are not recommended to buy: give the price you were offered (--price "
+            "GPU=USD, or the app's 'your price' column)"
+        )
     if found.too_small and found.too_small_example is not None:
         example = found.too_small_example
         device = short_device(example["device"])
-        said.append(f"{found.too_small} faster option(s) cannot hold this workload at its batch "
-                    f"({batch_of(rec.current)}) in memory and are not recommended (e.g. {device}: "
-                    f"{example['memory_gb']:.1f} GB needed, largest batch that fits {example['largest_batch']:.0f}; "
-                    "another batch is another workload)")  # fmt: skip
+        said.append(
+            f"{found.too_small} faster option(s) cannot hold this workload at its batch "
+            f"({batch_of(rec.current)}) in memory and are not recommended (e.g. {device}: "
+            f"{example['memory_gb']:.1f} GB needed, largest batch that fits {example['largest_batch']:.0f}; "
+            "another batch is another workload)"
+        )
     if found.over_budget and rec.budget is not None:
         said.append(f"{found.over_budget} faster option(s) cost more than the budget of ${rec.budget:,.0f}")
     return said
@@ -110,8 +122,10 @@ def _best_reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str)
     caveat = f" (estimated at {fmt_seconds(best['seconds'])} a run, likely between " if estimated else ""
     if estimated:
         caveat += f"{fmt_seconds(best['low'])} and {fmt_seconds(best['high'])})"
-    saving = (f"saving {fmt_duration(best['hours_saved_per_week'] * SECONDS_PER_HOUR)} a week at "
-              f"{habits.runs_per_week:g} runs a week")  # fmt: skip
+    saving = (
+        f"saving {fmt_duration(best['hours_saved_per_week'] * SECONDS_PER_HOUR)} a week at "
+        f"{habits.runs_per_week:g} runs a week"
+    )
     if best["free_upgrade"]:
         return (
             f"Switch to {_switch_words(best, current)} on the hardware you already have ({current['device']}): "
@@ -135,8 +149,6 @@ def _best_reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str)
     return sentence + "; " + _payback_words(best, habits) + "."
 
 
-
-
 def _switch_words(best: pd.Series, current: pd.Series) -> str:
     """'mixed_float16', 'the jax backend' or 'mixed_bfloat16 with the jax backend': what changes for a free upgrade."""
     backend = best.get("backend")
@@ -146,8 +158,6 @@ def _switch_words(best: pd.Series, current: pd.Series) -> str:
     if best["precision"] == current["precision"]:
         return f"the {backend} backend"
     return f"{best['precision']} with the {backend} backend"
-
-
 
 
 def article(name: str) -> str:
@@ -178,8 +188,6 @@ def _payback_words(option: pd.Series, habits: Habits) -> str:
     return f"it pays for itself {fmt_weeks(weeks)}{value}{counted}"
 
 
-
-
 def _rent_words(best: pd.Series | None, rental: pd.Series | None, habits: Habits) -> str:
     """Whether renting would be cheaper than buying at the user's runs per week."""
     if rental is None:
@@ -189,8 +197,11 @@ def _rent_words(best: pd.Series | None, rental: pd.Series | None, habits: Habits
     hourly = f"${rental['rental_usd_per_hour']:,.2f}/h"
     billing = costs.billing_words(rental.get("rental_billing_seconds"), rental.get("rental_minimum_seconds"))
     rented = f"Renting {article(device).lower()} {device} ({rental['rental_provider']}, {hourly}, billed {billing})"
-    session = (f"{habits.runs_per_session:g} run(s) a session after {habits.session_minutes:g} minutes' start-up"
-               if habits.session_minutes or habits.runs_per_session != 1 else "")  # fmt: skip
+    session = (
+        f"{habits.runs_per_session:g} run(s) a session after {habits.session_minutes:g} minutes' start-up"
+        if habits.session_minutes or habits.runs_per_session != 1
+        else ""
+    )
     per_run = f"costs {fmt_usd_small(rental['cloud_usd_per_run'])} a run" + (f" ({session})" if session else "")
     if best is None or best["free_upgrade"] or missing(best.get("usd_per_run_owned")):
         return f"{rented} {per_run} ({fmt_speedup(rental['speedup_vs_current'])} faster)."
@@ -216,14 +227,16 @@ def _no_option_reason(options: pd.DataFrame, current: pd.Series, budget: float |
         return "The faster options have no known price, so none can be recommended; add their prices."
     current_prices = priced[~priced["price_stale"].fillna(False).to_numpy(dtype=bool)]
     if current_prices.empty:
-        return (f"The faster options' only prices are launch prices over {STALE_YEARS} years old, so none can be "
-                "recommended; add what they sell for today.")  # fmt: skip
+        return (
+            f"The faster options' only prices are launch prices over {STALE_YEARS} years old, so none can be "
+            "recommended; add what they sell for today."
+        )
     cheapest = current_prices["upgrade_cost_usd"].min()
     if budget is not None and cheapest > budget:
         return f"No faster option fits the budget of ${budget:,.0f}; the cheapest faster one costs ${cheapest:,.0f}."
     if goal == Goal.COST:  # the cost goal ranks only options whose cost per run is known
-        return ("No faster option has a known cost per run (its power draw or a rental price is needed), so none "
-                "can be recommended for cost; the goals 'value' and 'speed' need a price alone.")  # fmt: skip
+        return (
+            "No faster option has a known cost per run (its power draw or a rental price is needed), so none "
+            "can be recommended for cost; the goals 'value' and 'speed' need a price alone."
+        )
     return "No faster option can be recommended: the notes say what was left out."
-
-

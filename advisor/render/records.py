@@ -29,9 +29,12 @@ def _machines(row: pd.Series) -> int:
 
 
 # Record keys worked out from a row's columns (the rest are the columns themselves).
-_RECORD_FIGURES: dict[str, Any] = {"devices": lambda row: int(row.get("device_count") or 1), "machines": _machines,
-                                   "basis": lambda row: basis.sentence(row.get("basis")),
-                                   "basis_parts": lambda row: basis.record(row.get("basis"))}  # fmt: skip
+_RECORD_FIGURES: dict[str, Any] = {
+    "devices": lambda row: int(row.get("device_count") or 1),
+    "machines": _machines,
+    "basis": lambda row: basis.sentence(row.get("basis")),
+    "basis_parts": lambda row: basis.record(row.get("basis")),
+}
 
 
 def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:
@@ -57,8 +60,18 @@ def comparison_records(comparison: Comparison) -> list[dict[str, Any]]:
 
 
 # ``recommend --json``'s keys, in order (the README's command table says them from here).
-RECORD_KEYS = ("goal", "inputs", "current", "options", "best", "reason", "rent_advice", "ladder", "added_devices",
-               "notes")  # fmt: skip
+RECORD_KEYS = (
+    "goal",
+    "inputs",
+    "current",
+    "options",
+    "best",
+    "reason",
+    "rent_advice",
+    "ladder",
+    "added_devices",
+    "notes",
+)
 
 
 def recommendation_record(rec: Recommendation) -> dict[str, Any]:
@@ -71,8 +84,17 @@ def recommendation_record(rec: Recommendation) -> dict[str, Any]:
         best["reason"] = prose.reason(rec)
     ladder = rec.ladder if rec.ladder is not None else pd.DataFrame()
     devices = rec.devices if rec.devices is not None else pd.DataFrame()
-    ladder_keys = ("profile", "name", "precision", "seconds", "upgrade_cost_usd", "runs_per_hour",
-                   "marginal_usd_per_added_run_per_hour", "marginal_usd_per_hour_saved_per_week", "source")  # fmt: skip
+    ladder_keys = (
+        "profile",
+        "name",
+        "precision",
+        "seconds",
+        "upgrade_cost_usd",
+        "runs_per_hour",
+        "marginal_usd_per_added_run_per_hour",
+        "marginal_usd_per_hour_saved_per_week",
+        "source",
+    )
     record = {
         "goal": rec.goal,
         "inputs": dataclasses.asdict(rec.habits),

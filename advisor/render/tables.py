@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.format.formatting import fmt_seconds, missing
+from advisor.format.formatting import fmt_seconds, fmt_seconds_number, missing
 from advisor.format.vocabulary import Source
 
 
@@ -21,7 +21,7 @@ def fmt_seconds_with_source(row: pd.Series) -> str:
     if not missing(error):
         text += f" ± {error:.2g}"
     elif row.get("source") == Source.ESTIMATED and not missing(row.get("low")) and not missing(row.get("high")):
-        text += f" ({fmt_seconds(row['low']).removesuffix(' s')}-{fmt_seconds(row['high']).removesuffix(' s')})"
+        text += f" ({fmt_seconds_number(row['low'])}-{fmt_seconds_number(row['high'])})"
     return text
 
 

@@ -65,9 +65,15 @@ def create_app(settings: Settings, store: storage.Storage | None = None) -> Fast
     @app.exception_handler(Exception)
     async def failure(request: Request, error: Exception) -> JSONResponse:  # the service's own failure, never a crash
         LOG.exception("request failed: %s %s", request.method, request.url.path)
-        return JSONResponse({"rule": "service", "field": "", "message": f"the service failed: {type(error).__name__}",
-                             "detail": "the service failed; the upload was not stored: try again later"},
-                            status_code=500)  # fmt: skip
+        return JSONResponse(
+            {
+                "rule": "service",
+                "field": "",
+                "message": f"the service failed: {type(error).__name__}",
+                "detail": "the service failed; the upload was not stored: try again later",
+            },
+            status_code=500,
+        )
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -118,8 +124,9 @@ def _submitting(app: FastAPI, settings: Settings, database: storage.Storage) -> 
     @app.post(f"{API}/results")
     async def post_result(request: Request, private: bool = False) -> Response:
         try:
-            hashed = await run_in_threadpool(_authorised, database, request.headers.get("authorization", ""),
-                                             settings.submits_per_minute)  # fmt: skip
+            hashed = await run_in_threadpool(
+                _authorised, database, request.headers.get("authorization", ""), settings.submits_per_minute
+            )
             encoding = request.headers.get("content-encoding", "identity").lower()
             if encoding not in ("", "identity"):
                 raise Refusal("encoding", f"Content-Encoding {encoding} is not taken: send the YAML text itself")
@@ -127,9 +134,15 @@ def _submitting(app: FastAPI, settings: Settings, database: storage.Storage) -> 
             stored, new, dropped = await run_in_threadpool(submit, raw, hashed, private)
         except Refusal as error:
             return JSONResponse(error.record(), status_code=error.status)
-        body = {"id": stored.id, "profile_id": stored.profile_id, "status": stored.status, "reason": stored.reason,
-                "url": _result_url(request, stored.id), "new": new,
-                "dropped": [f"{path}: not a field of the schema; not stored" for path in dropped]}  # fmt: skip
+        body = {
+            "id": stored.id,
+            "profile_id": stored.profile_id,
+            "status": stored.status,
+            "reason": stored.reason,
+            "url": _result_url(request, stored.id),
+            "new": new,
+            "dropped": [f"{path}: not a field of the schema; not stored" for path in dropped],
+        }
         return JSONResponse(body, status_code=201 if new else 200)
 
 
@@ -137,12 +150,15 @@ def _reading(app: FastAPI, database: storage.Storage) -> None:
     """The open readers: pages, one result, the comparable ones, the export, the service's health."""
 
     @app.get(f"{API}/results")
-    def list_results(request: Request, workload: str | None = None, device: str | None = None, after: str = "",
-                     limit: int = 100) -> dict[str, Any]:  # fmt: skip
+    def list_results(
+        request: Request, workload: str | None = None, device: str | None = None, after: str = "", limit: int = 100
+    ) -> dict[str, Any]:
         found = database.page(workload, device, after, limit)
         full = len(found) == max(1, min(limit, storage.PAGE_MAX))
-        return {"results": [{**r.summary(), "url": _result_url(request, r.id)} for r in found],
-                "next": found[-1].id if found and full else None}  # fmt: skip
+        return {
+            "results": [{**r.summary(), "url": _result_url(request, r.id)} for r in found],
+            "next": found[-1].id if found and full else None,
+        }
 
     @app.get(API + "/results/{result_id}")
     def get_result(request: Request, result_id: str) -> Response:
@@ -151,22 +167,35 @@ def _reading(app: FastAPI, database: storage.Storage) -> None:
             return _not_listed(result_id)
         if found.status != "listed" and not _may_see(database, request.headers.get("authorization", ""), found.id):
             return _not_listed(result_id)  # held, private and rejected results: their contributor and keepers only
-        return JSONResponse({**found.summary(), "status": found.status, "reason": found.reason,
-                             "url": _result_url(request, found.id),
-                             "profile": yaml.safe_load(found.document)})  # fmt: skip
+        return JSONResponse(
+            {
+                **found.summary(),
+                "status": found.status,
+                "reason": found.reason,
+                "url": _result_url(request, found.id),
+                "profile": yaml.safe_load(found.document),
+            }
+        )
 
     @app.get(API + "/comparable/{result_id}")
     def comparable(result_id: str) -> Response:
         found = database.get(result_id)
         if found is None or found.status != "listed":
             return _not_listed(result_id)
-        return JSONResponse({key: [{"id": i, "precision": p, "seconds": s} for i, p, s in database.comparable(key)]
-                             for key in database.comparison_keys(found.id)})  # fmt: skip
+        return JSONResponse(
+            {
+                key: [{"id": i, "precision": p, "seconds": s} for i, p, s in database.comparable(key)]
+                for key in database.comparison_keys(found.id)
+            }
+        )
 
     @app.get(f"{API}/export.tar.gz")
     def export(workload: str | None = None, device: str | None = None) -> Response:
-        return Response(_export(database, workload, device), media_type="application/gzip",
-                        headers={"Content-Disposition": 'attachment; filename="advisor-collection.tar.gz"'})
+        return Response(
+            _export(database, workload, device),
+            media_type="application/gzip",
+            headers={"Content-Disposition": 'attachment; filename="advisor-collection.tar.gz"'},
+        )
 
     @app.get(f"{API}/health")
     def health() -> dict[str, Any]:
@@ -182,8 +211,19 @@ def _reviewing(app: FastAPI, database: storage.Storage) -> None:
             _keeper(database, request.headers.get("authorization", ""))
         except Refusal as error:
             return JSONResponse(error.record(), status_code=error.status)
-        return JSONResponse({"held": [{**r.summary(), "reason": r.reason, "url": _result_url(request, r.id),
-                                       "profile": yaml.safe_load(r.document)} for r in database.held()]})  # fmt: skip
+        return JSONResponse(
+            {
+                "held": [
+                    {
+                        **r.summary(),
+                        "reason": r.reason,
+                        "url": _result_url(request, r.id),
+                        "profile": yaml.safe_load(r.document),
+                    }
+                    for r in database.held()
+                ]
+            }
+        )
 
     @app.post(API + "/review/{result_id}")
     def decide(request: Request, result_id: str, decision: Literal["approve", "reject"]) -> Response:
@@ -227,8 +267,9 @@ def _authorised(database: storage.Storage, header: str, per_minute: int) -> str:
     """The token's hash, once it is known and within its rate; a refusal otherwise."""
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Refusal("token", "no contributor token: send Authorization: Bearer TOKEN (advisor submit --token, or "
-                               "ADVISOR_TOKEN)")  # fmt: skip
+        raise Refusal(
+            "token", "no contributor token: send Authorization: Bearer TOKEN (advisor submit --token, or ADVISOR_TOKEN)"
+        )
     hashed = storage.token_hash(token.strip())
     if not database.token_known(hashed):
         raise Refusal("unknown_token", "this token is not known to the service: ask its keeper for one")

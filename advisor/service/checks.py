@@ -45,20 +45,31 @@ RULES = {
         Rule("rate_limit", 429, "at most the service's submits a minute per token"),
         Rule("encoding", 415, "the profile's YAML as UTF-8 text, neither compressed nor an archive"),
         Rule("size", 413, f"at most {parse.MAX_FILE_BYTES:,} bytes"),
-        Rule("yaml", 400, f"one YAML document, no aliases or tags, at most {parse.MAX_DEPTH} levels and "
-                          f"{parse.MAX_NODES:,} values"),
+        Rule(
+            "yaml",
+            400,
+            f"one YAML document, no aliases or tags, at most {parse.MAX_DEPTH} levels and {parse.MAX_NODES:,} values",
+        ),
         Rule("schema_version", 400, f"a profile of schema version {SCHEMA_VERSION} or older (older ones are migrated)"),
         Rule("validation", 422, "a valid profile, as `advisor validate` checks it"),
-        Rule("privacy", 422, "no host or user names, email addresses, phone numbers, access tokens, home paths, "
-                             "serial numbers, UUIDs, MAC or IP addresses (advisor submit scrubs them)"),
-        Rule("physical_bound", 422, "times no faster than the device's physical bound (its peak and bandwidth in "
-                                    "the catalog)"),
-        Rule("request", 422, "query parameters of the types the API description gives (a number where it asks for "
-                             "one)"),
+        Rule(
+            "privacy",
+            422,
+            "no host or user names, email addresses, phone numbers, access tokens, home paths, "
+            "serial numbers, UUIDs, MAC or IP addresses (advisor submit scrubs them)",
+        ),
+        Rule(
+            "physical_bound",
+            422,
+            "times no faster than the device's physical bound (its peak and bandwidth in the catalog)",
+        ),
+        Rule(
+            "request", 422, "query parameters of the types the API description gives (a number where it asks for one)"
+        ),
         Rule("keeper", 403, "review: a keeper's token (advisor serve --new-token NAME --keeper)"),
         Rule("not_held", 409, "review: a result that is held (a decision is made once)"),
     )
-}  # fmt: skip
+}
 
 
 def rules_markdown() -> str:
@@ -146,8 +157,11 @@ def _validation(upload: Upload, reference: Advisor) -> Upload:
         profile, warnings = parse.profile_from_data(upload.data, "upload")
     except ProfileError as error:
         first = error.problems[0]
-        more = f" (and {len(error.problems) - 1} more problem(s): advisor validate lists them)" if len(
-            error.problems) > 1 else ""  # fmt: skip
+        more = (
+            f" (and {len(error.problems) - 1} more problem(s): advisor validate lists them)"
+            if len(error.problems) > 1
+            else ""
+        )
         raise Refusal("validation", first.message + more, first.field) from None
     # only what the schema describes is stored and served: an unknown field is dropped, and the answer names it
     known, dropped = schema_fields.known_only(profile.data, schema.PROFILE)
@@ -198,20 +212,33 @@ def content_id(profile: dict[str, Any]) -> str:
 def _accepted(upload: Upload, reference: Advisor) -> Accepted:
     profile = typed.build(upload.profile)  # the valid profile, read through its typed tree
     digest = content_id(upload.profile)
-    unique = f"{profile.id[:SLUG_MAX - ID_HASH_CHARACTERS - 1]}-{digest[:ID_HASH_CHARACTERS]}"
+    unique = f"{profile.id[: SLUG_MAX - ID_HASH_CHARACTERS - 1]}-{digest[:ID_HASH_CHARACTERS]}"
     gpu = reference.catalog.match(str(profile.device.name)) if reference.catalog is not None else None
     device_key = f"{gpu.id if gpu else normalise_name(str(profile.device.name))}:{profile.device.count or 1}x"
     workload = json.dumps(list(workload_key(dict(profile.workload.raw))), default=str)
     software = profile.software
     major = str(software.framework_version or "").split(".")[0] or "any"
     comparisons = tuple(
-        (result.precision, f"{workload}|{result.precision}|{software.framework} {major}|{device_key}",
-         float(result.total_seconds))
+        (
+            result.precision,
+            f"{workload}|{result.precision}|{software.framework} {major}|{device_key}",
+            float(result.total_seconds),
+        )
         for result in profile.results
-    )  # fmt: skip
-    return Accepted(digest, {**upload.profile, "id": unique}, unique, workload, str(profile.workload.name or ""),
-                    device_key, gpu.id if gpu else None, comparisons, upload.held, upload.warnings,
-                    upload.dropped)  # fmt: skip
+    )
+    return Accepted(
+        digest,
+        {**upload.profile, "id": unique},
+        unique,
+        workload,
+        str(profile.workload.name or ""),
+        device_key,
+        gpu.id if gpu else None,
+        comparisons,
+        upload.held,
+        upload.warnings,
+        upload.dropped,
+    )
 
 
 def _problem_text(error: ProfileError) -> str:

@@ -71,9 +71,12 @@ def prepare(path: str | os.PathLike, names: list[str] | None = None) -> Prepared
 def send(prepared: Prepared, url: str, token: str, private: bool = False) -> dict[str, Any]:
     """POST the prepared text; the service's answer (its id, status and URL). A refusal is one line."""
     query = "?private=true" if private else ""
-    request = urllib.request.Request(f"{url.rstrip('/')}{API}/results{query}", data=prepared.text.encode("utf-8"),
-                                     method="POST", headers={"Content-Type": "application/yaml",
-                                                             "Authorization": f"Bearer {token}"})  # fmt: skip
+    request = urllib.request.Request(
+        f"{url.rstrip('/')}{API}/results{query}",
+        data=prepared.text.encode("utf-8"),
+        method="POST",
+        headers={"Content-Type": "application/yaml", "Authorization": f"Bearer {token}"},
+    )
     return _json(request, f"{prepared.path}")
 
 

@@ -21,8 +21,18 @@ REFUSAL = {
         "detail": {"type": "string", "description": "one line: the rule and what to do"},
     },
 }
-SUBMIT_RULES = ("token", "unknown_token", "rate_limit", "encoding", "size", "yaml", "schema_version", "validation",
-                "privacy", "physical_bound")  # fmt: skip
+SUBMIT_RULES = (
+    "token",
+    "unknown_token",
+    "rate_limit",
+    "encoding",
+    "size",
+    "yaml",
+    "schema_version",
+    "validation",
+    "privacy",
+    "physical_bound",
+)
 REVIEW_RULES = ("token", "unknown_token", "keeper")
 # The statuses each route answers besides 200, by the rules that give them (not_found: a result not listed)
 ROUTE_RULES: dict[tuple[str, str], tuple[str, ...]] = {
@@ -32,8 +42,13 @@ ROUTE_RULES: dict[tuple[str, str], tuple[str, ...]] = {
     ("get", "/api/v1/review"): REVIEW_RULES,
     ("post", "/api/v1/review/{result_id}"): (*REVIEW_RULES, "not_held"),
 }
-BEARER = {"bearer": {"type": "http", "scheme": "bearer", "description": "a contributor's or a keeper's token "
-                     "(advisor serve --new-token NAME [--keeper])"}}  # fmt: skip
+BEARER = {
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "a contributor's or a keeper's token (advisor serve --new-token NAME [--keeper])",
+    }
+}
 
 
 def _status(rule: str) -> int:
@@ -77,13 +92,16 @@ def describe(document: dict[str, Any]) -> dict[str, Any]:
             "Schema, written as YAML",
             "content": {"application/yaml": {"schema": _body_schema()}},
         }
-        submit["responses"]["201"] = {"description": "stored (200: the same content was stored before)",
-                                      "content": {"application/json": {"schema": {"type": "object"}}}}  # fmt: skip
+        submit["responses"]["201"] = {
+            "description": "stored (200: the same content was stored before)",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
     export = paths.get("/api/v1/export.tar.gz", {}).get("get")
     if export is not None:
-        export["responses"]["200"] = {"description": "every listed profile as profiles/<id>.yaml",
-                                      "content": {"application/gzip": {"schema": {"type": "string",
-                                                                                  "format": "binary"}}}}  # fmt: skip
+        export["responses"]["200"] = {
+            "description": "every listed profile as profiles/<id>.yaml",
+            "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+        }
     document.setdefault("components", {}).setdefault("securitySchemes", {}).update(BEARER)
     return document
 

@@ -63,9 +63,11 @@ def judge(data: dict[str, Any], reference: Advisor) -> Verdict:
         where = f"results[{index}] ({row['precision']}, {row['seconds']:,.4g} s on {row['device']})"
         bound = physical_bound(row, gpu)
         if bound is not None and row["seconds"] < bound / BOUND_MARGIN:
-            return Verdict(refused=f"faster than the device's physical bound of {bound:,.4g} s (every step at "
-                                   f"{gpu.name}'s peak for the precision and its memory bandwidth)",
-                           field=f"results[{index}]")  # fmt: skip
+            return Verdict(
+                refused=f"faster than the device's physical bound of {bound:,.4g} s (every step at "
+                f"{gpu.name}'s peak for the precision and its memory bandwidth)",
+                field=f"results[{index}]",
+            )
         if held is None:
             held = _far_from_model(row, gpu, reference, where)
     return Verdict(held=held)
@@ -88,5 +90,7 @@ def _far_from_model(row: dict[str, Any], gpu: Any, reference: Advisor, where: st
     seconds = float(row["seconds"])
     if low / FAR_OUTSIDE <= seconds <= high * FAR_OUTSIDE:
         return None
-    return (f"{where}: over {FAR_OUTSIDE:g}x outside the model's cross-validated range of {low:,.4g}-{high:,.4g} s "
-            "for this job on this GPU")  # fmt: skip
+    return (
+        f"{where}: over {FAR_OUTSIDE:g}x outside the model's cross-validated range of {low:,.4g}-{high:,.4g} s "
+        "for this job on this GPU"
+    )

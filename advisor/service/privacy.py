@@ -18,9 +18,29 @@ from dataclasses import dataclass
 from typing import Any
 
 # Keys that name a machine, a person or a unit: dropped by the client, refused by the server (any case, - or _).
-PRIVATE_KEYS = frozenset({"hostname", "host_name", "fqdn", "node", "nodename", "user", "username", "user_name",
-                          "login", "email", "serial", "serial_number", "uuid", "gpu_uuid", "mac", "mac_address",
-                          "ip", "ip_address", "address"})  # fmt: skip
+PRIVATE_KEYS = frozenset(
+    {
+        "hostname",
+        "host_name",
+        "fqdn",
+        "node",
+        "nodename",
+        "user",
+        "username",
+        "user_name",
+        "login",
+        "email",
+        "serial",
+        "serial_number",
+        "uuid",
+        "gpu_uuid",
+        "mac",
+        "mac_address",
+        "ip",
+        "ip_address",
+        "address",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -35,28 +55,59 @@ class TextRule:
 TEXT_RULES = (
     TextRule("email address", re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"), "[email]"),
     # a secret: this service's own tokens and the common providers' keys (GitHub, OpenAI, Hugging Face, Slack, AWS)
-    TextRule("access token", re.compile(r"\b(?:adv_[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}"
-                                        r"|sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}"
-                                        r"|AKIA[0-9A-Z]{16})"), "[token]"),
-    TextRule("home path", re.compile(r"(?:/home|/Users|/export/home)/[^/\s'\"]+|[A-Za-z]:\\Users\\[^\\\s'\"]+"),
-             "~"),
-    TextRule("UUID", re.compile(r"\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b"),
-             "[uuid]"),
+    TextRule(
+        "access token",
+        re.compile(
+            r"\b(?:adv_[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}"
+            r"|sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}"
+            r"|AKIA[0-9A-Z]{16})"
+        ),
+        "[token]",
+    ),
+    TextRule("home path", re.compile(r"(?:/home|/Users|/export/home)/[^/\s'\"]+|[A-Za-z]:\\Users\\[^\\\s'\"]+"), "~"),
+    TextRule(
+        "UUID", re.compile(r"\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b"), "[uuid]"
+    ),
     TextRule("MAC address", re.compile(r"\b[0-9A-Fa-f]{2}(?:[:-][0-9A-Fa-f]{2}){5}\b"), "[mac]"),
-    TextRule("IPv4 address", re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)"
-                                        r"(?![\d.])"), "[ip]"),
-    TextRule("IPv6 address", re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){4,7}[0-9A-Fa-f]{1,4}(?![\w:])"
-                                        r"|(?<![\w:])(?:[0-9A-Fa-f]{1,4}:)+:(?:[0-9A-Fa-f]{1,4}:?)*[0-9A-Fa-f]{0,4}"
-                                        r"(?![\w:])"), "[ip]"),
-    TextRule("host name", re.compile(r"\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:local|lan|internal|localdomain|"
-                                     r"home\.arpa|corp)\b|\bip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}\b"), "[host]"),
+    TextRule(
+        "IPv4 address",
+        re.compile(
+            r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)"
+            r"(?![\d.])"
+        ),
+        "[ip]",
+    ),
+    TextRule(
+        "IPv6 address",
+        re.compile(
+            r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){4,7}[0-9A-Fa-f]{1,4}(?![\w:])"
+            r"|(?<![\w:])(?:[0-9A-Fa-f]{1,4}:)+:(?:[0-9A-Fa-f]{1,4}:?)*[0-9A-Fa-f]{0,4}"
+            r"(?![\w:])"
+        ),
+        "[ip]",
+    ),
+    TextRule(
+        "host name",
+        re.compile(
+            r"\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:local|lan|internal|localdomain|"
+            r"home\.arpa|corp)\b|\bip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}\b"
+        ),
+        "[host]",
+    ),
     # a phone number: +country, (area) or groups of 2-4, 3-4 and 3-4 digits; run after the addresses (an IPv4
     # address would read as one), before serial numbers
-    TextRule("phone number", re.compile(r"(?<![\w.+-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)|\d{2,4})[\s.-]\d{3,4}"
-                                        r"[\s.-]\d{3,4}(?![\w.-])"), "[phone]"),
-    TextRule("serial number", re.compile(r"(?i)\bserial(?:\s*(?:number|no\.?|#))?\s*[:=]?\s*[A-Za-z0-9-]{6,}"),
-             "[serial]"),
-)  # fmt: skip
+    TextRule(
+        "phone number",
+        re.compile(
+            r"(?<![\w.+-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)|\d{2,4})[\s.-]\d{3,4}"
+            r"[\s.-]\d{3,4}(?![\w.-])"
+        ),
+        "[phone]",
+    ),
+    TextRule(
+        "serial number", re.compile(r"(?i)\bserial(?:\s*(?:number|no\.?|#))?\s*[:=]?\s*[A-Za-z0-9-]{6,}"), "[serial]"
+    ),
+)
 
 
 @dataclass(frozen=True)

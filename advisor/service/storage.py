@@ -27,8 +27,11 @@ from advisor.errors import AdvisorError
 
 # The schema, one numbered step at a time: a database at version N gets the steps after N, in order, at start.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (1, "results, their comparison keys, contributor tokens and rate windows", (
-        """CREATE TABLE results (
+    (
+        1,
+        "results, their comparison keys, contributor tokens and rate windows",
+        (
+            """CREATE TABLE results (
             id TEXT PRIMARY KEY,              -- the SHA-256 of the profile's content
             profile_id TEXT NOT NULL UNIQUE,  -- the profile's id as served: the contributor's and the hash's start
             workload TEXT NOT NULL,           -- the workload's key (JSON)
@@ -41,34 +44,39 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             token_hash TEXT NOT NULL,
             received_at TEXT NOT NULL
         )""",
-        "CREATE INDEX results_by_workload ON results (status, workload, id)",
-        "CREATE INDEX results_by_device ON results (status, device, id)",
-        "CREATE INDEX results_listed ON results (status, id)",
-        """CREATE TABLE comparisons (
+            "CREATE INDEX results_by_workload ON results (status, workload, id)",
+            "CREATE INDEX results_by_device ON results (status, device, id)",
+            "CREATE INDEX results_listed ON results (status, id)",
+            """CREATE TABLE comparisons (
             result_id TEXT NOT NULL REFERENCES results (id),
             precision TEXT NOT NULL,
             comparison_key TEXT NOT NULL,
             seconds DOUBLE PRECISION NOT NULL,
             PRIMARY KEY (result_id, precision)
         )""",
-        "CREATE INDEX comparisons_by_key ON comparisons (comparison_key)",
-        """CREATE TABLE tokens (
+            "CREATE INDEX comparisons_by_key ON comparisons (comparison_key)",
+            """CREATE TABLE tokens (
             hash TEXT PRIMARY KEY,
             name TEXT NOT NULL,
             created_at TEXT NOT NULL
         )""",
-        """CREATE TABLE rate_windows (
+            """CREATE TABLE rate_windows (
             token_hash TEXT NOT NULL,
             window_start BIGINT NOT NULL,
             submits INTEGER NOT NULL,
             PRIMARY KEY (token_hash, window_start)
         )""",
-    )),
-    (2, "keeper tokens (who reviews held results) and when a result was decided", (
-        "ALTER TABLE tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'contributor'",  # contributor | keeper
-        "ALTER TABLE results ADD COLUMN decided_at TEXT",
-    )),
-)  # fmt: skip
+        ),
+    ),
+    (
+        2,
+        "keeper tokens (who reviews held results) and when a result was decided",
+        (
+            "ALTER TABLE tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'contributor'",  # contributor | keeper
+            "ALTER TABLE results ADD COLUMN decided_at TEXT",
+        ),
+    ),
+)
 LATEST = MIGRATIONS[-1][0]
 STATUSES = ("listed", "held", "private", "rejected")  # a held result becomes listed (approved) or rejected
 DECISIONS = {"approve": "listed", "reject": "rejected"}
@@ -94,9 +102,15 @@ class StoredResult:
 
     def summary(self) -> dict[str, Any]:
         """The result in a page of a listing (its profile is fetched by id)."""
-        return {"id": self.id, "profile_id": self.profile_id, "workload": json.loads(self.workload),
-                "workload_name": self.workload_name, "device": self.device, "catalog_id": self.catalog_id,
-                "received_at": self.received_at}  # fmt: skip
+        return {
+            "id": self.id,
+            "profile_id": self.profile_id,
+            "workload": json.loads(self.workload),
+            "workload_name": self.workload_name,
+            "device": self.device,
+            "catalog_id": self.catalog_id,
+            "received_at": self.received_at,
+        }
 
 
 _COLUMNS = "id, profile_id, workload, workload_name, device, catalog_id, status, reason, document, received_at"
@@ -147,8 +161,10 @@ class Storage:
             self._run(cursor, f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version INTEGER NOT NULL)")
             current = self._run(cursor, f"SELECT MAX(version) FROM {VERSION_TABLE}").fetchone()[0] or 0
             if current > LATEST:
-                raise AdvisorError(f"the database's schema is version {current}, newer than this advisor's "
-                                   f"({LATEST}): upgrade advisor to serve it")  # fmt: skip
+                raise AdvisorError(
+                    f"the database's schema is version {current}, newer than this advisor's "
+                    f"({LATEST}): upgrade advisor to serve it"
+                )
             for version, _, statements in MIGRATIONS:
                 if version > current:
                     for statement in statements:
@@ -163,8 +179,11 @@ class Storage:
         results."""
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)  # never starting with '-': `--token T` takes it whole
         with self.transaction() as cursor:
-            self._run(cursor, "INSERT INTO tokens (hash, name, created_at, role) VALUES (?, ?, ?, ?)",
-                      (token_hash(token), name, _now(), role))  # fmt: skip
+            self._run(
+                cursor,
+                "INSERT INTO tokens (hash, name, created_at, role) VALUES (?, ?, ?, ?)",
+                (token_hash(token), name, _now(), role),
+            )
         return token
 
     def token_role(self, hashed: str) -> str | None:
@@ -180,9 +199,13 @@ class Storage:
     def count_submit(self, hashed: str, window_start: int) -> int:
         """Count one submit in the token's window; returns the window's submits so far."""
         with self.transaction() as cursor:
-            row = self._run(cursor, "INSERT INTO rate_windows (token_hash, window_start, submits) VALUES (?, ?, 1) "
-                                    "ON CONFLICT (token_hash, window_start) DO UPDATE SET submits = "
-                                    "rate_windows.submits + 1 RETURNING submits", (hashed, window_start)).fetchone()
+            row = self._run(
+                cursor,
+                "INSERT INTO rate_windows (token_hash, window_start, submits) VALUES (?, ?, 1) "
+                "ON CONFLICT (token_hash, window_start) DO UPDATE SET submits = "
+                "rate_windows.submits + 1 RETURNING submits",
+                (hashed, window_start),
+            ).fetchone()
             self._run(cursor, "DELETE FROM rate_windows WHERE window_start < ?", (window_start - 60,))
         return int(row[0])
 
@@ -195,16 +218,34 @@ class Storage:
         200 concurrent submits)."""
         status = "private" if private else ("held" if accepted.held else "listed")
         with self.transaction() as cursor:
-            inserted = self._run(
-                cursor, f"INSERT INTO results ({_COLUMNS}, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT DO NOTHING RETURNING id",
-                (accepted.id, accepted.profile_id, accepted.workload, accepted.workload_name, accepted.device,
-                 accepted.catalog_id, status, accepted.held, document, _now(), hashed),
-            ).fetchone() is not None  # fmt: skip
+            inserted = (
+                self._run(
+                    cursor,
+                    f"INSERT INTO results ({_COLUMNS}, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT DO NOTHING RETURNING id",
+                    (
+                        accepted.id,
+                        accepted.profile_id,
+                        accepted.workload,
+                        accepted.workload_name,
+                        accepted.device,
+                        accepted.catalog_id,
+                        status,
+                        accepted.held,
+                        document,
+                        _now(),
+                        hashed,
+                    ),
+                ).fetchone()
+                is not None
+            )
             if inserted:
                 for precision, key, seconds in accepted.comparisons:
-                    self._run(cursor, "INSERT INTO comparisons (result_id, precision, comparison_key, seconds) "
-                                      "VALUES (?, ?, ?, ?)", (accepted.id, precision, key, seconds))  # fmt: skip
+                    self._run(
+                        cursor,
+                        "INSERT INTO comparisons (result_id, precision, comparison_key, seconds) VALUES (?, ?, ?, ?)",
+                        (accepted.id, precision, key, seconds),
+                    )
             row = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE id = ?", (accepted.id,)).fetchone()
         if row is None:  # its served id is another content's (the same contributor id and hash start): not stored
             raise RuntimeError(f"the profile id {accepted.profile_id} is taken by another result")
@@ -213,8 +254,11 @@ class Storage:
     def held(self, limit: int = PAGE_MAX) -> list[StoredResult]:
         """The results waiting for a keeper's decision, oldest first."""
         with self.transaction(write=False) as cursor:
-            rows = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE status = 'held' ORDER BY received_at, id "
-                                     "LIMIT ?", (max(1, min(limit, PAGE_MAX)),)).fetchall()  # fmt: skip
+            rows = self._run(
+                cursor,
+                f"SELECT {_COLUMNS} FROM results WHERE status = 'held' ORDER BY received_at, id LIMIT ?",
+                (max(1, min(limit, PAGE_MAX)),),
+            ).fetchall()
         return [StoredResult(*row) for row in rows]
 
     def decide(self, result_id: str, decision: str) -> StoredResult | None:
@@ -222,8 +266,11 @@ class Storage:
         the result is not held (or not there)."""
         status = DECISIONS[decision]
         with self.transaction() as cursor:
-            changed = self._run(cursor, "UPDATE results SET status = ?, decided_at = ? WHERE id = ? AND status = "
-                                        "'held' RETURNING id", (status, _now(), result_id)).fetchone()  # fmt: skip
+            changed = self._run(
+                cursor,
+                "UPDATE results SET status = ?, decided_at = ? WHERE id = ? AND status = 'held' RETURNING id",
+                (status, _now(), result_id),
+            ).fetchone()
             if changed is None:
                 return None
             row = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE id = ?", (result_id,)).fetchone()
@@ -238,12 +285,14 @@ class Storage:
     def get(self, result_id: str) -> StoredResult | None:
         """A result by its id or its profile's id, whatever its status (the caller decides what to show)."""
         with self.transaction(write=False) as cursor:
-            row = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE id = ? OR profile_id = ?",
-                            (result_id, result_id)).fetchone()  # fmt: skip
+            row = self._run(
+                cursor, f"SELECT {_COLUMNS} FROM results WHERE id = ? OR profile_id = ?", (result_id, result_id)
+            ).fetchone()
         return StoredResult(*row) if row else None
 
-    def page(self, workload: str | None = None, device: str | None = None, after: str = "",
-             limit: int = 100) -> list[StoredResult]:  # fmt: skip
+    def page(
+        self, workload: str | None = None, device: str | None = None, after: str = "", limit: int = 100
+    ) -> list[StoredResult]:
         """Listed results (never held or private ones) in id order after ``after``, of a workload (its key's JSON)
         and a device (``rtx-4090:1x``) where given."""
         where, params = ["status = 'listed'", "id > ?"], [after]
@@ -253,24 +302,32 @@ class Storage:
                 params.append(value)
         params.append(max(1, min(int(limit), PAGE_MAX)))
         with self.transaction(write=False) as cursor:
-            rows = self._run(cursor, f"SELECT {_COLUMNS} FROM results WHERE {' AND '.join(where)} ORDER BY id "
-                                     "LIMIT ?", params).fetchall()  # fmt: skip
+            rows = self._run(
+                cursor, f"SELECT {_COLUMNS} FROM results WHERE {' AND '.join(where)} ORDER BY id LIMIT ?", params
+            ).fetchall()
         return [StoredResult(*row) for row in rows]
 
     def comparison_keys(self, result_id: str) -> list[str]:
         """A result's comparison keys, one per precision."""
         with self.transaction(write=False) as cursor:
-            rows = self._run(cursor, "SELECT comparison_key FROM comparisons WHERE result_id = ? ORDER BY precision",
-                             (result_id,)).fetchall()  # fmt: skip
+            rows = self._run(
+                cursor, "SELECT comparison_key FROM comparisons WHERE result_id = ? ORDER BY precision", (result_id,)
+            ).fetchall()
         return [str(row[0]) for row in rows]
 
     def comparable(self, comparison_key: str, limit: int = 100) -> list[tuple[str, str, float]]:
         """Listed results that may be put beside each other: (result id, precision, seconds), fastest first."""
         with self.transaction(write=False) as cursor:
-            return [tuple(row) for row in self._run(
-                cursor, "SELECT c.result_id, c.precision, c.seconds FROM comparisons c JOIN results r ON "
-                "r.id = c.result_id WHERE c.comparison_key = ? AND r.status = 'listed' ORDER BY c.seconds, "
-                "c.result_id LIMIT ?", (comparison_key, max(1, min(int(limit), PAGE_MAX)))).fetchall()]  # fmt: skip
+            return [
+                tuple(row)
+                for row in self._run(
+                    cursor,
+                    "SELECT c.result_id, c.precision, c.seconds FROM comparisons c JOIN results r ON "
+                    "r.id = c.result_id WHERE c.comparison_key = ? AND r.status = 'listed' ORDER BY c.seconds, "
+                    "c.result_id LIMIT ?",
+                    (comparison_key, max(1, min(int(limit), PAGE_MAX))),
+                ).fetchall()
+            ]
 
     def counts(self) -> dict[str, int]:
         """Results by status."""
@@ -358,8 +415,10 @@ def open_storage(url: str) -> Storage:
         try:
             storage: Storage = PostgresStorage(url)
         except ImportError:
-            raise AdvisorError("--database postgresql://...: install the service's extra (pip install "
-                               "'advisor[serve]'): psycopg and psycopg-pool") from None  # fmt: skip
+            raise AdvisorError(
+                "--database postgresql://...: install the service's extra (pip install "
+                "'advisor[serve]'): psycopg and psycopg-pool"
+            ) from None
         except Exception as error:  # the server is down, refuses the login...: one line, not a traceback
             reason = " ".join(str(error).split())  # libpq's message spans lines
             raise AdvisorError(f"--database: cannot connect to PostgreSQL: {reason}") from None

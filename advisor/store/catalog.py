@@ -34,33 +34,51 @@ RENTAL_KINDS = (*ON_DEMAND_KINDS, "spot", "reserved")
 SLUG = r"^[a-z0-9][a-z0-9-]{0,79}$"
 
 SPEC = (
-    Field("value", "number", "the value (null when no source gives it)", required=True, null_allowed=True,
-          missing_hint="write null when no source gives it", minimum=0),
+    Field(
+        "value",
+        "number",
+        "the value (null when no source gives it)",
+        required=True,
+        null_allowed=True,
+        missing_hint="write null when no source gives it",
+        minimum=0,
+    ),
     Field("source", "string", "a key of `sources` (or a URL)", required=True),
     Field("note", "string", "where sources disagree, how it was read"),
     Field("derived", "boolean", "true when computed from a sourced rule (say which in note), not copied"),
-)  # fmt: skip
+)
 DATE_SPEC = (
     Field("value", "date", "the date", required=True),
     *SPEC[1:],
 )
 PURCHASE = (
-    Field("usd", "number", "the price of one GPU (or what the note says it includes)", required=True, minimum=0,
-          unit="USD"),
+    Field(
+        "usd",
+        "number",
+        "the price of one GPU (or what the note says it includes)",
+        required=True,
+        minimum=0,
+        unit="USD",
+    ),
     Field("kind", "string", "launch MSRP, street price, system price per GPU...", required=True),
     Field("date", "date", "when the price was true", required=True),
     Field("source", "string", "a key of `sources` (or a URL)", required=True),
     Field("note", "string", "what the price includes"),
-)  # fmt: skip
+)
 RENTAL = (
     Field("provider", "string", "the cloud", required=True),
     Field("usd_per_hour", "number", "price of one GPU for an hour", required=True, positive=True, unit="USD/h"),
-    Field("kind", "choice", "on-demand, serverless, hosted, spot (interruptible) or reserved", required=True,
-          choices=RENTAL_KINDS),
+    Field(
+        "kind",
+        "choice",
+        "on-demand, serverless, hosted, spot (interruptible) or reserved",
+        required=True,
+        choices=RENTAL_KINDS,
+    ),
     Field("date", "date", "when the price was true", required=True),
     Field("source", "string", "a key of `sources` (or a URL)", required=True),
     Field("note", "string", "region, instance, how the per-GPU price was derived"),
-)  # fmt: skip
+)
 
 
 def _spec(name: str, doc: str, unit: str) -> Field:
@@ -73,30 +91,39 @@ SPEC_FIELDS = (
     ("memory_bandwidth_gbs", "peak memory bandwidth", "GB/s"),
     ("l2_cache_mb", "L2 cache", "MB"),
     ("fp32_tflops", "float32 peak (CUDA cores), dense, at boost clock", "TFLOPS"),
-    ("tf32_tflops", "TF32 tensor peak, dense (TensorFlow uses TF32 for float32 matmuls by default on Ampere+)",
-     "TFLOPS"),
-    ("fp16_tensor_tflops", "float16 tensor peak with float32 accumulation, dense (what mixed_float16 uses)",
-     "TFLOPS"),
+    (
+        "tf32_tflops",
+        "TF32 tensor peak, dense (TensorFlow uses TF32 for float32 matmuls by default on Ampere+)",
+        "TFLOPS",
+    ),
+    ("fp16_tensor_tflops", "float16 tensor peak with float32 accumulation, dense (what mixed_float16 uses)", "TFLOPS"),
     ("bf16_tflops", "bfloat16 tensor peak, dense (what mixed_bfloat16 uses)", "TFLOPS"),
     ("board_power_w", "board power (TDP/TGP as published)", "W"),
-    ("pcie_gbs", "host link: PCIe x16 bandwidth, one direction (what data-parallel training's all-reduce uses "
-     "without NVLink)", "GB/s"),
-    ("nvlink_gbs", "NVLink bandwidth per GPU, one direction (SXM boards; a bridge joins two cards); null where the "
-     "GPU has none", "GB/s"),
-)  # fmt: skip
+    (
+        "pcie_gbs",
+        "host link: PCIe x16 bandwidth, one direction (what data-parallel training's all-reduce uses without NVLink)",
+        "GB/s",
+    ),
+    (
+        "nvlink_gbs",
+        "NVLink bandwidth per GPU, one direction (SXM boards; a bridge joins two cards); null where the GPU has none",
+        "GB/s",
+    ),
+)
 GPU = (
     Field("id", "string", "the GPU's slug", required=True, pattern=SLUG, pattern_hint="a slug (a-z, 0-9, '-')"),
     Field("name", "string", "the GPU's name", required=True),
     Field("aliases", "strings", "other names drivers report (nvidia-smi, TensorFlow), for matching profiles"),
-    Field("architecture", "string", "the architecture (Pascal, Turing, Ampere, Ada, Hopper, Blackwell...)",
-          required=True),
+    Field(
+        "architecture", "string", "the architecture (Pascal, Turing, Ampere, Ada, Hopper, Blackwell...)", required=True
+    ),
     Field("segment", "choice", "who it is sold to", required=True, choices=SEGMENTS),
     Field("launch_date", "section", "when it launched (or was announced)", required=True, fields=DATE_SPEC),
     *(_spec(name, doc, unit) for name, doc, unit in SPEC_FIELDS),
     Field("purchase", "sections", "purchase prices, the one the advisor uses first", fields=PURCHASE),
     Field("rentals", "sections", "cloud rental prices per GPU-hour", fields=RENTAL),
     Field("note", "string", "anything a reader should know"),
-)  # fmt: skip
+)
 SOURCE = (
     Field("what", "string", "what the source is", required=True),
     Field("url", "string", "where it is"),
@@ -107,25 +134,42 @@ SOURCE = (
     Field("reliability", "string", "how far to trust it"),
 )
 PROVIDER = (
-    Field("billing_seconds", "integer", "the billing increment: a session is billed in whole increments",
-          required=True, minimum=1, maximum=86400, unit="s"),
-    Field("minimum_seconds", "integer", "the least a session is billed", required=True, minimum=0, maximum=86400,
-          unit="s"),
+    Field(
+        "billing_seconds",
+        "integer",
+        "the billing increment: a session is billed in whole increments",
+        required=True,
+        minimum=1,
+        maximum=86400,
+        unit="s",
+    ),
+    Field(
+        "minimum_seconds", "integer", "the least a session is billed", required=True, minimum=0, maximum=86400, unit="s"
+    ),
     Field("source", "string", "a key of `sources` (or a URL)", required=True),
     Field("note", "string", "what the source says"),
 )
 CATALOG = (
-    Field("catalog_version", "integer", f"the catalog format's version ({CATALOG_VERSION})", required=True,
-          minimum=1, maximum=CATALOG_VERSION),
+    Field(
+        "catalog_version",
+        "integer",
+        f"the catalog format's version ({CATALOG_VERSION})",
+        required=True,
+        minimum=1,
+        maximum=CATALOG_VERSION,
+    ),
     Field("as_of", "date", "when the catalog's prices were collected", required=True),
     Field("description", "string", "what the catalog is"),
-    Field("providers", "mapping", "how each cloud bills a rented GPU, by provider: {billing_seconds, "
-          "minimum_seconds, source}; a provider not listed is taken as billed by the hour"),
-    Field("sources", "mapping", "every source, by key: {what, url or repo/path/commit, reliability}",
-          required=True),
+    Field(
+        "providers",
+        "mapping",
+        "how each cloud bills a rented GPU, by provider: {billing_seconds, "
+        "minimum_seconds, source}; a provider not listed is taken as billed by the hour",
+    ),
+    Field("sources", "mapping", "every source, by key: {what, url or repo/path/commit, reliability}", required=True),
     Field("gpus", "sections", "the GPUs", required=True, fields=GPU),
     Field("notes", "text", "anything a reader should know"),
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -366,8 +410,10 @@ def _parsed_catalog(path: str | Path, raw: bytes) -> Catalog:
         origin=origin,
         notes=tuple([data["notes"]] if isinstance(data.get("notes"), str) else data.get("notes") or ()),
         widths=widths.load(Path(path).parent / widths.FILE_NAME),
-        billing={name: Billing(int(p["billing_seconds"]), int(p["minimum_seconds"]), str(p["source"]))
-                 for name, p in (data.get("providers") or {}).items()},
+        billing={
+            name: Billing(int(p["billing_seconds"]), int(p["minimum_seconds"]), str(p["source"]))
+            for name, p in (data.get("providers") or {}).items()
+        },
     )
 
 

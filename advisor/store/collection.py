@@ -36,8 +36,14 @@ SOURCE = (
 DESCRIPTION = (
     Field("name", "string", "the workload's name, shown in the app's picker", required=True),
     Field("unit", "string", "what one sample is (images, sequences, tokens...)", required=True),
-    Field("samples", "integer", "the stated amount of work: a result's time is samples / throughput",
-          required=True, minimum=1, maximum=10**9),
+    Field(
+        "samples",
+        "integer",
+        "the stated amount of work: a result's time is samples / throughput",
+        required=True,
+        minimum=1,
+        maximum=10**9,
+    ),
     Field("work", "string", "what that amount of work is (one epoch of ...)", required=True),
     Field("optimizer", "string", "the optimizer", required=True),
     Field("parameters", "integer", "the model's weights", required=True, minimum=0),
@@ -45,12 +51,22 @@ DESCRIPTION = (
     Field("source", "string", "where the description comes from", required=True),
     Field("family", "string", "the family whose fitted terms it shares (transformer)"),
     Field("model", "string", "the language model a job of the transformer family trains (a preset's id)"),
-    Field("units_per_item", "number", "samples (in its unit) one item of a batch holds, where the batch counts "
-          "other items than the throughput (an utterance of mel frames, a sequence of tokens)", positive=True),
-    Field("operations_per_step", "integer", "the kernels one iteration of a GPU's batch launches, less its phases' "
-          "own counted steps (counted on a real step: advisor.llm.operations, scripts/count_published_operations.py)",
-          minimum=1, maximum=10**9),
-)  # fmt: skip
+    Field(
+        "units_per_item",
+        "number",
+        "samples (in its unit) one item of a batch holds, where the batch counts "
+        "other items than the throughput (an utterance of mel frames, a sequence of tokens)",
+        positive=True,
+    ),
+    Field(
+        "operations_per_step",
+        "integer",
+        "the kernels one iteration of a GPU's batch launches, less its phases' "
+        "own counted steps (counted on a real step: advisor.llm.operations, scripts/count_published_operations.py)",
+        minimum=1,
+        maximum=10**9,
+    ),
+)
 SYSTEM = (
     Field("name", "string", "the system's name as published", required=True),
     Field("gpu", "string", "its GPU, as the catalog's normaliser matches it", required=True),
@@ -61,24 +77,36 @@ SYSTEM = (
     Field("watts", "number", "the source's power figure", positive=True, unit="W"),
     Field("date", "date", "when the source published it", required=True),
     Field("source", "string", "the file and commit of the rows", required=True),
-)  # fmt: skip
+)
 ROW = (
     Field("system", "string", "a key of systems", required=True),
     Field("workload", "string", "a key of workloads", required=True),
     Field("precision", "choice", "the precision", required=True, choices=PRECISIONS),
     Field("throughput", "number", "samples per second of the whole system", required=True, positive=True),
     Field("batch_per_gpu", "integer", "the batch per GPU", required=True, minimum=1, maximum=10**9),
-)  # fmt: skip
+)
 COLLECTION = (
-    Field(MARKER, "integer", f"the collection format's version ({COLLECTION_VERSION})", required=True, minimum=1,
-          maximum=COLLECTION_VERSION),
-    Field("id", "string", "the collection's slug: its profiles' ids start with it", required=True,
-          pattern=r"^[a-z0-9][a-z0-9-]{0,30}$", pattern_hint="a slug of at most 31 characters"),
+    Field(
+        MARKER,
+        "integer",
+        f"the collection format's version ({COLLECTION_VERSION})",
+        required=True,
+        minimum=1,
+        maximum=COLLECTION_VERSION,
+    ),
+    Field(
+        "id",
+        "string",
+        "the collection's slug: its profiles' ids start with it",
+        required=True,
+        pattern=r"^[a-z0-9][a-z0-9-]{0,30}$",
+        pattern_hint="a slug of at most 31 characters",
+    ),
     Field("source", "section", "where the results come from", required=True, fields=SOURCE),
     Field("workloads", "mapping", "the workloads, by key, described for the performance model", required=True),
     Field("systems", "mapping", "the systems, by key", required=True),
     Field("results", "sections", "one row per published throughput", required=True, fields=ROW),
-)  # fmt: skip
+)
 
 
 def is_collection(data: Any) -> bool:
@@ -134,8 +162,12 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
         **({"operations_per_step": described["operations_per_step"]} if described.get("operations_per_step") else {}),
         "note": f"the time for {described['work']}: {described['samples']:,} {described['unit']} / the throughput",
     }
-    price = {"usd": system.get("price_usd"), "date": system["date"], "includes": "the whole system",
-             "source": f"{source['what']}: the system's price as listed beside the results"}  # fmt: skip
+    price = {
+        "usd": system.get("price_usd"),
+        "date": system["date"],
+        "includes": "the whole system",
+        "source": f"{source['what']}: the system's price as listed beside the results",
+    }
     if system.get("watts"):
         price["power_watts"] = system["watts"]
     return {
@@ -148,9 +180,15 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
         "workload": workload,
         "results": [_result(row, described, batch) for row in rows],
         "provenance": {"method": Source.QUOTED.value, "source": origin, "date": system["date"]},
-        "notes": [n for n in (system.get("host") and f"hosted by {system['host']}",
-                              system.get("link") and f"GPUs linked by {system['link']}") if n],
-    }  # fmt: skip
+        "notes": [
+            n
+            for n in (
+                system.get("host") and f"hosted by {system['host']}",
+                system.get("link") and f"GPUs linked by {system['link']}",
+            )
+            if n
+        ],
+    }
 
 
 def _result(row: dict, described: dict, batch: int) -> dict:
@@ -182,6 +220,8 @@ _Dumper.add_representer(dict, _represent_dict)
 
 def dump(data: dict[str, Any]) -> str:
     """The collection as YAML: readable, one line per published result."""
-    head = ("# A published collection: see 'Published results' in docs/reference.md. Written by "
-            "scripts/import_published.py.\n")
+    head = (
+        "# A published collection: see 'Published results' in docs/reference.md. Written by "
+        "scripts/import_published.py.\n"
+    )
     return head + yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)

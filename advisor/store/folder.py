@@ -216,8 +216,9 @@ def folder_signature(folder: str | os.PathLike) -> str:
         except OSError:
             lines.append(f"{entry.name}\0unreadable\n")
             continue
-        lines.append(f"{entry.name}\0{info.st_mode}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0"
-                     f"{info.st_ctime_ns}\n")  # fmt: skip
+        lines.append(
+            f"{entry.name}\0{info.st_mode}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}\0{info.st_ctime_ns}\n"
+        )
     return hashlib.blake2b("".join(lines).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
@@ -421,11 +422,14 @@ def load_rows(folder: str | os.PathLike, derive: Derive, tag: str, cache: Profil
         for entry in files:
             key, text = stored.get(entry.name, (None, None))
             if key == entry.key and text is not None and text.startswith(prefix):
-                found.append(json.loads(text[len(prefix):]))
+                found.append(json.loads(text[len(prefix) :]))
                 continue
             profiles, bad, warnings = cache.outcome(entry, index, remember=False)  # the rows are kept
-            derived = {"profiles": [[p.id, derive(p)] for p in profiles], "problems": problem_lists(bad),
-                       "warnings": problem_lists(warnings)}  # fmt: skip
+            derived = {
+                "profiles": [[p.id, derive(p)] for p in profiles],
+                "problems": problem_lists(bad),
+                "warnings": problem_lists(warnings),
+            }
             found.append(derived)
             if index is not None:
                 with contextlib.suppress(TypeError, ValueError):  # rows JSON cannot hold are derived each time
@@ -455,8 +459,13 @@ def read_snapshot(folder: str | os.PathLike, key: str, cache: ProfileCache) -> t
         return None
     blob, extras = found
     try:
-        rows = RowSet(problems=problems_of(extras["problems"]), warnings=problems_of(extras["warnings"]),
-                      origins=dict(extras["origins"]), cache=cache, folder=Path(folder))  # fmt: skip
+        rows = RowSet(
+            problems=problems_of(extras["problems"]),
+            warnings=problems_of(extras["warnings"]),
+            origins=dict(extras["origins"]),
+            cache=cache,
+            folder=Path(folder),
+        )
     except (KeyError, TypeError, ValueError):
         return None
     return blob, rows
@@ -467,10 +476,12 @@ def keep_snapshot(folder: str | os.PathLike, key: str, frame: bytes, rows: RowSe
     with cache.lock:
         index = cache.index_for(Path(folder))
         own = str(index.path)
-        index.put_snapshot(key, frame, {
-            "problems": problem_lists(rows.problems),
-            "warnings": problem_lists([p for p in rows.warnings if p.file != own]),
-            "origins": rows.origins,
-        })  # fmt: skip
-
-
+        index.put_snapshot(
+            key,
+            frame,
+            {
+                "problems": problem_lists(rows.problems),
+                "warnings": problem_lists([p for p in rows.warnings if p.file != own]),
+                "origins": rows.origins,
+            },
+        )

@@ -170,10 +170,12 @@ class ProfileIndex:
         if self.connection is None or not (self._pending or self._pending_rows):
             return
         with contextlib.suppress(sqlite3.Error), self.connection:
-            self.connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                        list(self._pending.values()))  # fmt: skip
-            self.connection.executemany("UPDATE files SET rows=? WHERE name=?",
-                                        [(rows, name) for name, rows in self._pending_rows.items()])  # fmt: skip
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", list(self._pending.values())
+            )
+            self.connection.executemany(
+                "UPDATE files SET rows=? WHERE name=?", [(rows, name) for name, rows in self._pending_rows.items()]
+            )
         self._pending.clear()
         self._pending_rows.clear()
 

@@ -205,5 +205,3 @@ def profile_from_data(data: Any, origin: str, expected_id: str | None = None) ->
 def profile_from_bytes(raw: bytes, origin: str, expected_id: str | None = None) -> tuple[Profile, list[Problem]]:
     """Parse and validate one profile's bytes (a file or an upload)."""
     return profile_from_data(parse_yaml(raw, origin), origin, expected_id)
-
-

@@ -284,8 +284,10 @@ def _data_wait(result: Any, workload: Any) -> dict[str, float]:
     wait = result.data_wait
     if wait is None or workload.steps is None:
         return {"data_wait_seconds": math.nan, "data_wait_share": math.nan}
-    return {"data_wait_seconds": float(wait.seconds_per_step) * float(workload.steps),
-            "data_wait_share": float(wait.share)}  # fmt: skip
+    return {
+        "data_wait_seconds": float(wait.seconds_per_step) * float(workload.steps),
+        "data_wait_share": float(wait.share),
+    }
 
 
 def _float_or_nan(value: Any) -> float:
@@ -296,7 +298,6 @@ def _profile_price_kind(usd: float | None, date: str | None) -> str | None:
     if usd is None:
         return None
     return f"the profile's price, {str(date)[:7]}" if date else "the profile's price, undated"
-
 
 
 def hardware_signature(profile: Any) -> str:

@@ -55,8 +55,15 @@ class Widths:
 
 def from_report(found: Any) -> Widths:
     """The widths of a :class:`advisor.perf.crossval.Report`."""
-    return Widths(dict(found.half_widths), found.signature, found.samples, _dt.date.today().isoformat(),
-                  tuple(found.summary), found.coverage, found.scaling)  # fmt: skip
+    return Widths(
+        dict(found.half_widths),
+        found.signature,
+        found.samples,
+        _dt.date.today().isoformat(),
+        tuple(found.summary),
+        found.coverage,
+        found.scaling,
+    )
 
 
 def load(path: str | Path) -> Widths:

@@ -16,22 +16,31 @@ from advisor.track.session import Options, Session, TrackError
 from advisor.track.torch_run import TorchTracker, library_version
 
 
+def _tracker(options: Options) -> TorchTracker:
+    """The tracker of a Trainer's run: its libraries' versions, and where the waiting for data is read."""
+    tracker = TorchTracker(
+        options, libraries=[v for v in (library_version("transformers"), library_version("accelerate")) if v]
+    )
+    tracker.wait_method = (
+        "the gap between one step's end and the next step's begin (the Trainer fetches the step's batches there)"
+    )
+    return tracker
+
+
 def make(options: Options) -> Any:
     """The callback (a ``transformers.TrainerCallback``)."""
     try:
         import transformers  # imported only when the callback is made
     except ImportError:
-        raise TrackError("advisor.track.huggingface: transformers is not installed (pip install transformers)"
-                         ) from None
+        raise TrackError(
+            "advisor.track.huggingface: transformers is not installed (pip install transformers)"
+        ) from None
 
     class AdvisorTrack(transformers.TrainerCallback):
         """advisor.track for the Hugging Face Trainer: add it to ``Trainer(callbacks=[...])``."""
 
         def __init__(self) -> None:
-            self.tracker = TorchTracker(options, libraries=[v for v in (library_version("transformers"),
-                                                                        library_version("accelerate")) if v])
-            self.tracker.wait_method = ("the gap between one step's end and the next step's begin (the Trainer "
-                                        "fetches the step's batches there)")  # fmt: skip
+            self.tracker = _tracker(options)
             self.last_end: float | None = None
 
         @property

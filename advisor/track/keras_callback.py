@@ -97,8 +97,14 @@ def _write_profile(keras, callback, session: Session, options: Options, batch_si
     if callback.memory is not None:
         callback.memory.__exit__(None, None, None)
     try:
-        facts = _facts(keras, callback.model, callback.device, callback.params or {}, batch_size,
-                       callback.memory.reading() if callback.memory else None)  # fmt: skip
+        facts = _facts(
+            keras,
+            callback.model,
+            callback.device,
+            callback.params or {},
+            batch_size,
+            callback.memory.reading() if callback.memory else None,
+        )
         session.counted = _counted(callback.model, batch_size, facts.precision) if options.count_flops else None
         return finish(session, facts)
     except Exception as failure:  # said, not raised
@@ -127,8 +133,9 @@ def epoch_records(ends: list[tuple[int, float]], epoch_start: float, batch_size:
     records, previous_index, previous_time = [], -1, epoch_start
     for number, (index, at) in enumerate(ends):
         steps = max(index - previous_index, 1)
-        records.append(StepRecord(seconds=at - previous_time, wait=None, samples=batch_size * steps, steps=steps,
-                                  clean=number > 0))  # fmt: skip
+        records.append(
+            StepRecord(seconds=at - previous_time, wait=None, samples=batch_size * steps, steps=steps, clean=number > 0)
+        )
         previous_index, previous_time = index, at
     return records
 
@@ -160,8 +167,9 @@ def _device(keras) -> tuple[dict[str, Any], str]:
     return cpu
 
 
-def _facts(keras, model, device: dict[str, Any], params: dict[str, Any], batch_size: int,
-           memory: dict[str, Any] | None) -> RunFacts:  # fmt: skip
+def _facts(
+    keras, model, device: dict[str, Any], params: dict[str, Any], batch_size: int, memory: dict[str, Any] | None
+) -> RunFacts:
     backend = keras.backend.backend()
     framework = __import__({"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}.get(backend, backend))
     policy = getattr(getattr(model, "dtype_policy", None), "name", None) or keras.config.dtype_policy().name
@@ -171,9 +179,13 @@ def _facts(keras, model, device: dict[str, Any], params: dict[str, Any], batch_s
     steps_per_epoch = params.get("steps")
     return RunFacts(
         device=device,
-        software={"framework": backend, "framework_version": str(getattr(framework, "__version__", "unknown")),
-                  "keras_version": keras.__version__, "keras_backend": backend,
-                  "python": platform.python_version()},
+        software={
+            "framework": backend,
+            "framework_version": str(getattr(framework, "__version__", "unknown")),
+            "keras_version": keras.__version__,
+            "keras_backend": backend,
+            "python": platform.python_version(),
+        },
         precision=precision,
         model_class=type(model).__name__ if type(model).__name__ not in ("Sequential", "Functional") else model.name,
         parameters=int(model.count_params()),
@@ -183,8 +195,10 @@ def _facts(keras, model, device: dict[str, Any], params: dict[str, Any], batch_s
         planned_epochs=params.get("epochs"),
         steps_per_epoch=steps_per_epoch if isinstance(steps_per_epoch, int) and steps_per_epoch > 0 else None,
         memory=memory,
-        checks={"steps_per_execution": int(getattr(model, "steps_per_execution", 1) or 1),
-                "synchronised": "each execution's logs converted to numbers (which waits for the device)"},
+        checks={
+            "steps_per_execution": int(getattr(model, "steps_per_execution", 1) or 1),
+            "synchronised": "each execution's logs converted to numbers (which waits for the device)",
+        },
         notes=["Keras fit's input pipeline runs inside the step: the wait for data is not timed apart."],
     )
 
@@ -220,8 +234,13 @@ def _counted(model, batch_size: int, precision: str) -> Counted:
     by_kind = {"matmul": 0.0, "attention": 0.0, "recurrent": 0.0}
     kept, recurrent_steps = 0.0, 0
     for layer in work.layers:
-        kind = ("attention" if layer.type in ATTENTION_LAYERS else "recurrent" if layer.type in RECURRENT_LAYERS
-                else "matmul")  # fmt: skip
+        kind = (
+            "attention"
+            if layer.type in ATTENTION_LAYERS
+            else "recurrent"
+            if layer.type in RECURRENT_LAYERS
+            else "matmul"
+        )
         by_kind[kind] += layer.training_flops * batch_size
         if layer.type in RECURRENT_LAYERS:
             recurrent_steps = max(recurrent_steps, layer.sequential_steps)
@@ -231,7 +250,14 @@ def _counted(model, batch_size: int, precision: str) -> Counted:
             kept += 2 * layer.activations  # a layer keeps its input and output for the backward pass
     value_bytes = 4 if precision == Precision.FLOAT32 else 2
     outputs = sum(math.prod(int(d or 1) for d in tuple(t.shape)[1:]) for t in model.outputs)
-    return Counted(flops_by_kind=by_kind, samples=batch_size, activation_bytes=kept * value_bytes * batch_size,
-                   activation_values=kept * batch_size, output_values=float(outputs * batch_size), precision=precision,
-                   method="advisor's Keras layer counter (advisor.measure.flops): forward x 3 for layers with weights",
-                   not_counted=list(work.not_counted), recurrent_steps=recurrent_steps or None)  # fmt: skip
+    return Counted(
+        flops_by_kind=by_kind,
+        samples=batch_size,
+        activation_bytes=kept * value_bytes * batch_size,
+        activation_values=kept * batch_size,
+        output_values=float(outputs * batch_size),
+        precision=precision,
+        method="advisor's Keras layer counter (advisor.measure.flops): forward x 3 for layers with weights",
+        not_counted=list(work.not_counted),
+        recurrent_steps=recurrent_steps or None,
+    )

@@ -33,10 +33,13 @@ def _callback_base() -> type:
 
 def _tracker(options: Options) -> TorchTracker:
     """The tracker of a Lightning run: the wait for data is the gap between batches, the batch hook counts them."""
-    tracker = TorchTracker(options, libraries=[v for v in (library_version("lightning"),
-                                                           library_version("pytorch_lightning")) if v])  # fmt: skip
-    tracker.wait_method = ("the gap between one batch's end and the next batch's start (Lightning fetches the batch "
-                           "and moves it to the device there)")  # fmt: skip
+    tracker = TorchTracker(
+        options, libraries=[v for v in (library_version("lightning"), library_version("pytorch_lightning")) if v]
+    )
+    tracker.wait_method = (
+        "the gap between one batch's end and the next batch's start (Lightning fetches the batch "
+        "and moves it to the device there)"
+    )
     tracker.batches_from_forward = False  # training_step may not call forward: the batch hook counts
     return tracker
 

@@ -59,15 +59,23 @@ class Options:
 
     def check(self) -> None:
         """Refuse options that cannot work, before the training starts."""
-        for label, value in (("warmup_steps", self.warmup_steps), ("steps", self.steps), ("epochs", self.epochs),
-                             ("steps_per_epoch", self.steps_per_epoch)):  # fmt: skip
+        for label, value in (
+            ("warmup_steps", self.warmup_steps),
+            ("steps", self.steps),
+            ("epochs", self.epochs),
+            ("steps_per_epoch", self.steps_per_epoch),
+        ):
             minimum = 0 if label == "warmup_steps" else 1
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
                 raise TrackError(f"advisor.track: {label} must be a whole number of at least {minimum}, got {value!r}")
-        for label, value in (("price_usd", self.price_usd), ("price_usd_per_hour", self.price_usd_per_hour),
-                             ("power_watts", self.power_watts)):  # fmt: skip
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not math.isfinite(value) or value < 0):  # fmt: skip
+        for label, value in (
+            ("price_usd", self.price_usd),
+            ("price_usd_per_hour", self.price_usd_per_hour),
+            ("power_watts", self.power_watts),
+        ):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0
+            ):
                 raise TrackError(f"advisor.track: {label} must be a number, 0 or more; got {value!r}")
         if self.name is not None and not store.slugify(str(self.name)):
             raise TrackError(f"advisor.track: name {self.name!r} has no letter or digit to name the file by")
@@ -168,10 +176,16 @@ class Session:
         """The current step ends at ``at`` (the device synchronised); None when no step was under way."""
         if not self.in_step:
             return None
-        record = StepRecord(seconds=max(at - self.step_start - self.paused, 0.0),
-                            wait=self.wait if wait_known else None, samples=self.samples, tokens=self.tokens,
-                            steps=steps, micro_batches=max(self.micro_batches, 1), clean=self.clean,
-                            counted=self.counting)  # fmt: skip
+        record = StepRecord(
+            seconds=max(at - self.step_start - self.paused, 0.0),
+            wait=self.wait if wait_known else None,
+            samples=self.samples,
+            tokens=self.tokens,
+            steps=steps,
+            micro_batches=max(self.micro_batches, 1),
+            clean=self.clean,
+            counted=self.counting,
+        )
         self.add(record)
         self.in_step, self.clean, self.counting = False, True, False
         return record
@@ -225,9 +239,11 @@ def summarise(records: list[StepRecord], warmup: int) -> Summary | str:
         seen += record.steps
     steady_steps = sum(r.steps for r in steady)
     if steady_steps < MIN_STEADY_STEPS:
-        return (f"{done} optimizer step(s) ran, {steady_steps} of them steady (after {warmup} warm-up step(s), "
-                f"the counted one and those next to an evaluation, a checkpoint or an epoch's end): at least "
-                f"{MIN_STEADY_STEPS} steady steps are needed to time a step")  # fmt: skip
+        return (
+            f"{done} optimizer step(s) ran, {steady_steps} of them steady (after {warmup} warm-up step(s), "
+            f"the counted one and those next to an evaluation, a checkpoint or an epoch's end): at least "
+            f"{MIN_STEADY_STEPS} steady steps are needed to time a step"
+        )
     per_step = [r.seconds / r.steps for r in steady for _ in range(r.steps)]
     samples = [r.samples / r.steps for r in steady]
     tokens = [r.tokens / r.steps for r in steady if r.tokens]
@@ -236,26 +252,35 @@ def summarise(records: list[StepRecord], warmup: int) -> Summary | str:
     wait_share = sum(r.wait for r in waits) / total if waits and total > 0 else None  # type: ignore[misc]
     wait_per_step = sum(r.wait for r in waits) / sum(r.steps for r in waits) if waits else None  # type: ignore[misc]
     return Summary(
-        steady=steady, warmup=warmup, steps_done=done,
+        steady=steady,
+        warmup=warmup,
+        steps_done=done,
         step=stats_of(per_step),  # type: ignore[arg-type]  # never None: MIN_STEADY_STEPS were timed
-        samples_per_step=statistics.median(samples), tokens_per_step=statistics.median(tokens) if tokens else None,
-        wait_share=wait_share, wait_per_step=wait_per_step,
-    )  # fmt: skip
+        samples_per_step=statistics.median(samples),
+        tokens_per_step=statistics.median(tokens) if tokens else None,
+        wait_share=wait_share,
+        wait_per_step=wait_per_step,
+    )
 
 
 def noise_warnings(summary: Summary, other_load: float | None) -> list[str]:
     """What makes the steady time less certain, in sentences."""
     found = []
     if summary.step.noisy:
-        found.append(f"the steady steps vary by {summary.step.relative_stdev:.0%} (stdev / median): another "
-                     "process may be using the device, or the steps differ in size")  # fmt: skip
+        found.append(
+            f"the steady steps vary by {summary.step.relative_stdev:.0%} (stdev / median): another "
+            "process may be using the device, or the steps differ in size"
+        )
     count = summary.steady_steps
     if count < FEW_STEADY_STEPS:
-        found.append(f"only {count} steady steps were timed: their spread is itself uncertain (track {FEW_STEADY_STEPS}"
-                     " or more)")  # fmt: skip
+        found.append(
+            f"only {count} steady steps were timed: their spread is itself uncertain (track {FEW_STEADY_STEPS} or more)"
+        )
     if other_load is not None and other_load > BUSY_OTHER_CORES:
-        found.append(f"other processes used {other_load:.1f} CPU cores on average during the run: the time may "
-                     "be slower than on a quiet machine")  # fmt: skip
+        found.append(
+            f"other processes used {other_load:.1f} CPU cores on average during the run: the time may "
+            "be slower than on a quiet machine"
+        )
     return found
 
 
@@ -296,8 +321,10 @@ def planned_length(options: Options, facts: RunFacts, done: int) -> tuple[int, i
         return epochs * per_epoch, epochs, per_epoch, None
     if facts.planned_steps:
         return facts.planned_steps, 1, facts.planned_steps, None
-    note = (f"The run's length was not given (steps= or epochs= with steps_per_epoch=): the profile's total is "
-            f"the {done} steps tracked.")  # fmt: skip
+    note = (
+        f"The run's length was not given (steps= or epochs= with steps_per_epoch=): the profile's total is "
+        f"the {done} steps tracked."
+    )
     return done, 1, done, note
 
 
@@ -322,9 +349,14 @@ def _phases(counted: Counted | None, samples: float) -> tuple[list[dict[str, Any
             phases.append(phase)
     if counted.activation_values:
         micro_samples = counted.samples / max(counted.micro_batches, 1)
-        phases.append({"kind": "elementwise", "flops_per_sample": 0.0,
-                       "activations_per_sample": _sig(counted.activation_values / micro_samples),
-                       "note": "the values kept for the backward pass (memory traffic)"})  # fmt: skip
+        phases.append(
+            {
+                "kind": "elementwise",
+                "flops_per_sample": 0.0,
+                "activations_per_sample": _sig(counted.activation_values / micro_samples),
+                "note": "the values kept for the backward pass (memory traffic)",
+            }
+        )
     if not phases:
         phases.append({"kind": "matmul", "flops_per_sample": 0.0, "note": "no matmul, convolution or attention ran"})
     return phases, sum(per_sample.values()) * samples
@@ -334,8 +366,14 @@ def _sig(value: float, digits: int = 6) -> float:
     return float(f"{value:.{digits}g}")
 
 
-def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: Counted | None,
-                  other_load: float | None, interrupted: bool) -> dict[str, Any]:  # fmt: skip
+def build_profile(
+    options: Options,
+    facts: RunFacts,
+    summary: Summary,
+    counted: Counted | None,
+    other_load: float | None,
+    interrupted: bool,
+) -> dict[str, Any]:
     """The profile of a tracked run (schema :data:`~advisor.format.schema.SCHEMA_VERSION`, workload kind tracked)."""
     steps, epochs, per_epoch, length_note = planned_length(options, facts, summary.steps_done)
     workload, flops_per_step = _workload_section(options, facts, summary, counted, (steps, epochs, per_epoch))
@@ -346,18 +384,39 @@ def build_profile(options: Options, facts: RunFacts, summary: Summary, counted: 
     if length_note:
         notes.append(length_note)
     if interrupted:
-        notes.append(f"Interrupted (Ctrl-C) after {summary.steps_done} steps: the profile holds the steps done; the "
-                     "total is the planned run at their steady time.")  # fmt: skip
+        notes.append(
+            f"Interrupted (Ctrl-C) after {summary.steps_done} steps: the profile holds the steps done; the "
+            "total is the planned run at their steady time."
+        )
     if options.price_usd is None:
         notes.append("The price is unknown: compared by speed only, never recommended. Add price.usd to fix.")
-    price = price_section(options.price_usd, _dt.date.today().isoformat(), options.price_note, None,
-                          options.power_watts, options.price_usd_per_hour, "given by the person who trained")
-    return profile_document(profile_id, name, facts.device, hardware.host_facts(), facts.software, price, workload,
-                            [result], facts.command or _command(), notes, interrupted=interrupted)  # fmt: skip
+    price = price_section(
+        options.price_usd,
+        _dt.date.today().isoformat(),
+        options.price_note,
+        None,
+        options.power_watts,
+        options.price_usd_per_hour,
+        "given by the person who trained",
+    )
+    return profile_document(
+        profile_id,
+        name,
+        facts.device,
+        hardware.host_facts(),
+        facts.software,
+        price,
+        workload,
+        [result],
+        facts.command or _command(),
+        notes,
+        interrupted=interrupted,
+    )
 
 
-def _workload_section(options: Options, facts: RunFacts, summary: Summary, counted: Counted | None,
-                      length: tuple[int, int, int]) -> tuple[dict[str, Any], float]:  # fmt: skip
+def _workload_section(
+    options: Options, facts: RunFacts, summary: Summary, counted: Counted | None, length: tuple[int, int, int]
+) -> tuple[dict[str, Any], float]:
     """The tracked workload (``length``: steps of the run, epochs, steps an epoch) and one step's training FLOPs."""
     steps, epochs, per_epoch = length
     samples = summary.samples_per_step
@@ -397,11 +456,16 @@ def _workload_section(options: Options, facts: RunFacts, summary: Summary, count
     return workload, flops_per_step
 
 
-def _result_section(facts: RunFacts, summary: Summary, other_load: float | None, steps: int,
-                    flops_per_step: float) -> dict[str, Any]:  # fmt: skip
+def _result_section(
+    facts: RunFacts, summary: Summary, other_load: float | None, steps: int, flops_per_step: float
+) -> dict[str, Any]:
     """The run's one result: its total, its steady step, the wait for data, memory, checks and warnings."""
-    step: dict[str, Any] = {"count": summary.steady_steps, "warmup": summary.warmup, **summary.step.as_dict(),
-                            "samples_per_second": _sig(summary.samples_per_second)}  # fmt: skip
+    step: dict[str, Any] = {
+        "count": summary.steady_steps,
+        "warmup": summary.warmup,
+        **summary.step.as_dict(),
+        "samples_per_second": _sig(summary.samples_per_second),
+    }
     if summary.tokens_per_second:
         step["tokens_per_second"] = _sig(summary.tokens_per_second)
     if flops_per_step > 0:
@@ -413,8 +477,11 @@ def _result_section(facts: RunFacts, summary: Summary, other_load: float | None,
         "step": step,
     }
     if summary.wait_share is not None and summary.wait_per_step is not None:
-        result["data_wait"] = {"share": round(summary.wait_share, 4), "seconds_per_step": _sig(summary.wait_per_step),
-                               "method": facts.wait_method}  # fmt: skip
+        result["data_wait"] = {
+            "share": round(summary.wait_share, 4),
+            "seconds_per_step": _sig(summary.wait_per_step),
+            "method": facts.wait_method,
+        }
     if facts.memory:
         result["memory"] = facts.memory
     result["checks"] = facts.checks
@@ -442,8 +509,9 @@ def finish(session: Session, facts: RunFacts) -> Path | None:
     if isinstance(summary, str):
         say(f"no profile written: {summary}")
         return None
-    profile = build_profile(session.options, facts, summary, session.counted, session.cpu.other_load(),
-                            session.interrupted)  # fmt: skip
+    profile = build_profile(
+        session.options, facts, summary, session.counted, session.cpu.other_load(), session.interrupted
+    )
     try:
         path = store.write_profile(profile, session.options.out, overwrite=session.options.overwrite)
     except AdvisorError as error:
@@ -452,8 +520,10 @@ def finish(session: Session, facts: RunFacts) -> Path | None:
     if not session.options.quiet:
         wait = summary.wait_share
         waiting = f", {wait:.0%} of it waiting for data" if wait is not None else ""
-        say(f"wrote {path}: {summary.step.median * 1000:.4g} ms a step (median of {summary.steady_steps} steady "
-            f"steps{waiting}), {summary.samples_per_second:,.4g} samples/s")  # fmt: skip
+        say(
+            f"wrote {path}: {summary.step.median * 1000:.4g} ms a step (median of {summary.steady_steps} steady "
+            f"steps{waiting}), {summary.samples_per_second:,.4g} samples/s"
+        )
         say(store.submit_hint(path))
     return path
 

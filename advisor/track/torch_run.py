@@ -55,8 +55,10 @@ def model_device(model) -> Any:
         raise TrackError("advisor.track: the model has no parameters: there is no training to track")
     if len(devices) > 1:
         names = ", ".join(sorted(str(d) for d in devices))
-        raise TrackError(f"advisor.track: the model's parameters are on several devices ({names}): advisor.track "
-                         "times a model on one device (one process per GPU: track rank 0)")  # fmt: skip
+        raise TrackError(
+            f"advisor.track: the model's parameters are on several devices ({names}): advisor.track "
+            "times a model on one device (one process per GPU: track rank 0)"
+        )
     device = next(iter(devices))
     if device.type == "meta":
         raise TrackError("advisor.track: the model's parameters are on the meta device (not materialised)")
@@ -200,8 +202,19 @@ class StepCounter:
 
 # Operations that launch no kernel although they are dispatched: allocations (the caching allocator's) and the
 # metadata of a tensor. Views are told by their schema (every overload of a view op aliases its input).
-NO_KERNEL_OPERATIONS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
-                                  "lift_fresh", "_local_scalar_dense", "set_", "_unsafe_view"})  # fmt: skip
+NO_KERNEL_OPERATIONS = frozenset(
+    {
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "lift_fresh",
+        "_local_scalar_dense",
+        "set_",
+        "_unsafe_view",
+    }
+)
 _LAUNCHES: dict[Any, bool] = {}
 
 
@@ -222,9 +235,10 @@ def _cpu_attention(torch) -> dict:
     from torch.utils.flop_counter import flop_registry
 
     aten, mapping = torch.ops.aten, {}
-    for cpu, gpu in (("_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention"),
-                     ("_scaled_dot_product_flash_attention_for_cpu_backward",
-                      "_scaled_dot_product_flash_attention_backward")):  # fmt: skip
+    for cpu, gpu in (
+        ("_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention"),
+        ("_scaled_dot_product_flash_attention_for_cpu_backward", "_scaled_dot_product_flash_attention_backward"),
+    ):
         if hasattr(aten, cpu) and getattr(aten, gpu, None) in flop_registry:
             formula = flop_registry[getattr(aten, gpu)]
             mapping[getattr(aten, cpu)] = getattr(formula, "__wrapped__", formula)  # FlopCounterMode wraps it
@@ -266,8 +280,13 @@ class TorchTracker:
         if optimizer is not None:
             inner = getattr(optimizer, "optimizer", None)  # accelerate's and Lightning's wrappers keep the real one
             self.optimizer_name = type(inner if inner is not None else optimizer).__name__.lower()
-        self.not_counted = sorted({f"{name} ({type(m).__name__})" for name, m in model.named_modules()
-                                   if type(m).__name__ in UNCOUNTED_MODULES})  # fmt: skip
+        self.not_counted = sorted(
+            {
+                f"{name} ({type(m).__name__})"
+                for name, m in model.named_modules()
+                if type(m).__name__ in UNCOUNTED_MODULES
+            }
+        )
         self.hook = model.register_forward_pre_hook(self._forward, with_kwargs=True)
         kind = DeviceKind.GPU.value if self.device.type == "cuda" else DeviceKind.CPU.value
         self.memory = PeakMemory("torch", kind, str(self.device))
@@ -332,15 +351,18 @@ class TorchTracker:
         if counter is None or self.session is None:
             return
         self.session.counted = Counted(
-            flops_by_kind=dict(counter.by_kind), samples=samples, micro_batches=micro_batches,
+            flops_by_kind=dict(counter.by_kind),
+            samples=samples,
+            micro_batches=micro_batches,
             activation_bytes=counter.saved_bytes / max(micro_batches, 1),
-            activation_values=counter.saved_values / max(micro_batches, 1), precision=counter.precision(),
+            activation_values=counter.saved_values / max(micro_batches, 1),
+            precision=counter.precision(),
             output_values=counter.output_values / max(micro_batches, 1) or None,
             operations=counter.operations or None,
             method="torch.utils.flop_counter.FlopCounterMode on a real training step (forward, backward and the "
-                   "optimizer's step); activations: the tensors saved for the backward pass",
+            "optimizer's step); activations: the tensors saved for the backward pass",
             not_counted=self.not_counted + sorted(f"{op} (its FLOP formula failed)" for op in counter.failed),
-        )  # fmt: skip
+        )
 
     def stop(self, error: BaseException | None = None) -> Path | None:
         """End the run: write its profile (on a KeyboardInterrupt, of the steps done), or nothing after an error
@@ -365,8 +387,10 @@ class TorchTracker:
             return None
         if self.training_forwards == 0 and session.records:
             session.close()
-            self.problem = ("no profile written: no training forward pass was seen (the model ran under "
-                            "torch.no_grad() or in eval mode, or outside the tracked block)")  # fmt: skip
+            self.problem = (
+                "no profile written: no training forward pass was seen (the model ran under "
+                "torch.no_grad() or in eval mode, or outside the tracked block)"
+            )
             say(self.problem)
             return None
         session.interrupted = isinstance(error, KeyboardInterrupt)
@@ -385,9 +409,11 @@ class TorchTracker:
         model, device = self.model, self.device
         parameters = list(model.parameters())
         counted = self.session.counted if self.session is not None else None
-        precision = (counted.precision if counted and counted.precision else
-                     PRECISION_OF_DTYPE.get(str(parameters[0].dtype).removeprefix("torch."),
-                                            Precision.FLOAT32.value))  # fmt: skip
+        precision = (
+            counted.precision
+            if counted and counted.precision
+            else PRECISION_OF_DTYPE.get(str(parameters[0].dtype).removeprefix("torch."), Precision.FLOAT32.value)
+        )
         identity = [(name, tuple(p.shape), str(p.dtype), p.requires_grad) for name, p in model.named_parameters()]
         facts = RunFacts(
             device=self._device_facts(),
@@ -406,19 +432,25 @@ class TorchTracker:
         )
         weights_dtype = str(parameters[0].dtype).removeprefix("torch.")
         if weights_dtype != DType.FLOAT32 and precision != Precision.FLOAT32:
-            facts.notes.append(f"The weights are {weights_dtype} (not float32 with autocast): counted as mixed "
-                               "precision.")
+            facts.notes.append(
+                f"The weights are {weights_dtype} (not float32 with autocast): counted as mixed precision."
+            )
         if self.not_counted:
-            facts.warnings.append(f"FlopCounterMode has no formula for {', '.join(self.not_counted)}: their FLOPs "
-                                  "are not in the count (estimates on other GPUs take them as free)")  # fmt: skip
+            facts.warnings.append(
+                f"FlopCounterMode has no formula for {', '.join(self.not_counted)}: their FLOPs "
+                "are not in the count (estimates on other GPUs take them as free)"
+            )
         return facts
 
     def _device_facts(self) -> dict[str, Any]:
         torch, device = _torch(), self.device
         if device.type == "cuda":
             index = device.index if device.index is not None else torch.cuda.current_device()
-            facts: dict[str, Any] = {"kind": DeviceKind.GPU.value, "name": torch.cuda.get_device_name(index),
-                                     "count": 1}  # fmt: skip
+            facts: dict[str, Any] = {
+                "kind": DeviceKind.GPU.value,
+                "name": torch.cuda.get_device_name(index),
+                "count": 1,
+            }
             with contextlib.suppress(Exception):
                 properties = torch.cuda.get_device_properties(index)
                 facts["memory_gb"] = round(properties.total_memory / 1024**3, 1)
@@ -432,8 +464,11 @@ class TorchTracker:
 
     def _software(self) -> dict[str, Any]:
         torch = _torch()
-        software: dict[str, Any] = {"framework": "torch", "framework_version": str(torch.__version__),
-                                    "python": platform.python_version()}  # fmt: skip
+        software: dict[str, Any] = {
+            "framework": "torch",
+            "framework_version": str(torch.__version__),
+            "python": platform.python_version(),
+        }
         if self.device is not None and self.device.type == "cuda":
             with contextlib.suppress(Exception):
                 if torch.version.cuda:

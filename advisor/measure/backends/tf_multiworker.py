@@ -76,8 +76,14 @@ def join(tf, cluster: Cluster, device_kind: str) -> Any:
     return strategy
 
 
-def exchange(tf, cluster: Cluster, key: str, value: str, guard: InterruptGuard,
-             verdict: Callable[[dict[int, str]], str | None] | None = None) -> dict[int, str]:  # fmt: skip
+def exchange(
+    tf,
+    cluster: Cluster,
+    key: str,
+    value: str,
+    guard: InterruptGuard,
+    verdict: Callable[[dict[int, str]], str | None] | None = None,
+) -> dict[int, str]:
     """Every worker publishes ``value`` under ``key`` and reads everyone's (through the cluster's coordination
     service, which the chief hosts): {worker index: value}. A barrier at the end keeps the chief alive until every
     worker has read. ``verdict`` (the values: a line, or None when they agree) is each worker's own, from what it
@@ -135,15 +141,27 @@ def failure_line(cluster: Cluster, error: BaseException, doing: str) -> str:
     text = getattr(error, "message", None) or str(error)
     found = _TASK.search(text)
     lost = [int(found.group(1))] if found and int(found.group(1)) != cluster.index else []
-    reason = next((line.strip() for line in text.splitlines() if "aborted by" in line or "Connection" in line),
-                  text.strip().splitlines()[0] if text.strip() else type(error).__name__)  # fmt: skip
+    reason = next(
+        (line.strip() for line in text.splitlines() if "aborted by" in line or "Connection" in line),
+        text.strip().splitlines()[0] if text.strip() else type(error).__name__,
+    )
     who = cluster.name(lost[0]) if lost else "another worker"
     return f"{who} stopped answering while {doing} ({reason[:160]}); no profile written"
 
 
-def train_steps(tf, job: Job, policy: str, device: DeviceInfo, seed: int, progress: Progress, guard: InterruptGuard,
-                label: str, strategy: Any = None, cluster: Cluster | None = None,
-                others_expected: bool = False) -> TrainingRun:  # fmt: skip
+def train_steps(
+    tf,
+    job: Job,
+    policy: str,
+    device: DeviceInfo,
+    seed: int,
+    progress: Progress,
+    guard: InterruptGuard,
+    label: str,
+    strategy: Any = None,
+    cluster: Cluster | None = None,
+    others_expected: bool = False,
+) -> TrainingRun:
     """Train the job's model with the custom step (under ``strategy`` across the cluster, else on ``device``)
     and time every epoch; the same step either way."""
     import keras
@@ -153,7 +171,7 @@ def train_steps(tf, job: Job, policy: str, device: DeviceInfo, seed: int, progre
     x, y = job.data(seed)
     placement = tf.device(device.framework_device) if strategy is None else contextlib.nullcontext()
     try:
-        with placement, (strategy.scope() if strategy is not None else contextlib.nullcontext()):
+        with placement, strategy.scope() if strategy is not None else contextlib.nullcontext():
             model = job.build(policy)
             optimizer = model.optimizer
             optimizer.build(model.trainable_variables)
@@ -169,20 +187,13 @@ def train_steps(tf, job: Job, policy: str, device: DeviceInfo, seed: int, progre
     except tf.errors.ResourceExhaustedError:
         hint = "try a smaller --units or --batch-size"
         raise AdvisorError(f"out of memory training {policy} on {device.name}: {hint}") from None
-    except (tf.errors.UnavailableError, tf.errors.AbortedError, tf.errors.CancelledError,
-            tf.errors.DeadlineExceededError, tf.errors.InternalError, tf.errors.UnknownError) as error:  # fmt: skip
+    except _run_failures(tf) as error:
         if cluster is None:
             raise AdvisorError(f"{policy} training failed on {device.name}: {str(error).strip()[:300]}") from None
         raise AdvisorError(failure_line(cluster, error, f"training {policy}")) from None
     finally:
         keras.config.set_dtype_policy(Precision.FLOAT32.value)
-    checks: dict[str, Any] = {
-        **job.checks(model),
-        "variables_device": Backend().variable_device(model),
-        "backend": "tensorflow",
-        "training_step": "custom (strategy.run)" if strategy is not None else "custom",
-        **({"replicas": int(strategy.num_replicas_in_sync)} if strategy is not None else {}),
-    }
+    checks = _run_checks(job, model, strategy)
     one_device = dataclasses.replace(device, count=1)  # the placement check applies to the reference run
     warnings = run_warnings(checks, policy, one_device, Backend.accelerator_words, times, monitor, others_expected)
     return TrainingRun(
@@ -198,8 +209,33 @@ def train_steps(tf, job: Job, policy: str, device: DeviceInfo, seed: int, progre
     )
 
 
-def _timed_epochs(job: Job, step: Any, guard: InterruptGuard, progress: Progress,
-                  label: str) -> tuple[list[float], float]:  # fmt: skip
+def _run_checks(job: Job, model: Any, strategy: Any) -> dict[str, Any]:
+    """What the run checked: the model's own checks, where its variables live, the step and the replicas."""
+    return {
+        **job.checks(model),
+        "variables_device": Backend().variable_device(model),
+        "backend": "tensorflow",
+        "training_step": "custom (strategy.run)" if strategy is not None else "custom",
+        **({"replicas": int(strategy.num_replicas_in_sync)} if strategy is not None else {}),
+    }
+
+
+def _run_failures(tf) -> tuple[type[Exception], ...]:
+    """TensorFlow's errors that end a run (a lost worker, a cancelled collective), reported with their cause."""
+    errors = tf.errors
+    return (
+        errors.UnavailableError,
+        errors.AbortedError,
+        errors.CancelledError,
+        errors.DeadlineExceededError,
+        errors.InternalError,
+        errors.UnknownError,
+    )
+
+
+def _timed_epochs(
+    job: Job, step: Any, guard: InterruptGuard, progress: Progress, label: str
+) -> tuple[list[float], float]:
     """Run the job's epochs of ``step()`` calls; each epoch's seconds and the last loss."""
     times: list[float] = []
     loss, last = None, math.nan
