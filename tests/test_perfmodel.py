@@ -206,3 +206,67 @@ def test_the_crossval_file_is_versioned_migrated_and_a_newer_one_refused(tmp_pat
     assert widths.load(newer).half_widths == {}  # refused: its estimates say they are not cross-validated
     written = widths.write(shipped, tmp_path / "written.yaml")
     assert written.read_text().count(f"crossval_version: {widths.CROSSVAL_VERSION}") == 1
+
+
+def test_every_calibration_result_names_its_model_family(shipped_frame, shipped_catalog):
+    """The held-out family experiment scores every shipped result: each workload says what kind of model it trains
+    (a published one in its description, the post's LSTM and a language-model job by their kind)."""
+    from advisor.format.vocabulary import ModelFamily, words
+
+    samples = estimates.calibration_samples(shipped_frame, shipped_catalog)
+    families = {s.model_family for s in samples}
+    assert None not in families and families <= set(words(ModelFamily)) and len(families) == 5
+    assert {s.model_family for s in samples if s.workload.startswith("lstm")} == {ModelFamily.RECURRENT}
+
+
+def test_a_held_out_family_is_in_no_fit_that_predicts_it(shipped_frame, shipped_catalog, monkeypatch):
+    from advisor.perf import calibration, crossval
+
+    samples = estimates.calibration_samples(shipped_frame, shipped_catalog)
+    few = tuple(s for s in samples if s.gpu in {"gtx-1070-ti", "titan-rtx", "rtx-3090", "a100-sxm4-40gb"})
+    fitted_on: list[set] = []
+    real_fit = calibration.fit
+
+    def recording_fit(chosen):
+        fitted_on.append({s.model_family for s in chosen})
+        return real_fit(chosen)
+
+    monkeypatch.setattr(calibration, "fit", recording_fit)
+    held = crossval.leave_family_out(few)
+    assert [h.group for h in held] == [h.sample.model_family for h in held]
+    assert len(fitted_on) == len({s.model_family for s in few}) >= 4
+    for family, seen in zip(sorted({s.model_family for s in few}), fitted_on, strict=True):
+        assert family not in seen
+
+
+def test_a_familys_pair_error_and_rank_are_the_ratios_and_order_of_its_gpus(shipped_frame, shipped_catalog):
+    """Three GPUs on one job, observed 1, 2 and 4 s, predicted 1, 3 and 4 s: the pairs' errors are 1.5x, 1.5x and 1x
+    (median 1.5x), the order is right (rho 1); a result's own error is 1x, 1.5x and 1x."""
+    from advisor.perf import crossval
+
+    sample = estimates.calibration_samples(shipped_frame, shipped_catalog)[0]
+    helds = [
+        crossval.Held(
+            "new-family",
+            "vision",
+            dataclasses.replace(sample, gpu=gpu, seconds=observed, model_family="vision"),
+            predicted,
+            None,
+        )
+        for gpu, observed, predicted in (("a", 1.0, 1.0), ("b", 2.0, 3.0), ("c", 4.0, 4.0))
+    ]
+    (row,) = crossval.family_errors(helds)
+    assert (row.family, row.results, row.pairs, row.jobs_ranked) == ("vision", 3, 3, 1)
+    assert row.pair_median == pytest.approx(1.5) and row.median == pytest.approx(1.0)
+    assert row.rank_median == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_crossval_families_reports_each_family_in_text_and_json(capsys):
+    assert main(["crossval", "--families", "--experiments", "new-architecture", "--json"]) == 0
+    rows = {row["family"]: row for row in json.loads(capsys.readouterr().out)["families"]}
+    assert set(rows) == {"language", "recommendation", "recurrent", "speech", "vision"}
+    assert all(row["pair_median"] >= 1 and row["results"] > 0 for row in rows.values())
+    assert main(["crossval", "--families", "--experiments", "new-architecture"]) == 0
+    text = capsys.readouterr().out
+    assert "Each model family held out in turn" in text and "recurrent" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -14,8 +15,8 @@ from advisor.errors import AdvisorError
 NAME = "crossval"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
     "cross-validates the model (new GPU, new architecture, new workload from one or three GPUs, description only,"
-    " single results): median and 90th-percentile errors, the range of each situation, the coverage; `--write` keeps"
-    " the ranges beside the catalog"
+    " single results): median and 90th-percentile errors, the range of each situation, the coverage; `--families`"
+    " holds out each model family too; `--write` keeps the ranges beside the catalog"
 )
 
 
@@ -38,6 +39,12 @@ def add_parser(commands, parents: Parents) -> None:
     parser.add_argument("--write", action="store_true", help="write the widths to the catalog folder's crossval.yaml")
     common.add_catalog_option(parser)
     parser.add_argument("--experiments", metavar="NAMES", help="comma-separated subset: " + ", ".join(experiments()))
+    parser.add_argument(
+        "--families",
+        action="store_true",
+        help="also hold out each model family in turn (recurrent, vision, language, speech, recommendation): "
+        "errors of time, of each GPU pair's ratio and of the GPUs' order",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = common.catalog(args)
     frame = common.frame(args)
     samples = estimates.calibration_samples(frame, catalog)
-    found = crossval.report(samples, chosen, scaling.observations(frame, catalog))
+    found = crossval.report(samples, chosen, scaling.observations(frame, catalog), families=args.families)
     unmatched = estimates.unmatched_gpus(frame, catalog)
     if args.write:
         written = widths.write(widths.from_report(found), Path(catalog.origin).parent / widths.FILE_NAME)
@@ -69,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
                 "not_in_catalog": unmatched,
                 "data_parallel": found.scaling,
                 "tracked": crossval.tracked_errors(found.summary),
+                **({"families": [dataclasses.asdict(row) for row in found.families]} if args.families else {}),
             }
         )
     else:

@@ -1,6 +1,6 @@
 """The README's command table, made from the parsers themselves (every option a command takes, as argparse has it)
 and each command module's ``SUMMARY`` (what it does); ``--json``'s keys from the code that writes them. A test keeps
-the README's copy the same: ``python -m advisor.commands.reference`` prints it.
+the README's copy the same: ``python scripts/maintain.py command-table`` prints it.
 """
 
 from __future__ import annotations

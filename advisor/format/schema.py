@@ -16,7 +16,7 @@ from typing import Any
 from advisor.errors import Problem
 from advisor.format import fields as F
 from advisor.format.fields import Field, describe, is_iso_date
-from advisor.format.vocabulary import DeviceKind, Precision, Source, WorkloadKind, words
+from advisor.format.vocabulary import DeviceKind, ModelFamily, Precision, Source, WorkloadKind, words
 
 __all__ = ["is_iso_date"]
 
@@ -295,6 +295,13 @@ WORKLOAD = (
     Field("model_class", "string", "kind tracked: the model's class"),
     Field("flops_method", "string", "kind tracked: how the step's FLOPs were counted"),
     Field("source", "string", "kind published: where the description comes from"),
+    Field(
+        "model_family",
+        "choice",
+        "kind published or tracked: the kind of model it trains (held out together by `advisor crossval "
+        "--families`; the post's LSTM is recurrent, a language-model job language)",
+        choices=words(ModelFamily),
+    ),
     Field(
         "family",
         "string",

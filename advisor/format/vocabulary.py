@@ -141,6 +141,17 @@ class WorkloadKind(StrEnum):
     TRACKED = "tracked"
 
 
+class ModelFamily(StrEnum):
+    """The kind of model a workload trains: the families the cross-validation holds out in turn (a family never
+    seen is what a buyer's own model may be)."""
+
+    RECURRENT = "recurrent"  # recurrent sequence models (LSTM, GRU): the post's LSTM
+    VISION = "vision"  # convolutional vision: classification, detection, segmentation
+    LANGUAGE = "language"  # transformer language models: BERT, Transformer-XL, every language-model job
+    SPEECH = "speech"  # speech synthesis and recognition (Tacotron 2, WaveGlow)
+    RECOMMENDATION = "recommendation"  # embeddings and small dense layers (NCF)
+
+
 class PaybackCounts(StrEnum):
     """What an option's payback counts: the time saved and the energy, the time alone (the power is unknown), or
     nothing (an hour is worth $0 and the power is unknown). The words are the values: the JSON prints them."""

@@ -89,6 +89,7 @@ class Sample:
     device: Device
     approximate: bool = False
     model: str | None = None  # the language model of a transformer-family job (its workload's ``model``)
+    model_family: str | None = None  # the kind of model (vocabulary.ModelFamily), None where it is not known
 
     @property
     def architecture(self) -> str:

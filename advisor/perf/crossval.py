@@ -36,6 +36,7 @@ FOLDS = 10
 FEW_REFERENCES = 3
 FAMILY_PREFIX = "family:"  # advisor.perf.estimates.calibration_workload: the fitted terms a family shares
 EXPERIMENTS = ("new-gpu", "new-architecture", "new-workload", "few-gpus", "no-gpu-result", "other-results")
+FAMILY_EXPERIMENT = "new-family"  # reported on its own (crossval --families): no estimate's range is drawn from it
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,95 @@ def run(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS)
     ]
 
 
+def leave_family_out(samples: tuple[Sample, ...]) -> list[Held]:
+    """A new kind of model: every result of one model family (vocabulary.ModelFamily: recurrent, vision, language,
+    speech, recommendation) predicted by a fit that saw no workload of that family. Results of no known family
+    train every fit and are never scored."""
+    found = []
+    for family in sorted({s.model_family for s in samples if s.model_family}):
+        fit = calibration.fit(tuple(s for s in samples if s.model_family != family))
+        found += _predict_held(FAMILY_EXPERIMENT, family, fit, (s for s in samples if s.model_family == family))
+    return found
+
+
+@dataclass(frozen=True)
+class FamilyErrors:
+    """How far one held-out family's estimates are off: each result's time, each pair of GPUs' speed ratio (what a
+    buyer compares), and the GPUs' order (Spearman's rank correlation) per job: one workload in one precision on
+    several GPUs (a language-model row: its model and work too)."""
+
+    family: str
+    results: int
+    median: float  # factor: exp(median |log(predicted / observed)|) over the results
+    p90: float
+    pairs: int
+    pair_median: float  # factor: exp(median |log(predicted ratio / observed ratio)|) over the GPU pairs of a job
+    pair_p90: float
+    jobs_ranked: int  # jobs on three GPUs or more
+    rank_median: float | None  # Spearman's rho of the GPUs' predicted and observed times, median over the jobs
+    rank_p10: float | None  # its 10th percentile: the worst-ranked tenth of the jobs
+
+
+def _per_gpu(helds: list[Held]) -> dict[str, tuple[float, float]]:
+    """Each GPU's observed and predicted log time (the mean where a job has several results on one GPU)."""
+    by_gpu: dict[str, list[Held]] = {}
+    for held in helds:
+        by_gpu.setdefault(held.sample.gpu, []).append(held)
+    return {
+        gpu: (
+            float(np.mean([math.log(h.sample.seconds) for h in hs])),
+            float(np.mean([math.log(h.predicted) for h in hs])),
+        )
+        for gpu, hs in by_gpu.items()
+    }
+
+
+def _spearman(first: np.ndarray, second: np.ndarray) -> float:
+    ranks = [np.argsort(np.argsort(values)).astype(float) for values in (first, second)]
+    return float(np.corrcoef(ranks[0], ranks[1])[0, 1])
+
+
+def family_errors(helds: list[Held]) -> list[FamilyErrors]:
+    """The held-out family experiment's table: a row per family (``helds``: :func:`leave_family_out`'s)."""
+    rows = []
+    for family in sorted({h.group for h in helds}):
+        own = [h for h in helds if h.group == family]
+        jobs: dict[tuple, list[Held]] = {}
+        for held in own:
+            s = held.sample
+            # a published workload is one job on every GPU (each at the batch its memory allowed); a language-model
+            # row is one of many jobs its family shares: its work names it
+            work = s.work if s.workload.startswith(FAMILY_PREFIX) else None
+            jobs.setdefault((s.workload, s.model, s.precision, work), []).append(held)
+        pair_errors, ranks = [], []
+        for members in jobs.values():
+            gpus = _per_gpu(members)
+            names = sorted(gpus)
+            for i, a in enumerate(names):
+                for b in names[i + 1 :]:
+                    observed = gpus[a][0] - gpus[b][0]
+                    predicted = gpus[a][1] - gpus[b][1]
+                    pair_errors.append(abs(predicted - observed))
+            if len(names) >= 3:
+                ranks.append(_spearman(np.array([gpus[g][0] for g in names]), np.array([gpus[g][1] for g in names])))
+        errors = [abs(h.error) for h in own]
+        rows.append(
+            FamilyErrors(
+                family=family,
+                results=len(own),
+                median=quantile_factor(errors, 0.5),
+                p90=quantile_factor(errors, QUANTILE),
+                pairs=len(pair_errors),
+                pair_median=quantile_factor(pair_errors, 0.5) if pair_errors else math.nan,
+                pair_p90=quantile_factor(pair_errors, QUANTILE) if pair_errors else math.nan,
+                jobs_ranked=len(ranks),
+                rank_median=float(np.median(ranks)) if ranks else None,
+                rank_p10=float(np.quantile(ranks, 0.1)) if ranks else None,
+            )
+        )
+    return rows
+
+
 def quantile_factor(errors: Iterable[float], q: float) -> float:
     values = np.abs(np.fromiter(errors, dtype=float))
     return math.exp(float(np.quantile(values, q))) if len(values) else math.nan
@@ -213,6 +303,7 @@ class Report:
     signature: str
     targets: tuple[tuple[str, str, float, float], ...]  # (experiment, precision, median, p90) the issue set
     scaling: dict | None = None  # data-parallel efficiency, leave one system out: results, median, p90, fit
+    families: tuple[FamilyErrors, ...] = ()  # each model family held out in turn (asked for: report(families=True))
 
     def checks(self) -> list[dict]:
         """Each target against its measured value."""
@@ -273,9 +364,11 @@ def report(
     samples: tuple[Sample, ...],
     experiments: tuple[str, ...] = EXPERIMENTS,
     scaling_observations: list[scaling.Observation] | None = None,
+    families: bool = False,
 ) -> Report:
     """Run the experiments and summarise them: errors, the widths per situation, coverage; with multi-GPU
-    observations, the data-parallel scaling left one system out at a time."""
+    observations, the data-parallel scaling left one system out at a time; with ``families``, each model family
+    held out in turn (:func:`family_errors`: no width comes from it)."""
     helds = run(samples, experiments)
     widths = half_widths(helds)
     scaled = None
@@ -293,6 +386,14 @@ def report(
             "sync": fitted.sync,
         }
         widths[SCALING_SITUATION] = math.log(scaled["p90"])
+    held_families = tuple(family_errors(leave_family_out(samples))) if families else ()
     return Report(
-        summary(helds), widths, coverage(helds), len(samples), calibration.signature(samples), TARGETS, scaled
+        summary(helds),
+        widths,
+        coverage(helds),
+        len(samples),
+        calibration.signature(samples),
+        TARGETS,
+        scaled,
+        held_families,
     )

@@ -21,6 +21,7 @@ from advisor.format.schema import WORKLOAD_KEY_FIELDS
 from advisor.format.vocabulary import (
     Bound,
     DeviceKind,
+    ModelFamily,
     Precision,
     PrecisionGroup,
     PriceBasis,
@@ -627,6 +628,20 @@ SAMPLE_COLUMNS = (
 )  # what calibration_samples reads of a row
 
 
+def model_family_of(spec: Any) -> str | None:
+    """The kind of model a workload trains: its stated ``model_family``, else what its kind says (the post's LSTM is
+    recurrent, a language-model job of the transformer family is a language model), else None (not guessed)."""
+    if not isinstance(spec, dict):
+        return None
+    if spec.get("model_family"):
+        return str(spec["model_family"])
+    if spec.get("kind") == WorkloadKind.LSTM:
+        return ModelFamily.RECURRENT.value
+    if spec.get("family") == "transformer":
+        return ModelFamily.LANGUAGE.value
+    return None
+
+
 def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibration.Sample, ...]:
     """Every single-GPU measured or quoted result on a catalog GPU with the precision's peak, as calibration
     samples (the --quick and catalog estimates left out)."""
@@ -655,6 +670,7 @@ def calibration_samples(frame: pd.DataFrame, catalog: Catalog) -> tuple[calibrat
                 device=device,
                 approximate=bool(row["approximate"]),
                 model=row["workload_spec"].get("model"),
+                model_family=model_family_of(row["workload_spec"]),
             )
         )
     return tuple(sorted(samples, key=lambda s: (s.workload, s.gpu, s.precision, s.label, s.seconds)))

@@ -4,6 +4,7 @@ terms. No I/O."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -170,6 +171,38 @@ CROSSVAL_TABLE: list[Column] = [
 ]
 
 
+FAMILY_TABLE = [
+    ("held-out family", lambda r: r.family),
+    ("results", lambda r: f"{r.results:,}"),
+    ("time: median", lambda r: f"{r.median:.2f}x"),
+    ("time: p90", lambda r: f"{r.p90:.2f}x"),
+    ("GPU pairs", lambda r: f"{r.pairs:,}"),
+    ("pair: median", lambda r: fmt_factor(r.pair_median)),
+    ("pair: p90", lambda r: fmt_factor(r.pair_p90)),
+    ("jobs ranked", lambda r: f"{r.jobs_ranked:,}"),
+    ("rank: median", lambda r: "-" if r.rank_median is None else f"{r.rank_median:.2f}"),
+    ("rank: 10th pct", lambda r: "-" if r.rank_p10 is None else f"{r.rank_p10:.2f}"),
+]
+
+
+def fmt_factor(value: float) -> str:
+    """An error factor ``1.146x``, or '-' where there was nothing to measure."""
+    return "-" if missing(value) else f"{value:.3f}x"
+
+
+def family_text(families: Sequence[Any]) -> str:
+    """The held-out family experiment: a row per family (``crossval --families``)."""
+    return "\n".join(
+        [
+            "Each model family held out in turn (a fit that saw no workload of it): the time of each result, the "
+            "speed ratio of each pair of GPUs on one job (what a buyer compares), and the GPUs' order per job "
+            "(Spearman's rank correlation, jobs on 3 GPUs or more):",
+            "",
+            text_table_of(list(families), FAMILY_TABLE, left={"held-out family"}),
+        ]
+    )
+
+
 def crossval_text(found: Any) -> str:
     """``advisor crossval``: the experiments' errors, the targets, the width of each situation, the coverage."""
     table = text_table_of(found.summary, CROSSVAL_TABLE, left={"experiment", "precision"})
@@ -209,6 +242,8 @@ def crossval_text(found: Any) -> str:
             f"doubling of the GPUs, {scaled['phi']:.0%} of the all-reduce left exposed (the rest hides "
             "behind the backward pass)",
         ]
+    if found.families:
+        lines += ["", family_text(found.families)]
     return "\n".join(lines)
 
 

@@ -19,7 +19,7 @@ from advisor.errors import Problem
 from advisor.format import fields as F
 from advisor.format.fields import Field
 from advisor.format.schema import PHASE, PRECISIONS, SCHEMA_VERSION, SLUG_MAX
-from advisor.format.vocabulary import DeviceKind, Source, WorkloadKind
+from advisor.format.vocabulary import DeviceKind, ModelFamily, Source, WorkloadKind, words
 
 COLLECTION_VERSION = 1
 MARKER = "collection_version"  # the top-level key that tells a collection from a profile
@@ -50,6 +50,12 @@ DESCRIPTION = (
     Field("phases", "sections", "its work by kind, per sample", required=True, fields=PHASE),
     Field("source", "string", "where the description comes from", required=True),
     Field("family", "string", "the family whose fitted terms it shares (transformer)"),
+    Field(
+        "model_family",
+        "choice",
+        "the kind of model it trains (held out together by `advisor crossval --families`)",
+        choices=words(ModelFamily),
+    ),
     Field("model", "string", "the language model a job of the transformer family trains (a preset's id)"),
     Field(
         "units_per_item",
@@ -157,6 +163,7 @@ def _profile(prefix: str, key: tuple[str, str], system: dict, described: dict, r
         "phases": described["phases"],
         "source": described["source"],
         **({"family": described["family"]} if described.get("family") else {}),
+        **({"model_family": described["model_family"]} if described.get("model_family") else {}),
         **({"model": described["model"]} if described.get("model") else {}),
         **({"units_per_item": described["units_per_item"]} if described.get("units_per_item") else {}),
         **({"operations_per_step": described["operations_per_step"]} if described.get("operations_per_step") else {}),

@@ -19,13 +19,15 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from advisor import __version__
 from advisor.errors import Problem
 from advisor.format.schema import SCHEMA_VERSION
 
 INDEX_NAME = ".advisor-index.sqlite"  # hidden: a folder listing never takes it for a profile
 # Written in the meta table; anything else is rebuilt. The profile format's version is part of it: an outcome
-# validated by an older format (its problems, its migration) is never served to a newer one.
-FORMAT = f"advisor profile index 7, profiles of schema version {SCHEMA_VERSION}"
+# validated by an older format (its problems, its migration) is never served to a newer one; so is the advisor's own
+# version (an upgrade may read a file otherwise: a collection's workloads gained model_family in index 8).
+FORMAT = f"advisor profile index 8 of advisor {__version__}, profiles of schema version {SCHEMA_VERSION}"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE files (name TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, inode INTEGER, ctime_ns INTEGER, "
