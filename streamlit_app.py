@@ -366,7 +366,7 @@ def headline(rec: analysis.Recommendation) -> None:
     current = rec.current
     st.caption(
         safe(
-            f"Current: {current['name']} ({current['precision']}), {fmt_seconds(current['seconds'])} "
+            f"Current: {prose.option_name(current)} ({current['precision']}), {fmt_seconds(current['seconds'])} "
             f"per training run; power {fmt_watts(current['power_watts'])}"
             + (f" ({current['power_source']})." if current["power_source"] != "unknown" else ".")
         )
@@ -509,7 +509,7 @@ def ladder_section(rec: analysis.Recommendation) -> None:
     if ladder is None or ladder.empty:
         return
     with st.expander("The upgrade ladder: where returns fall off", expanded=False):
-        step = ("step", lambda r: f"{r['name']}, {r['precision']}")  # the app names options; the CLI, ids
+        step = ("step", prose.describe_result)  # the app names options; the CLI, ids
         st.dataframe(
             render_tables.table_frame(ladder.to_dict("records"), [step, *render_compare.LADDER_COLUMNS[1:]]),
             hide_index=True,
@@ -771,7 +771,7 @@ def language_model_answer(found) -> None:
     )
     for line in render_jobs.summary_lines(found):
         st.markdown("- " + safe(line))
-    table = pd.DataFrame([{name: render(o) for name, render in render_jobs.JOB_TABLE} for o in found.options])
+    table = pd.DataFrame([{name: render(o) for name, render in render_jobs.job_table(found)} for o in found.options])
     st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
     basis = render_jobs.memory_basis(found.options[0].footprint) if found.options else ""
     st.caption(

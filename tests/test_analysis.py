@@ -125,7 +125,7 @@ def test_precision_filter(post_frame):
 
 
 def test_unknown_current_profile_is_a_clear_error(post_frame):
-    with pytest.raises(AdvisorError, match="no profile with id 'nope'"):
+    with pytest.raises(AdvisorError, match="no profile named like 'nope'"):
         analysis.recommend(post_frame, "nope")
 
 

@@ -34,8 +34,10 @@ def layers(spec: dict) -> list[dict]:
         lambda: charts.price_time_chart(OPTIONS),
         lambda: charts.dollars_per_speedup_chart(OPTIONS),
         lambda: charts.cumulative_cost_chart(
-            pd.DataFrame({"runs": [0, 10], "usd": [0.0, 5.0], "option": ["keep"] * 2}),
-            pd.DataFrame({"runs": [4], "usd": [2.0], "label": ["pays off after 4 runs"]}),
+            pd.DataFrame(
+                {"runs": [0, 10], "usd": [0.0, 5.0], "kind": ["keep"] * 2, "option": [""] * 2, "estimated": [False] * 2}
+            ),
+            pd.DataFrame({"runs": [4], "usd": [2.0], "first": ["keep"], "second": ["buy"]}),
         ),
     ],
 )
@@ -54,6 +56,6 @@ def test_every_layer_names_a_dataset_the_spec_carries(make):
 def test_speedup_bars_are_fastest_first_in_every_layer():
     spec = charts.speedup_chart(OPTIONS)
     orders = [layer["encoding"]["y"]["sort"] for layer in layers(spec) if "y" in layer["encoding"]]
-    assert orders[0] == ["fast GPU · float32", "middle GPU · float32", "slow GPU · float32"]
+    assert orders[0] == ["fast GPU (estimated) · float32", "middle GPU · float32", "slow GPU · float32"]
     assert all(order == orders[0] for order in orders)
     assert len(spec["datasets"]["ranges"]) == 2  # the measured row has no range to draw

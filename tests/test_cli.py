@@ -124,7 +124,7 @@ def test_recommend_hours_saved_per_week(capsys):
     ("argv", "message"),
     [
         (["recommend"], "--current ID is required"),
-        (["recommend", "--current", "nope"], "no profile with id 'nope'"),
+        (["recommend", "--current", "nope"], "no profile named like 'nope'"),
         (["recommend", "--current", "post-cpu-only", "--budget", "-5"], "must be a number of dollars"),
         (["compare", "--precision", "float64"], "invalid choice"),
         (["frobnicate"], "invalid choice"),
@@ -191,7 +191,7 @@ def test_python_dash_m_subprocess():
         timeout=120,
     )
     assert bad.returncode == 1
-    assert bad.stderr.startswith("advisor: error: no profile with id 'x'") and "Traceback" not in bad.stderr
+    assert bad.stderr.startswith("advisor: error: no profile named like 'x'") and "Traceback" not in bad.stderr
 
 
 def test_profiles_and_json_work_before_or_after_the_command(capsys, small_copy: Path):

@@ -17,7 +17,7 @@ from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
 from advisor.format import metrics
 from advisor.format.vocabulary import CostKind
-from advisor.render import prose
+from advisor.render import charts, prose
 from advisor.store import results
 from helpers import examples, post_workload_profile
 
@@ -201,9 +201,11 @@ def test_cumulative_costs_and_break_even_point():
     chart = costs.cumulative_costs(current, purchase, None, Habits(hour_value=10, kwh_price=0.0), runs=20)
     # keeping: $10 a run (an hour of waiting); buying: $100 + $1 a run. They cross after 100 / 9 = 11.1 runs.
     marks = costs.crossings(chart)
-    assert list(marks["runs"]) == [12] and marks["label"].iloc[0] == "buying pays off after 12 runs"
+    assert list(marks["runs"]) == [12] and (marks["first"].iloc[0], marks["second"].iloc[0]) == ("keep", "buy")
+    assert charts.break_even_label("keep", "buy", 12) == "buying pays off after 12 runs"
+    assert charts.cost_line_label("buy", "New", True) == "buy New (estimated)"
     assert set(chart["runs"]) == {0, 12, 20}  # straight lines: their ends and the break-even point
-    keep = chart[chart["option"] == "keep the current hardware"].set_index("runs")["usd"]
+    keep = chart[chart["kind"] == CostKind.KEEP].set_index("runs")["usd"]
     assert keep[20] == pytest.approx(200) and keep[12] == pytest.approx(120)
     keeping, buying = costs.CostLine(CostKind.KEEP, "a", 0, 2), costs.CostLine(CostKind.BUY, "b", 5, 3)
     assert costs.break_even(keeping, buying) is None  # dearer a run: never

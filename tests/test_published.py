@@ -134,7 +134,17 @@ def test_compare_and_estimate_take_a_published_workload(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows and all(r["source"] == "estimated" and r["low"] < r["seconds_estimate"] < r["high"] for r in rows)
     assert main(["compare", "--workload", "no such thing"]) == 1
-    assert "known: BERT-base SQuAD" in capsys.readouterr().err
+    assert "(python -m advisor list --workloads lists them)" in capsys.readouterr().err
+    assert main(["compare", "--workload", "bert_base_squad", "--json"]) == 0  # its collection key's spelling
+    assert all("bert-base-squad" in r["profile"] for r in json.loads(capsys.readouterr().out))
+    assert main(["compare", "--workload", "bert_base_squat"]) == 1  # a typo: the closest few, never a wall
+    error = capsys.readouterr().err
+    assert "closest: BERT-base SQuAD" in error and len(error) < 400
+    assert main(["compare", "--workload", "MPT"]) == 1  # several: a few named, the count of the rest
+    error = capsys.readouterr().err
+    assert "several workloads named like 'MPT'" in error and "more; give more of the name" in error
+    assert main(["list", "--workloads"]) == 0
+    assert "BERT-base SQuAD (published, PyTorch): 134 profiles" in capsys.readouterr().out
 
 
 def test_the_calibration_fits_every_describable_gpu_result(frame, shipped_catalog):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import subprocess
 from dataclasses import replace
 
@@ -15,8 +16,8 @@ from advisor.cli import main
 from advisor.errors import AdvisorError
 from advisor.llm import ladder, memory, stack, validation
 from advisor.llm.config import load_presets
-from advisor.llm.job import Checkpointing, Loss, StatePlace
-from advisor.llm.stack import JobShape, job_request
+from advisor.llm.job import Checkpointing, Loss, Method, StatePlace
+from advisor.llm.stack import Choices, JobShape, job_request, load_stacks
 from helpers import SHIPPED
 
 LLAMA = load_presets()["llama-3.1-8b"]
@@ -208,21 +209,54 @@ def test_a_job_that_does_not_fit_gets_the_cheapest_choices_that_make_it_fit():
         job = request.job
         for move in moves:
             job = ladder._make(job, move)
-        if memory.predict(job, request.pure_16bit).verdict(24) == memory.Fit.FITS:
-            assert ladder.slowdown(request.job, job, request.pure_16bit, 1.0) >= found.fits.slowdown - 1e-9
+        pure = request.pure_16bit or ladder.Move.PURE_BF16 in moves
+        if memory.predict(job, pure).verdict(24) == memory.Fit.FITS:
+            assert ladder.slowdown(request.job, job, pure, 1.0) >= found.fits.slowdown - 1e-9
+
+
+def test_full_fine_tuning_of_an_8b_model_finds_a_way_onto_a_24_gb_card():
+    """Issue 51's ladder: Llama 3.1 8B, full fine-tuning at 2,048 tokens x 2 on an RTX 4090, asked of the plain
+    Transformers Trainer, fits with the optimizer's choices (an 8-bit optimizer, its states paged, the step in the
+    backward pass) and pure bf16, as torchtune's single-device recipe runs it (published at about 20 GB); the rung
+    says what it costs in time and which stacks make each choice by default."""
+    request = job_request(JobShape(LLAMA, "full", 2048, 2), "hf-trainer")
+    _, _, stacks = load_stacks()
+    found = ladder.least_memory(request.job, 24, request.pure_16bit, micro_batch_seconds=1.0, stacks=stacks)
+    rung = found.fits
+    assert rung is not None and rung.footprint.verdict(24) == memory.Fit.FITS
+    assert {ladder.Move.PURE_BF16, ladder.Move.EIGHT_BIT_OPTIMIZER} <= set(rung.moves) and rung.pure_16bit
+    assert 1.0 < rung.slowdown < math.inf  # the paged states' copies over the host link
+    for move, names in rung.defaults:
+        assert "torchtune" in names, move  # its full fine-tuning recipe makes every one of them
+
+
+def test_every_choice_a_stack_makes_to_save_memory_is_a_step_of_the_ladder():
+    """The stacks file holds the published recipes' choices: each one that differs from a plain Transformers loop's
+    is a move the ladder can make, so no published way to fit is missing from it."""
+    plain = Choices()
+    steps = {(name, value) for name, values in ladder.MOVE_CHOICES.values() for value in values}
+    _, _, stacks = load_stacks()
+    for found in stacks.values():
+        for method in Method:
+            chosen = found.choices_for(method)
+            for name in {name for name, _ in ladder.MOVE_CHOICES.values()}:
+                value = getattr(chosen, name)
+                # the 16-bit logits' loss keeps more than the chunked one, taken as no slower: never the ladder's
+                if value != getattr(plain, name) and not (name == "loss" and value == Loss.BF16_LOGITS):
+                    assert (name, value) in steps, (found.name, method, name, value)
 
 
 def test_where_nothing_fits_the_nearest_ways_are_said():
-    """Full fine-tuning of an 8B model cannot fit 24 GB whatever the stack does with its states (the weights and
-    their master copy alone are 48 GB): QLoRA, or the weights sharded over several GPUs, can."""
+    """Full fine-tuning of an 8B model cannot fit 16 GB whatever the stack does (its bf16 weights alone are 16 GB):
+    QLoRA, or the weights sharded over several GPUs, can."""
     request = job_request(JobShape(LLAMA, "full", 2048, 2), "hf-trainer")
-    found = ladder.least_memory(request.job, 24, request.pure_16bit, micro_batch_seconds=1.0)
+    found = ladder.least_memory(request.job, 16, request.pure_16bit, micro_batch_seconds=1.0)
     assert found.fits is None
     kinds = {way.kind: way for way in found.nearest}
     assert ladder.Nearest.QLORA in kinds and ladder.Nearest.SHARDED in kinds
     assert 2 <= kinds[ladder.Nearest.SHARDED].value <= ladder.MOST_SHARDS
     for way in found.nearest:
-        assert way.footprint.verdict(24) == memory.Fit.FITS
+        assert way.footprint.verdict(16) == memory.Fit.FITS
 
 
 def test_the_ladder_is_in_the_rows_and_the_json():
@@ -333,3 +367,20 @@ def test_the_stacks_command_lists_every_stack_and_its_sources():
     torchtune = next(r for r in rows if r["name"] == "torchtune")
     assert torchtune["choices"]["checkpointing"] == "on" and torchtune["full_fine_tuning"]["loss"] == "fused"
     assert all(r["sources"] for r in rows)
+
+
+def test_a_job_without_a_size_is_priced_a_step_and_a_row_that_does_not_fit_has_no_rental():
+    """Issue 51: without --tokens the job is one optimizer step, and the table says so (never "$0.00 the run");
+    nobody rents a GPU the job does not fit, so such a row carries no rental price."""
+    shape = ["--model-config", "llama-3.1-8b", "--method", "full", "--seq-len", "2048", "--batch", "2"]
+    done = _cli("estimate", *shape, "--gpu", "rtx-4090")
+    assert done.returncode == 0, done.stderr
+    assert "one optimizer step of 4,096 tokens" in done.stdout and "the step" in done.stdout
+    assert "the run" not in done.stdout.splitlines()[3] and "$0.00" not in done.stdout
+    row = next(line for line in done.stdout.splitlines() if line.startswith("GeForce RTX 4090"))
+    assert "does not fit" in row and "/h" not in row  # no rental for a job that does not fit
+    assert "8-bit AdamW" in row and "pure bf16" in row  # the ladder's way onto the card
+    record = json.loads(_cli("estimate", *shape, "--gpu", "rtx-4090", "--json").stdout)[0]
+    assert record["rental_cost_usd"] is None and record["least_memory"]["stack_defaults"]["pure bf16"]
+    sized = _cli("estimate", *shape, "--gpu", "h100-sxm", "--tokens", "20M", "--method", "lora")
+    assert "the run" in sized.stdout and "the step" not in sized.stdout

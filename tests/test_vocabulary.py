@@ -8,6 +8,7 @@ naming a field of a profile) is a name, not the vocabulary; everything else take
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from advisor.format.vocabulary import Goal, Precision, PrecisionFilter, Source, WorkloadKind
@@ -64,3 +65,23 @@ def stray_words(path: Path) -> list[str]:
 def test_no_precision_goal_or_source_literal_outside_the_vocabulary():
     found = [line for path in FILES if path.name != "vocabulary.py" for line in stray_words(path)]
     assert found == [], "use advisor.format.vocabulary instead:\n" + "\n".join(found)
+
+
+# Rendered text read back: a word or unit cut off or swapped after formatting (issue 50 found these four).
+PARSE_BACKS = (
+    re.compile(r"""removesuffix\(\s*["'] \("""),  # a name's " (estimated)" or " (published, ...)" cut off
+    re.compile(r"""removesuffix\(\s*["'] s["']"""),  # a formatted duration's unit cut off
+    re.compile(r"""\.replace\(\s*["']wk["']"""),  # a table's unit swapped for a sentence's
+    re.compile(r"""\.replace\(\s*["'] \(published"""),
+)
+
+
+def test_no_rendered_text_is_parsed_back():
+    """Words are made once, in render/, from values: nothing formats a figure or a name and then edits the text."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in [*sorted((ROOT / "advisor").rglob("*.py")), ROOT / "streamlit_app.py"]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(pattern.search(line) for pattern in PARSE_BACKS)
+    ]
+    assert found == []

@@ -10,7 +10,8 @@ from advisor.commands.common import Parents
 
 NAME = "list"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
-    "the profiles, one line each (a published collection in one line, unless `--published`)"
+    "the profiles, one line each (a published collection in one line, unless `--published`); `--workloads`: the"
+    " workloads instead"
 )
 
 
@@ -18,6 +19,11 @@ def add_parser(commands, parents: Parents) -> None:
     parser = commands.add_parser(NAME, parents=[parents.common], help="the profiles, one line each")
     parser.add_argument(
         "--published", action="store_true", help="also each profile of a published collection (one line each)"
+    )
+    parser.add_argument(
+        "--workloads",
+        action="store_true",
+        help="the workloads instead, one line each with its profiles (the names --workload takes any part of)",
     )
 
 
@@ -28,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from advisor.store.results import results_frame
 
     profile_set = common.load(args)
+    if args.workloads:
+        return _workloads(args, profile_set.profiles)
     if args.json:
         common.print_json(
             [
@@ -68,4 +76,17 @@ def run(args: argparse.Namespace) -> int:
             f"{Path(origin).name}: {len(members):,} published profiles of {workloads} workloads, quoted "
             "(list --published shows them)"
         )
+    return 0
+
+
+def _workloads(args: argparse.Namespace, profiles: list) -> int:
+    """Each workload's name and how many profiles measured or quoted it, by name."""
+    counts: dict[str, int] = {}
+    for profile in profiles:
+        counts[profile.typed.workload.name] = counts.get(profile.typed.workload.name, 0) + 1
+    if args.json:
+        common.print_json([{"workload": name, "profiles": n} for name, n in sorted(counts.items())])
+        return 0
+    for name, n in sorted(counts.items()):
+        print(f"{name}: {n:,} profile{'s' if n != 1 else ''}")
     return 0

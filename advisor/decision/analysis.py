@@ -13,7 +13,6 @@ Pure functions over pandas; no I/O, no TensorFlow. Definitions (also in docs/ref
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import math
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ import pandas as pd
 from advisor.decision import costs
 from advisor.decision.costs import Habits
 from advisor.errors import AdvisorError
+from advisor.format import names as names_
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.format.units import SECONDS_PER_HOUR
 from advisor.format.vocabulary import (
@@ -205,10 +205,8 @@ def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, ro
     if not len(at):
         measured = ~frame["catalog_estimate"].fillna(False).astype(bool)  # the profiles, not the catalog's estimates
         ids = sorted(str(i) for i in frame.loc[measured, "profile"].unique())
-        close = difflib.get_close_matches(profile_id, ids, n=5, cutoff=0.5)
-        known = f"closest: {', '.join(close)}" if close else f"known: {', '.join(ids[:10]) or 'none'}"
-        more = f"; {len(ids):,} profiles in all (python -m advisor list)" if len(ids) > 10 else ""
-        raise AdvisorError(f"no profile with id {profile_id!r} for --{role} ({known}{more})")
+        said = names_.unknown_text("profile", profile_id, ids, f"{len(ids):,} in all: python -m advisor list")
+        raise AdvisorError(f"--{role}: {said}")
     precisions = frame["precision"].to_numpy()[at]
     if precision is not None:
         match = at[precisions == precision]
@@ -251,14 +249,18 @@ class Comparison:
 
 
 def find_workload(frame: pd.DataFrame, name: str) -> tuple:
-    """The workload whose name is ``name`` (any case), or the only one whose name contains it."""
+    """The workload whose name is ``name``, or the only one whose name contains it (any case, spacing or
+    punctuation: 'bert_base_squad' finds 'BERT-base SQuAD'); else the closest few in the error."""
     names = frame.groupby("workload")["workload_name"].first()
-    exact = [k for k, n in names.items() if n.lower() == name.lower()]
-    found = exact or [k for k, n in names.items() if name.lower() in n.lower()]
+    by_name: dict[str, tuple] = {}
+    for key, text in names.items():
+        by_name.setdefault(str(text), key)
+    found = names_.matching(name, sorted(by_name))
     if len(found) == 1:
-        return found[0]
-    known = "; ".join(sorted(names[k] for k in (found or names.index)))
-    raise AdvisorError(f"{'several' if found else 'no'} workload(s) named like {name!r} (known: {known})")
+        return by_name[found[0]]
+    if found:
+        raise AdvisorError(names_.several_text("workload", name, found))
+    raise AdvisorError(names_.unknown_text("workload", name, by_name, "python -m advisor list --workloads lists them"))
 
 
 def compare(
@@ -468,7 +470,8 @@ def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
     """The precision a profile's hardware runs today: its float32 result, else its only (or first) one."""
     precisions = list(frame.loc[frame["profile"] == profile_id, "precision"])
     if not precisions:
-        raise AdvisorError(f"no profile with id {profile_id!r}")
+        ids = sorted(str(i) for i in frame["profile"].unique() if not str(i).startswith("catalog:"))
+        raise AdvisorError(names_.unknown_text("profile", profile_id, ids, "python -m advisor list"))
     return Precision.FLOAT32 if Precision.FLOAT32 in precisions else precisions[0]
 
 

@@ -366,9 +366,10 @@ class CostLine:
     """A choice's cumulative cost: ``start`` dollars at run 0, then ``per_run`` dollars a run."""
 
     kind: CostKind
-    option: str
+    option: str  # the option's name ("" for keeping the current hardware): render.charts words the line
     start: float
     per_run: float
+    estimated: bool = False  # the option's time is the catalog's estimate
 
     def at(self, runs: float) -> float:
         return self.start + self.per_run * runs
@@ -383,20 +384,27 @@ def cost_lines(current: pd.Series, purchase: pd.Series | None, rental: pd.Series
         return money + habits.hour_value * row["seconds"] / SECONDS_PER_HOUR
 
     keep = _known(current_figures(current, habits)["usd_per_run"])
-    lines = [CostLine(CostKind.KEEP, "keep the current hardware", 0.0, per_run(current, keep))]
+    lines = [CostLine(CostKind.KEEP, "", 0.0, per_run(current, keep))]
     if purchase is not None:
         outlay = max(float(purchase["upgrade_cost_usd"]) - habits.resale_usd, 0.0)
         lines.append(
             CostLine(
                 CostKind.BUY,
-                f"buy {purchase['name']}",
+                str(purchase["name"]),
                 outlay,
                 per_run(purchase, _known(purchase["energy_usd_per_run"])),
+                purchase.get("source") == Source.ESTIMATED,
             )
         )
     if rental is not None:
         lines.append(
-            CostLine(CostKind.RENT, f"rent {rental['name']}", 0.0, per_run(rental, float(rental["cloud_usd_per_run"])))
+            CostLine(
+                CostKind.RENT,
+                str(rental["name"]),
+                0.0,
+                per_run(rental, float(rental["cloud_usd_per_run"])),
+                rental.get("source") == Source.ESTIMATED,
+            )
         )
     return lines
 
@@ -419,7 +427,7 @@ def cumulative_costs(
     marks = {0.0, float(runs)} | {p for p in crossing_runs(lines) if p <= runs}
     return pd.DataFrame(
         [
-            {"runs": n, "kind": line.kind.value, "option": line.option, "usd": line.at(n)}
+            {"runs": n, "kind": line.kind.value, "option": line.option, "estimated": line.estimated, "usd": line.at(n)}
             for line in lines
             for n in sorted(marks)
         ]
@@ -430,10 +438,10 @@ def _known(value: float) -> float:
     return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-PAIRS = (
-    (CostKind.KEEP, CostKind.BUY, "buying pays off"),
-    (CostKind.KEEP, CostKind.RENT, "renting pays off"),
-    (CostKind.RENT, CostKind.BUY, "buying beats renting"),
+PAIRS = (  # the break-even points the chart marks: where the second line overtakes the first
+    (CostKind.KEEP, CostKind.BUY),
+    (CostKind.KEEP, CostKind.RENT),
+    (CostKind.RENT, CostKind.BUY),
 )
 
 
@@ -443,13 +451,13 @@ def _by_kind(lines: list) -> dict[str, CostLine]:
 
 def crossing_runs(lines: list) -> list[float]:
     kinds = _by_kind(lines)
-    found = [break_even(kinds[a], kinds[b]) for a, b, _ in PAIRS if a in kinds and b in kinds]
+    found = [break_even(kinds[a], kinds[b]) for a, b in PAIRS if a in kinds and b in kinds]
     return [n for n in found if n is not None]
 
 
 def crossings(lines: pd.DataFrame) -> pd.DataFrame:
     """The break-even points of a cumulative_costs frame: where buying or renting overtakes keeping the current
-    hardware, and where buying overtakes renting (within the frame's runs)."""
+    hardware, and where buying overtakes renting (within the frame's runs): runs, usd, and the two lines' kinds."""
     horizon = float(lines["runs"].max())
     straight = []
     for (kind, option), group in lines.groupby(["kind", "option"], sort=False):
@@ -459,10 +467,9 @@ def crossings(lines: pd.DataFrame) -> pd.DataFrame:
         straight.append(CostLine(CostKind(kind), option, float(ends["usd"].iloc[0]), float(slope)))
     kinds = _by_kind(straight)
     points = []
-    for first, second, label in PAIRS:
+    for first, second in PAIRS:
         if first in kinds and second in kinds:
             runs = break_even(kinds[first], kinds[second])
             if runs is not None and runs <= horizon:
-                after = f"{runs:,.0f} run" + ("" if runs == 1 else "s")
-                points.append({"runs": runs, "usd": kinds[second].at(runs), "label": f"{label} after {after}"})
-    return pd.DataFrame(points, columns=["runs", "usd", "label"])
+                points.append({"runs": runs, "usd": kinds[second].at(runs), "first": first, "second": second})
+    return pd.DataFrame(points, columns=["runs", "usd", "first", "second"])

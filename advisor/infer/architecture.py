@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
+from advisor.format import names
 from advisor.llm.config import ModelConfig, load_presets
 from advisor.store.parse import safe_load
 
@@ -329,14 +330,8 @@ def resolve_inference_model(name_or_path: str) -> InferenceModel:
     path = Path(name_or_path)
     if path.suffix == ".json" or path.is_dir() or path.exists():
         return read_inference_config(path)
-    names = sorted({*presets, *training})
-    import difflib
-
-    close = difflib.get_close_matches(wanted, names, 4, 0.4)
-    hint = f"; closest: {', '.join(close)}" if close else ""
-    raise AdvisorError(
-        f"model: {name_or_path!r} is neither a preset nor a config.json file{hint} (`advisor models` lists them)"
-    )
+    said = names.unknown_text("preset", name_or_path, sorted({*presets, *training}), "`advisor models` lists them")
+    raise AdvisorError(f"model: {said}, and no config.json file of that name")
 
 
 def model_choices() -> dict[str, str]:

@@ -17,7 +17,7 @@ from advisor.format.formatting import device_label
 from advisor.format.schema import workload_key
 from advisor.format.units import SECONDS_PER_HOUR
 from advisor.format.vocabulary import Bound, Goal, Precision
-from advisor.llm import crossval, fp8, memory
+from advisor.llm import crossval, fp8, memory, stack
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
 from advisor.llm.ladder import Ladder, least_memory
 from advisor.perf import basis, estimates
@@ -52,6 +52,7 @@ class JobOption:
     tokens: float
     ladder: Ladder | None = None  # where the job as asked does not fit: the least memory it needs
     split: memory.Split = memory.WHOLE  # how Megatron splits the model over the GPUs (WHOLE: it does not)
+    sized: bool = True  # the run's tokens were given; False: the job is one optimizer step (priced a step, an hour)
 
     @property
     def tokens_per_second(self) -> float:
@@ -59,8 +60,12 @@ class JobOption:
 
     @property
     def rental_cost_usd(self) -> float | None:
-        """The run's cost rented: its hours at the rental's rate (the upper end of the range: what a budget needs)."""
-        return self.rental_usd_per_hour * self.high / SECONDS_PER_HOUR if self.rental_usd_per_hour else None
+        """The run's cost rented (a step's where the job has no size): its hours at the rental's rate (the upper end
+        of the range: what a budget needs). None where there is no rental, or the job does not fit the GPUs: nobody
+        rents them for it."""
+        if not self.rental_usd_per_hour or self.verdict == memory.Fit.NO:
+            return None
+        return self.rental_usd_per_hour * self.high / SECONDS_PER_HOUR
 
     @property
     def name(self) -> str:
@@ -230,7 +235,15 @@ def _option(
     ladder = (
         None
         if verdict == memory.Fit.FITS
-        else least_memory(planned, capacity, pure_16bit, shards, float(row["seconds"]) / micro_batches, split)
+        else least_memory(
+            planned,
+            capacity,
+            pure_16bit,
+            shards,
+            float(row["seconds"]) / micro_batches,
+            split,
+            stack.load_stacks()[2],
+        )
     )
     return JobOption(
         gpu=gpu,
@@ -252,6 +265,7 @@ def _option(
         tokens=tokens,
         ladder=ladder,
         split=split,
+        sized=planned.tokens > 0,
     )
 
 

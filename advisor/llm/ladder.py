@@ -13,7 +13,13 @@ range's upper end) and its time an estimate with its basis:
 - activation checkpointing: the forward pass recomputed, the FLOPs' ratio (:meth:`TrainingJob.flops_per_token`);
 - activation offloading: the kept activations copied to the host and back over ``HOST_LINK_GBPS``, overlapped with
   the compute: slower only where the copies outlast it;
-- paged or offloaded optimizer states: the states paged in and out over the same link once an optimizer step.
+- paged or offloaded optimizer states: the states paged in and out over the same link once an optimizer step;
+- an 8-bit optimizer (bitsandbytes' AdamW8bit: 2 bytes of state a parameter for AdamW's 8) and pure bf16 (weights,
+  gradients and states in bf16, no fp32 master copy, as LitGPT's ``bf16-true`` and torchtune's ``dtype: bf16``):
+  the same work, taken as no slower; what they cost is in the training's precision, which the ladder says and does
+  not weigh.
+
+Each move is also a choice some stacks make by default (:func:`stacks_choosing`), which the table names.
 
 Pure; no I/O.
 """
@@ -45,6 +51,23 @@ class Move(StrEnum):
     PAGED_STATES = "paged optimizer states"
     OPTIMIZER_IN_BACKWARD = "optimizer step in the backward pass"
     COMPILE = "torch.compile"
+    EIGHT_BIT_OPTIMIZER = "8-bit optimizer"
+    PURE_BF16 = "pure bf16"
+
+
+EIGHT_BIT_FOR = {"adamw": "adamw_8bit", "adam": "adamw_8bit"}  # the 8-bit optimizer standing in for each
+# The stacks' choice (advisor.llm.stack.Choices' field) and the values of it that make each move.
+MOVE_CHOICES: dict[Move, tuple[str, tuple]] = {
+    Move.CHUNKED_LOSS: ("loss", (Loss.CHUNKED,)),
+    Move.FUSED_LOSS: ("loss", (Loss.FUSED,)),
+    Move.CHECKPOINTING: ("checkpointing", (True,)),
+    Move.OFFLOADING: ("activation_offloading", (True,)),
+    Move.PAGED_STATES: ("optimizer_states", (StatePlace.PAGED,)),
+    Move.OPTIMIZER_IN_BACKWARD: ("optimizer_in_backward", (True,)),
+    Move.COMPILE: ("compile", (True,)),
+    Move.EIGHT_BIT_OPTIMIZER: ("optimizer", ("adamw_8bit", "paged_adamw_8bit", "adamw_bnb_8bit")),
+    Move.PURE_BF16: ("pure_bf16", (True,)),
+}
 
 
 class Nearest(StrEnum):
@@ -63,6 +86,8 @@ class Rung:
     job: TrainingJob
     footprint: memory.Footprint
     slowdown: float
+    pure_16bit: bool = False  # the rung's weights, gradients and states in bf16 (asked, or the pure bf16 move)
+    defaults: tuple[tuple[Move, tuple[str, ...]], ...] = ()  # each move and the stacks that make it by default
 
 
 @dataclass(frozen=True)
@@ -83,7 +108,7 @@ class Ladder:
     nearest: tuple[Way, ...] = ()
 
 
-def _applies(move: Move, job: TrainingJob) -> bool:
+def _applies(move: Move, job: TrainingJob, pure_16bit: bool = False) -> bool:
     return {
         Move.CHUNKED_LOSS: job.loss == Loss.FP32_LOGITS,
         Move.FUSED_LOSS: job.loss != Loss.FUSED,
@@ -92,6 +117,8 @@ def _applies(move: Move, job: TrainingJob) -> bool:
         Move.PAGED_STATES: job.optimizer_states == StatePlace.RESIDENT and job.trainable_parameters > 0,
         Move.OPTIMIZER_IN_BACKWARD: not job.optimizer_in_backward and job.grad_accum == 1,
         Move.COMPILE: not job.compiled,
+        Move.EIGHT_BIT_OPTIMIZER: job.optimizer in EIGHT_BIT_FOR and job.trainable_parameters > 0,
+        Move.PURE_BF16: not pure_16bit and job.method == Method.FULL,
     }[move]
 
 
@@ -104,6 +131,8 @@ def _make(job: TrainingJob, move: Move) -> TrainingJob:
         Move.PAGED_STATES: lambda: replace(job, optimizer_states=StatePlace.PAGED),
         Move.OPTIMIZER_IN_BACKWARD: lambda: replace(job, optimizer_in_backward=True),
         Move.COMPILE: lambda: replace(job, compiled=True),
+        Move.EIGHT_BIT_OPTIMIZER: lambda: replace(job, optimizer=EIGHT_BIT_FOR.get(job.optimizer, job.optimizer)),
+        Move.PURE_BF16: lambda: job,  # not the job's: the memory model's pure_16bit (Rung.pure_16bit)
     }[move]()
 
 
@@ -123,9 +152,9 @@ def slowdown(before: TrainingJob, after: TrainingJob, pure_16bit: bool, micro_ba
     return factor + (extra / compute if compute else (math.inf if extra else 0.0))
 
 
-def _candidates(job: TrainingJob) -> list[tuple[Move, ...]]:
+def _candidates(job: TrainingJob, pure_16bit: bool = False) -> list[tuple[Move, ...]]:
     """Every set of the moves that apply (one loss at most), fewest first."""
-    moves = [m for m in Move if _applies(m, job)]
+    moves = [m for m in Move if _applies(m, job, pure_16bit)]
     found = []
     for size in range(1, len(moves) + 1):
         for chosen in itertools.combinations(moves, size):
@@ -137,14 +166,16 @@ def _candidates(job: TrainingJob) -> list[tuple[Move, ...]]:
 @lru_cache(maxsize=64)
 def _footprints(
     job: TrainingJob, pure_16bit: bool, shards: int, split: memory.Split = memory.WHOLE
-) -> tuple[tuple[tuple[Move, ...], TrainingJob, memory.Footprint], ...]:
-    """Every set of moves, its job and its footprint: the same on every GPU (only the verdict is the card's)."""
+) -> tuple[tuple[tuple[Move, ...], TrainingJob, bool, memory.Footprint], ...]:
+    """Every set of moves, its job, whether it is pure bf16 and its footprint: the same on every GPU (only the
+    verdict is the card's)."""
     found = []
-    for moves in _candidates(job):
+    for moves in _candidates(job, pure_16bit):
         changed = job
         for move in moves:
             changed = _make(changed, move)
-        found.append((moves, changed, memory.predict(changed, pure_16bit, shards=shards, split=split)))
+        pure = pure_16bit or Move.PURE_BF16 in moves
+        found.append((moves, changed, pure, memory.predict(changed, pure, shards=shards, split=split)))
     return tuple(found)
 
 
@@ -159,10 +190,10 @@ def cheapest(
     """The set of moves that fits the card (by its range's upper end) at the least slowdown (then the fewest moves,
     then the least memory); None where none does."""
     best: Rung | None = None
-    for moves, changed, footprint in _footprints(job, pure_16bit, shards, split):
+    for moves, changed, pure, footprint in _footprints(job, pure_16bit, shards, split):
         if footprint.verdict(capacity_gb) != memory.Fit.FITS:
             continue
-        rung = Rung(moves, changed, footprint, slowdown(job, changed, pure_16bit, micro_batch_seconds))
+        rung = Rung(moves, changed, footprint, slowdown(job, changed, pure, micro_batch_seconds), pure)
         if best is None or (rung.slowdown, len(rung.moves), footprint.total_gb) < (
             best.slowdown,
             len(best.moves),
@@ -173,10 +204,17 @@ def cheapest(
 
 
 def _all_moves(job: TrainingJob) -> TrainingJob:
+    """Every move that changes the job (pure bf16 is the memory model's: :func:`nearest` keeps the asked one)."""
     for move in Move:
-        if _applies(move, job) and move != Move.CHUNKED_LOSS:
+        if _applies(move, job) and move not in (Move.CHUNKED_LOSS, Move.PURE_BF16):
             job = _make(job, move)
     return job
+
+
+def stacks_choosing(move: Move, stacks: dict, method: Method) -> tuple[str, ...]:
+    """The stacks (``advisor.llm.stack.load_stacks()``'s) whose defaults make ``move`` for ``method``."""
+    name, values = MOVE_CHOICES[move]
+    return tuple(key for key, stack in stacks.items() if getattr(stack.choices_for(method), name) in values)
 
 
 def nearest(job: TrainingJob, capacity_gb: float, pure_16bit: bool = False) -> tuple[Way, ...]:
@@ -207,8 +245,13 @@ def least_memory(
     shards: int = 1,
     micro_batch_seconds: float | None = None,
     split: memory.Split = memory.WHOLE,
+    stacks: dict | None = None,
 ) -> Ladder:
     """The ladder of a job that does not fit the card as asked (``shards`` or ``split``: as the job is split over
-    its GPUs)."""
+    its GPUs; ``stacks``: the stacks whose defaults each move is named with)."""
     rung = cheapest(job, capacity_gb, pure_16bit, shards, micro_batch_seconds, split)
-    return Ladder(rung) if rung is not None else Ladder(None, nearest(job, capacity_gb, pure_16bit))
+    if rung is None:
+        return Ladder(None, nearest(job, capacity_gb, pure_16bit))
+    if stacks:
+        rung = replace(rung, defaults=tuple((m, stacks_choosing(m, stacks, job.method)) for m in rung.moves))
+    return Ladder(rung)

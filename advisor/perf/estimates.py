@@ -527,7 +527,7 @@ def _row(
         "profile": f"catalog:{gpu.id}"  # not a slug: never a profile's id
         + (f":{count}x" if count > 1 else "")
         + (f":{machines}m" if machines > 1 else ""),
-        "name": f"{device_label(short_device(gpu.name), total, machines)} (estimated)",
+        "name": device_label(short_device(gpu.name), total, machines),  # render.prose.option_name marks it
         "device": device_label(gpu.name, total, machines),
         "device_name": gpu.name,
         "device_kind": DeviceKind.GPU.value,

@@ -13,7 +13,8 @@ from typing import Any
 import pandas as pd
 
 from advisor.decision.analysis import best_value_frontier
-from advisor.format.vocabulary import Source, words
+from advisor.format.vocabulary import CostKind, Source, words
+from advisor.render.prose import ESTIMATED_MARK, option_names
 from advisor.store.parse import tree_of
 
 Spec = dict[str, Any]
@@ -46,7 +47,7 @@ def chart(title: str, datasets: dict[str, pd.DataFrame], *layers: Spec) -> Spec:
 
 def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
-    out["option"] = out["name"].astype(str) + " · " + out["precision"].astype(str)
+    out["option"] = option_names(out) + " · " + out["precision"].astype(str)
     return out
 
 
@@ -184,8 +185,40 @@ def epoch_times_chart(profile: Any) -> Spec | None:
 LABEL_LIST_X, LABEL_LIST_Y, LABEL_LINE = 8, 6, 16  # pixels: where the break-even points' words are listed
 
 
-def cumulative_cost_chart(lines: pd.DataFrame, crossings: pd.DataFrame) -> Spec:
-    """Cumulative cost against the number of runs (costs.cumulative_costs), with the break-even points marked."""
+COST_LINE_VERBS = {CostKind.BUY: "buy", CostKind.RENT: "rent"}  # keeping has no option: its words are its own
+KEEP_WORDS = "keep the current hardware"
+BREAK_EVEN_WORDS = {
+    (CostKind.KEEP, CostKind.BUY): "buying pays off",
+    (CostKind.KEEP, CostKind.RENT): "renting pays off",
+    (CostKind.RENT, CostKind.BUY): "buying beats renting",
+}
+
+
+def cost_line_label(kind: str, option: str, estimated: bool) -> str:
+    """'buy GeForce RTX 4090 (estimated)', 'keep the current hardware': a cost line in the chart's legend."""
+    if kind == CostKind.KEEP:
+        return KEEP_WORDS
+    return f"{COST_LINE_VERBS[CostKind(kind)]} {option}" + (ESTIMATED_MARK if estimated else "")
+
+
+def break_even_label(first: str, second: str, runs: float) -> str:
+    """'buying pays off after 12 runs': a break-even point in words."""
+    return f"{BREAK_EVEN_WORDS[(CostKind(first), CostKind(second))]} after {runs:,.0f} run" + ("" if runs == 1 else "s")
+
+
+def cumulative_cost_chart(costs: pd.DataFrame, points: pd.DataFrame) -> Spec:
+    """Cumulative cost against the number of runs (costs.cumulative_costs), with the break-even points marked
+    (costs.crossings); each line and point worded here."""
+    lines = costs.assign(
+        option=[
+            cost_line_label(k, o, e) for k, o, e in zip(costs["kind"], costs["option"], costs["estimated"], strict=True)
+        ]
+    )
+    crossings = points.assign(
+        label=[
+            break_even_label(f, s, r) for f, s, r in zip(points["first"], points["second"], points["runs"], strict=True)
+        ]
+    )
     cost_lines = layer(
         "lines",
         {"type": "line", "strokeWidth": 2.5},

@@ -90,7 +90,7 @@ LADDER_COLUMNS: list[Column] = [
 
 
 DEVICE_COLUMNS: list[Column] = [
-    ("option", lambda r: str(r["name"])),  # the name a buyer reads, not the id ("catalog:gtx-1080-ti:2x")
+    ("option", prose.option_name),  # the name a buyer reads, not the id ("catalog:gtx-1080-ti:2x")
     ("precision", lambda r: r["precision"]),
     ("machines", lambda r: f"{r['scaling_workers']:.0f}" if r["scaling_workers"] == r["scaling_workers"] else "1"),
     ("devices", lambda r: f"{r['scaling_devices']:.0f}"),
@@ -147,7 +147,7 @@ def recommendation_markdown(rec: Recommendation) -> str:
     lines = [
         "# Upgrade recommendation",
         "",
-        f"Current hardware: **{markdown_safe(current['name'])}** ({markdown_safe(current['precision'])}), "
+        f"Current hardware: **{markdown_safe(prose.option_name(current))}** ({markdown_safe(current['precision'])}), "
         f"{markdown_safe(fmt_seconds(current['seconds']))} for the workload.",
         "",
         f"**Recommendation:** {markdown_safe(prose.reason(rec))}",
@@ -200,7 +200,7 @@ def _display(key: str, render: Callable[[Any], str] | None = None) -> tuple[str,
 
 # (header, metric key for the help text, render): the deciding columns first.
 DISPLAY_COLUMNS: list[tuple[str, str, Callable[[Any], str]]] = [
-    ("option", "", lambda r: str(r["name"]).removesuffix(" (estimated)")),  # the source column says it
+    ("option", "", lambda r: str(r["name"])),  # the source column says whether it is estimated
     ("precision", "", lambda r: PRECISION_SHORT.get(r["precision"], r["precision"])),
     _display("speedup_vs_current"),
     _display("upgrade_cost_usd", _upgrade_cost),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd
+from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small
 from advisor.format.vocabulary import Goal, Source
 from advisor.render import basis
 from advisor.render.tables import Column, text_table_of
@@ -25,7 +25,23 @@ MOVE_WORDS = {
     "paged optimizer states": "paged states",
     "optimizer step in the backward pass": "step in backward",
     "torch.compile": "torch.compile",
+    "8-bit optimizer": "8-bit AdamW",
+    "pure bf16": "pure bf16",
 }
+
+
+def _defaults_words(rung: Any) -> str:
+    """'; the defaults of torchtune (8-bit optimizer, pure bf16), unsloth (8-bit optimizer)': which stacks make the
+    rung's choices by default ('' where none does)."""
+    by_stack: dict[str, list[str]] = {}
+    for move, stacks in rung.defaults:
+        for name in stacks:
+            by_stack.setdefault(name, []).append(str(move))
+    if not by_stack:
+        return ""
+    return "; stacks that make these choices by default: " + ", ".join(
+        f"{name} ({', '.join(moves)})" for name, moves in by_stack.items()
+    )
 
 
 def ladder_text(option: Any) -> str:
@@ -50,6 +66,24 @@ def ladder_text(option: Any) -> str:
     return "nothing fits; nearest: " + ", ".join(ways) if ways else "nothing fits"
 
 
+def _rented(option: Any) -> str:
+    """The run (or the step) rented at the cheapest rental's rate; '-' where none is, or the job does not fit."""
+    if option.rental_cost_usd is None:
+        return "-"
+    return f"{fmt_usd_small(option.rental_cost_usd)} at ${option.rental_usd_per_hour:,.2f}/h"
+
+
+def run_word(advice: Any) -> str:
+    """'run', or 'step' where the job has no size (no --tokens: one optimizer step is what is timed and priced)."""
+    return "run" if advice.job.tokens > 0 else "step"
+
+
+def job_table(advice: Any) -> list[Column]:
+    """The job's table, its time and rental columns headed by what they price (the run, or one step)."""
+    word = run_word(advice)
+    return [(head.replace("the run", f"the {word}"), render) for head, render in JOB_TABLE]
+
+
 JOB_TABLE: list[Column] = [
     (
         "gpu",
@@ -62,10 +96,7 @@ JOB_TABLE: list[Column] = [
     ("tokens/s", lambda o: f"{o.tokens_per_second:,.0f}"),
     ("the run", lambda o: f"{fmt_seconds(o.seconds)} ({fmt_seconds(o.low)} - {fmt_seconds(o.high)})"),
     ("to buy", lambda o: fmt_usd(o.price_usd if o.price_usd else math.nan)),
-    (
-        "rented, the run",
-        lambda o: "-" if o.rental_cost_usd is None else f"${o.rental_cost_usd:,.2f} at ${o.rental_usd_per_hour:,.2f}/h",
-    ),
+    ("rented, the run", lambda o: _rented(o)),
     ("largest batch / seq that fits", lambda o: f"{o.largest_micro_batch} / {o.largest_seq_len:,}"),
     ("least memory that fits (the stack's choices)", ladder_text),
 ]
@@ -98,8 +129,14 @@ def weights_text(job: Any) -> str:
 def job_advice_text(advice: Any) -> str:
     """``estimate --model-config``: the job, a row per GPU (fits first, fastest first), the decision."""
     job = advice.job
+    size = (
+        f"{job.run_tokens:,.0f} tokens"
+        if job.tokens > 0
+        else f"one optimizer step of {job.run_tokens:,.0f} tokens (no run size given: timed and priced a step; "
+        "--tokens sizes the run)"
+    )
     head = [
-        f"Training job: {job.describe()}; {job.run_tokens:,.0f} tokens ({weights_text(job)}, "
+        f"Training job: {job.describe()}; {size} ({weights_text(job)}, "
         f"{job.flops_per_token() / 1e9:.1f} GFLOPs per token).",
         "Estimated, not measured: time from the performance model calibrated on every published result (the "
         "language-model throughputs of llm-foundry, NeMo AutoModel and Qwen among them), its range the "
@@ -109,7 +146,9 @@ def job_advice_text(advice: Any) -> str:
         + (memory_basis(advice.options[0].footprint) if advice.options else "no GPU estimated")
         + ".",
         "",
-        text_table_of(advice.options, JOB_TABLE, left={"gpu", "fits?", "memory (range) of the card", "precision"}),
+        text_table_of(
+            advice.options, job_table(advice), left={"gpu", "fits?", "memory (range) of the card", "precision"}
+        ),
         "",
         *summary_lines(advice),
     ]
@@ -168,6 +207,7 @@ def ladder_record(option: Any) -> dict[str, Any] | None:
         "memory_gb": round(rung.footprint.total_gb, 2) if rung else None,
         "memory_high_gb": round(rung.footprint.high_gb, 2) if rung else None,
         "slowdown": round(rung.slowdown, 3) if rung else None,
+        "stack_defaults": {str(m): list(names) for m, names in rung.defaults} if rung else None,
         "nearest": [_way_record(w) for w in ladder.nearest],
     }
 
@@ -228,7 +268,7 @@ def summary_lines(advice: Any) -> list[str]:
         lines.append(
             f"Cheaper with the stack's choices changed: {cheaper.name} (${cheaper.price_usd:,.0f}) fits with "
             f"{' and '.join(str(m) for m in rung.moves)}: {rung.footprint.total_gb:.1f} GB (up to "
-            f"{rung.footprint.high_gb:.1f}), {cost}"
+            f"{rung.footprint.high_gb:.1f}), {cost}{_defaults_words(rung)}"
         )
     if not advice.fitting() and cheaper is None:
         lines.append(

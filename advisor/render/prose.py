@@ -6,7 +6,7 @@ the CLI, the Markdown download and the app. Pure functions of a Recommendation's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -93,9 +93,25 @@ def rent_advice(rec: Recommendation) -> str:
     return _rent_words(rec.best, rec.best_rental, rec.habits)
 
 
+ESTIMATED_MARK = " (estimated)"  # after the name of an option whose time is the catalog's estimate
+
+
+def option_name(row: Any) -> str:
+    """An option's name as a buyer reads it: the profile's name, a catalog GPU's marked '(estimated)'."""
+    return str(row["name"]) + (ESTIMATED_MARK if row.get("source") == Source.ESTIMATED else "")
+
+
+def option_names(frame: pd.DataFrame) -> pd.Series:
+    """:func:`option_name` of every row of a frame."""
+    names = frame["name"].astype(str)
+    if "source" not in frame:
+        return names
+    return names.where(frame["source"] != Source.ESTIMATED, names + ESTIMATED_MARK)
+
+
 def describe_result(row: pd.Series) -> str:
     """``Titan RTX (the post), mixed_float16``: a result in words."""
-    return f"{row['name']}, {row['precision']}"
+    return f"{option_name(row)}, {row['precision']}"
 
 
 def estimate_range(row: pd.Series) -> str:

@@ -9,7 +9,6 @@ estimate what needs it, never guesses. Pure functions and dataclasses; no Tensor
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 from advisor import store
 from advisor.errors import AdvisorError, Problem, ProfileError
 from advisor.format import fields as F
+from advisor.format import names
 from advisor.format.fields import Field
 from advisor.format.units import SECONDS_PER_HOUR
 from advisor.store import widths
@@ -296,9 +296,9 @@ class Catalog:
         gpu = self.match(name)
         if gpu is not None:
             return gpu
-        shown = {normalise_name(n): gpu.name for gpu in self.gpus for n in (gpu.id, gpu.name)}
-        close = list(dict.fromkeys(shown[n] for n in difflib.get_close_matches(normalise_name(name), shown, 4, 0.3)))
-        hint = f"; closest: {', '.join(close)}" if close else ""
+        by_spelling = {n: gpu.name for gpu in self.gpus for n in (gpu.id, gpu.name)}
+        near = list(dict.fromkeys(by_spelling[n] for n in names.closest(name, by_spelling)))
+        hint = f"; closest: {', '.join(near)}" if near else ""
         raise AdvisorError(f"no GPU named {name!r} in the catalog{hint} (python -m advisor catalog lists them)")
 
     def match(self, name: str) -> Gpu | None:
@@ -348,8 +348,7 @@ def validate(data: Any, file: str) -> tuple[list[Problem], list[Problem]]:
                 continue
             if value not in sources and not value.startswith(("http://", "https://")):
                 c.problem(key, f"unknown source {value!r} (add it to sources, or give a URL)")
-        names = [gpu.get("id"), gpu.get("name"), *(gpu.get("aliases") or [])]
-        for name in names:
+        for name in (gpu.get("id"), gpu.get("name"), *(gpu.get("aliases") or [])):
             if not isinstance(name, str):
                 continue
             key = normalise_name(name)
