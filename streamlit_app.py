@@ -528,11 +528,12 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
     chosen = st.segmented_control("Chart", CHARTS, default=CHARTS[0], key="chart", label_visibility="collapsed")
     if chosen == "Price vs time":
         results = analysis.filter_precision(wframe, precision)
-        shown = charts.price_time_points(results, CHART_POINTS)
+        shown = analysis.price_time_points(results, CHART_POINTS)
         st.vega_lite_chart(spec=charts.price_time_chart(shown), width="stretch")
+        priced = int(results["price_usd"].notna().sum())
         note = (
-            f" The frontier and the {CHART_POINTS} fastest of {len(results):,} results are drawn."
-            if len(shown) < len(results)
+            f" The frontier and the {CHART_POINTS} fastest of {priced:,} results are drawn."
+            if len(shown) < priced
             else ""
         )
         st.caption(

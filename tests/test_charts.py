@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from advisor.decision import analysis
 from advisor.render import charts
 
 OPTIONS = pd.DataFrame(
@@ -31,7 +32,7 @@ def layers(spec: dict) -> list[dict]:
     "make",
     [
         lambda: charts.speedup_chart(OPTIONS),
-        lambda: charts.price_time_chart(OPTIONS),
+        lambda: charts.price_time_chart(analysis.price_time_points(OPTIONS, 300)),
         lambda: charts.dollars_per_speedup_chart(OPTIONS),
         lambda: charts.cumulative_cost_chart(
             pd.DataFrame(

@@ -234,3 +234,22 @@ def test_recommend_never_climbs_back_to_a_higher_layer(args):
         sys.setprofile(None)
     assert status == 0 and out.getvalue()
     assert climbs == set(), sorted(climbs)
+
+
+def test_render_takes_types_and_declared_keys_from_the_decision_never_its_functions():
+    """Words only in render/: it reads what the decision returns (its types, the keys its records declare) and calls
+    none of its functions, so nothing is decided twice or while being worded."""
+    import importlib
+
+    called = []
+    for path in sorted((ROOT / "advisor" / "render").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("advisor.decision"):
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    value = getattr(module, alias.name, None)
+                    if not (isinstance(value, type) or alias.name.isupper()):
+                        called.append(f"render/{path.name}: {node.module}.{alias.name}")
+            elif isinstance(node, ast.Import) and any(a.name.startswith("advisor.decision") for a in node.names):
+                called.append(f"render/{path.name}: import {node.names[0].name}")
+    assert called == []

@@ -388,6 +388,11 @@ class Recommendation:
         """Every option, every column, in the goal's order (:attr:`OptionRows.frame`: joined when first asked)."""
         return self.option_rows.frame
 
+    @property
+    def current_figures(self) -> pd.Series:
+        """The current result with the figures of an option against itself (speedup 1x...), as its record shows."""
+        return with_baseline_figures(self.current.to_frame().T, self.current["seconds"]).iloc[0]
+
 
 # The columns of a workload's results the recommendation decides on: it works on these alone, and joins the
 # others (names, dates, provenance, the workload, ranges: shown, never decided on) back once, for the options it
@@ -466,25 +471,34 @@ def _input_bound(current: pd.Series) -> float | None:
     return float(share) if share is not None and not pd.isna(share) and share >= INPUT_BOUND_SHARE else None
 
 
-def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
-    """The precision a profile's hardware runs today: its float32 result, else its only (or first) one."""
-    precisions = list(frame.loc[frame["profile"] == profile_id, "precision"])
-    if not precisions:
+def require_profile(frame: pd.DataFrame, profile_id: str, asked: str = "profiles to recommend from") -> None:
+    """The advisor's error where the results are empty ("no profiles to ..."), or hold no profile ``profile_id``
+    (the closest ids and the command that lists them); nothing where it is there."""
+    if frame.empty:
+        raise AdvisorError(f"no {asked}")
+    if not (frame["profile"] == profile_id).any():
         ids = sorted(str(i) for i in frame["profile"].unique() if not str(i).startswith("catalog:"))
         raise AdvisorError(names_.unknown_text("profile", profile_id, ids, "python -m advisor list"))
+
+
+def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
+    """The precision a profile's hardware runs today: its float32 result, else its only (or first) one."""
+    require_profile(frame, profile_id)
+    precisions = list(frame.loc[frame["profile"] == profile_id, "precision"])
     return Precision.FLOAT32 if Precision.FLOAT32 in precisions else precisions[0]
 
 
 def _current_rows(
-    frame: pd.DataFrame, current: str, current_precision: str | None, catalog: Catalog | None
+    frame: pd.DataFrame, current: str, current_precision: str | None, catalog: Catalog | None, hardware_added: bool
 ) -> tuple[pd.Series, WorkloadChoice, pd.DataFrame]:
     """The current result (``current_precision``, default: float32 where the profile has it, as the CLI and the app
-    agree), its workload's choice and rows with what costs need of each row's hardware, uniquely labelled."""
+    agree), its workload's choice and rows with what costs need of each row's hardware (``hardware_added``: the
+    frame has them already, :func:`advisor.decision.pipeline.decision_rows`), uniquely labelled."""
     if current_precision is None:
         current_precision = default_precision(frame, current)
     chosen = _pick_result(frame, current, current_precision, "current")
     choice = select_workload(frame, chosen["workload"])
-    workload_frame = costs.hardware_columns(choice.frame, catalog)
+    workload_frame = choice.frame if hardware_added else costs.hardware_columns(choice.frame, catalog)
     if not workload_frame.index.is_unique:  # rows are found by label below
         workload_frame = workload_frame.reset_index(drop=True)
     at = _positions(workload_frame, profile=chosen["profile"], precision=chosen["precision"])
@@ -532,19 +546,20 @@ def recommend(
     habits: Habits | None = None,
     goal: str = Goal.VALUE,
     catalog: Catalog | None = None,
+    hardware_added: bool = False,
 ) -> Recommendation:
-    """Recommend the upgrade from the current profile's result, within the budget, for a goal.
+    """Recommend the upgrade from the current profile's result, within the budget, for a goal (``hardware_added``:
+    the frame already has what costs need of each row's hardware, as the pipeline's decision rows do).
 
     Among the options faster than the current result: free upgrades first, then, by goal, the lowest
     dollars per speedup vs current (value), the fastest (speed) or the lowest cost per run, owned or rented
     (cost). Value and speed need a known price within the budget; cost takes a rental too.
     """
-    if frame.empty:
-        raise AdvisorError("no profiles to recommend from")
+    require_profile(frame, current)
     if budget is not None and (math.isnan(budget) or budget < 0):
         raise AdvisorError(f"--budget must be a number of dollars, 0 or more; got {budget}")
     habits = habits or Habits()
-    chosen, choice, workload_frame = _current_rows(frame, current, current_precision, catalog)
+    chosen, choice, workload_frame = _current_rows(frame, current, current_precision, catalog, hardware_added)
     narrow = workload_frame[[c for c in workload_frame.columns if c in DECIDES]]
     options = costs.add_cost_figures(upgrade_options(narrow, chosen, precision), chosen, habits)
     masks = _Masks.of(options, budget, goal)
@@ -565,9 +580,6 @@ def recommend(
     best_rental = None if rentals.empty else option_rows.labelled(rentals.index[0])
     if closest_small is not None:
         findings = dataclasses.replace(findings, too_small_example=option_rows.labelled(closest_small))
-    purchase = best if best is not None and not best["free_upgrade"] else None
-    if purchase is not None and purchase.get("cheapest_way") == "rent" and pd.isna(purchase["upgrade_cost_usd"]):
-        purchase = None  # a rental chosen for its cost per run: nothing is bought
     return Recommendation(
         current=chosen,
         option_rows=option_rows,
@@ -580,9 +592,19 @@ def recommend(
         current_costs=costs.current_figures(chosen, habits),
         devices=added_devices(workload_frame),
         budget=budget,
-        purchase=purchase,
+        purchase=_purchase(best),
         horizon_runs=max(int(habits.lifetime_runs), 10),
     )
+
+
+def _purchase(best: pd.Series | None) -> pd.Series | None:
+    """The purchase the cost comparison shows: the best option, unless it is free or a rental chosen for its cost
+    per run (nothing is bought)."""
+    if best is None or best["free_upgrade"]:
+        return None
+    if best.get("cheapest_way") == "rent" and pd.isna(best["upgrade_cost_usd"]):
+        return None
+    return best
 
 
 def _findings(choice, masks: _Masks, options: pd.DataFrame, chosen: pd.Series) -> Findings:
@@ -639,3 +661,14 @@ def best_value_frontier(frame: pd.DataFrame, price: str = "price_usd", seconds: 
     on_frontier = pd.Series(False, index=frame.index)
     on_frontier[priced.index[priced[seconds] < fastest_before]] = True
     return on_frontier
+
+
+def price_time_points(frame: pd.DataFrame, most: int) -> pd.DataFrame:
+    """The priced results a price-time chart draws (every one on the best-value frontier and the ``most`` fastest),
+    each marked ``frontier`` where nothing beats it."""
+    priced = frame[frame["price_usd"].notna()]
+    on_frontier = best_value_frontier(priced)
+    if len(priced) > most:
+        keep = on_frontier | priced.index.isin(priced.nsmallest(most, "seconds").index)
+        priced, on_frontier = priced[keep], on_frontier[keep]
+    return priced.assign(frontier=on_frontier)

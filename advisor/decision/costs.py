@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from advisor.errors import AdvisorError
-from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE, WATT_SECONDS_PER_KWH
+from advisor.format.units import SECONDS_PER_HOUR, WATT_SECONDS_PER_KWH
 from advisor.format.vocabulary import CostKind, DeviceKind, Goal, PaybackCounts, Source, words
 from advisor.store.catalog import Catalog
 
@@ -73,11 +73,7 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     """The frame with what costs need per row: the catalog GPU (``catalog_id``), the power used for energy and
     where it comes from, and the cheapest on-demand rental of the same GPUs (times the device count).
 
-    A frame it already gave (for the same catalog) is returned as it is: the app works them out once per workload
-    and reuses them at every re-run."""
-    mark = _catalog_mark(catalog)
-    if frame.attrs.get(HARDWARE_MARK) == mark:
-        return frame
+    The pipeline works them out once per workload (its decision rows) and reuses them at every re-run."""
     out = frame.copy(deep=False)  # columns replaced or added, never written in place: the caller's frame is kept
     gpus = catalog.by_id() if catalog is not None else {}
     if catalog is not None:
@@ -125,25 +121,7 @@ def hardware_columns(frame: pd.DataFrame, catalog: Catalog | None) -> pd.DataFra
     out["rental_date"] = column(3, False)
     out["rental_billing_seconds"] = column(4, True)
     out["rental_minimum_seconds"] = column(5, True)
-    out.attrs[HARDWARE_MARK] = mark  # kept by copies and filters of the frame (pandas' attrs)
     return out
-
-
-HARDWARE_MARK = "advisor: hardware columns for"
-
-
-def _catalog_mark(catalog: Catalog | None) -> str:
-    return f"catalog at {id(catalog):x}" if catalog is not None else "no catalog"
-
-
-def billing_words(billing_seconds: float | None, minimum_seconds: float | None) -> str:
-    """'per second', 'per minute, at least 60 s', 'per hour' (the default where the catalog does not say)."""
-    if billing_seconds is None or billing_seconds != billing_seconds:
-        return "per hour (assumed)"
-    units = {1: "per second", int(SECONDS_PER_MINUTE): "per minute", int(SECONDS_PER_HOUR): "per hour"}
-    unit = units.get(int(billing_seconds), f"per {billing_seconds:g} s")
-    minimum = minimum_seconds if minimum_seconds and minimum_seconds == minimum_seconds else 0
-    return unit + (f", at least {minimum:g} s" if minimum else "")
 
 
 def billed_usd_per_run(usd_per_hour, seconds, billing_seconds, minimum_seconds, habits: Habits):

@@ -210,11 +210,9 @@ class Advisor:
     ) -> analysis.Comparison:
         """Every result of one workload (``baseline``'s, else ``workload``, else the post's) against a baseline
         (default: the slowest float32 result): speedups and dollars per speedup."""
-        if self.results.empty:
-            return analysis.compare(self.results, baseline, precision, workload)  # its own error: nothing to compare
+        if self.results.empty or baseline is not None:
+            analysis.require_profile(self.results, baseline or "", "profiles to compare")
         chosen = self.workload(baseline, workload)
-        if baseline is not None and not self.has_profile(baseline):
-            return analysis.compare(self.results, baseline, precision, chosen)  # its error: which ids there are
         rows = self._priced(with_estimates(self.rows(chosen).frame, self.estimates(chosen)))
         comparison = analysis.compare(rows, baseline, precision, chosen)
         return dataclasses.replace(comparison, **self._left_out(chosen))
@@ -229,11 +227,7 @@ class Advisor:
     ) -> analysis.Recommendation:
         """The best option for the goal from the ``current`` profile's result (``current_precision``, default:
         its float32 one), within the budget, renting instead, every option's costs and the upgrade ladder."""
-        if self.results.empty or not self.has_profile(current):
-            # the analysis says what is wrong (no profiles; which ids there are)
-            return analysis.recommend(
-                self.results, current, budget, precision, current_precision, self.habits, goal, self.catalog
-            )
+        analysis.require_profile(self.results, current)
         chosen = self.workload(current)
         rec = analysis.recommend(
             self.decision_rows(chosen),
@@ -244,6 +238,7 @@ class Advisor:
             habits=self.habits,
             goal=goal,
             catalog=self.catalog,
+            hardware_added=True,
         )
         rec.findings = dataclasses.replace(rec.findings, **self._left_out(chosen))
         return rec

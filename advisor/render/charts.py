@@ -12,7 +12,6 @@ from typing import Any
 
 import pandas as pd
 
-from advisor.decision.analysis import best_value_frontier
 from advisor.format.vocabulary import CostKind, Source, words
 from advisor.render.prose import ESTIMATED_MARK, option_names
 from advisor.store.parse import tree_of
@@ -92,20 +91,11 @@ def speedup_chart(options: pd.DataFrame, column: str = "speedup_vs_current") -> 
     )
 
 
-def price_time_points(frame: pd.DataFrame, most: int) -> pd.DataFrame:
-    """The results a price-time chart draws: every one on the best-value frontier and the ``most`` fastest priced."""
-    priced = frame[frame["price_usd"].notna()]
-    if len(priced) <= most:
-        return frame
-    keep = best_value_frontier(priced) | priced.index.isin(priced.nsmallest(most, "seconds").index)
-    return priced[keep]
-
-
 def price_time_chart(frame: pd.DataFrame) -> Spec:
-    """Price against training time, with the best-value frontier drawn through the unbeaten results."""
+    """Price against training time, with the best-value frontier drawn through the unbeaten results (``frame``:
+    :func:`advisor.decision.analysis.price_time_points`'s, its ``frontier`` column decided there)."""
     data = _labelled(frame)
     data = data[data["price_usd"].notna()].copy()
-    data["frontier"] = best_value_frontier(data)
     data = data[["option", "price_usd", "seconds", "source", "frontier", "low", "high"]]
     return chart(
         "Price against training time; green: the best-value frontier; grey bars: estimates' likely ranges",

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from advisor.decision import costs
 from advisor.decision.costs import Habits
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, missing, short_device
-from advisor.format.units import SECONDS_PER_HOUR
+from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from advisor.format.vocabulary import Goal, PaybackCounts, Source
 from advisor.store.catalog import STALE_YEARS
 
@@ -86,6 +85,16 @@ def notes(rec: Recommendation, other_workloads: bool = True) -> list[str]:
     if found.over_budget and rec.budget is not None:
         said.append(f"{found.over_budget} faster option(s) cost more than the budget of ${rec.budget:,.0f}")
     return said
+
+
+def billing_words(billing_seconds: float | None, minimum_seconds: float | None) -> str:
+    """'per second', 'per minute, at least 60 s', 'per hour' (the default where the catalog does not say)."""
+    if billing_seconds is None or billing_seconds != billing_seconds:
+        return "per hour (assumed)"
+    units = {1: "per second", int(SECONDS_PER_MINUTE): "per minute", int(SECONDS_PER_HOUR): "per hour"}
+    unit = units.get(int(billing_seconds), f"per {billing_seconds:g} s")
+    minimum = minimum_seconds if minimum_seconds and minimum_seconds == minimum_seconds else 0
+    return unit + (f", at least {minimum:g} s" if minimum else "")
 
 
 def rent_advice(rec: Recommendation) -> str:
@@ -211,7 +220,7 @@ def _rent_words(best: pd.Series | None, rental: pd.Series | None, habits: Habits
     runs = habits.runs_per_week
     device = short_device(rental["device"])
     hourly = f"${rental['rental_usd_per_hour']:,.2f}/h"
-    billing = costs.billing_words(rental.get("rental_billing_seconds"), rental.get("rental_minimum_seconds"))
+    billing = billing_words(rental.get("rental_billing_seconds"), rental.get("rental_minimum_seconds"))
     rented = f"Renting {article(device).lower()} {device} ({rental['rental_provider']}, {hourly}, billed {billing})"
     session = (
         f"{habits.runs_per_session:g} run(s) a session after {habits.session_minutes:g} minutes' start-up"

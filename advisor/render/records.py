@@ -16,7 +16,6 @@ from advisor.decision.analysis import (
     ROW_KEYS,
     Comparison,
     Recommendation,
-    with_baseline_figures,
 )
 from advisor.format.formatting import missing
 from advisor.format.vocabulary import Source
@@ -76,7 +75,7 @@ RECORD_KEYS = (
 
 def recommendation_record(rec: Recommendation) -> dict[str, Any]:
     """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
-    current = with_baseline_figures(rec.current.to_frame().T, rec.current["seconds"]).iloc[0]
+    current = rec.current_figures
     option_keys = ROW_KEYS + OPTION_KEYS
     best = None
     if rec.best is not None:
