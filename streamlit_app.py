@@ -959,7 +959,7 @@ advisor = collection.with_choices(
     link_gbps=choices.link_gbps,
     include_estimates=choices.include_estimates,
 )
-found = advisor.estimates(workload)
+found = advisor.offered_estimates(workload)
 if job is not None:  # one question a page: the job's, with the sidebar's goal, budget and hardware
     current_device = rows.frame.loc[rows.frame["profile"] == choices.current_id, "device_name"]
     job_headline(advisor, job, choices, str(current_device.iloc[0]) if len(current_device) else None)

@@ -50,16 +50,16 @@ def test_every_choice_shares_the_workloads_steps(shipped_frame, shipped_catalog)
     collection = Advisor(shipped_frame, shipped_catalog)
     workload = collection.workload("post-cpu-only")
     first = collection.with_choices(include_estimates=True)
-    found = first.estimates(workload)
+    found = first.offered_estimates(workload)
     assert found is not None and not found.rows.empty
     other = collection.with_choices(include_estimates=True, habits=Habits(runs_per_week=50), prices={"rtx-4090": 900})
-    assert other.estimates(workload) is found  # worked out once, whatever the prices and habits
+    assert other.offered_estimates(workload) is found  # worked out once, whatever the prices and habits
     assert other.rows(workload) is first.rows(workload)
     priced = other.decision_rows(workload)
     mine = priced[priced["catalog_id"] == "rtx-4090"]
     assert len(mine) and set(mine["price_kind"]) == {"your price"}
     assert (mine["price_usd"] == 900 * mine["device_count"]).all()
-    assert collection.estimates(workload) is None  # estimates only where asked for
+    assert collection.offered_estimates(workload) is None  # estimates only where asked for
     busy = other.recommend("post-cpu-only")
     idle = first.recommend("post-cpu-only")
     assert busy.habits.runs_per_week == 50 and idle.habits.runs_per_week == Habits().runs_per_week

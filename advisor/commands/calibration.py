@@ -27,11 +27,10 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The performance model calibrated on --profiles: its fitted constants and per-GPU, per-workload terms."""
-    from advisor.perf import calibration, estimates
     from advisor.render.estimate import calibration_text
 
-    frame = common.frame(args)
-    fit = calibration.fit(estimates.calibration_samples(frame, common.catalog(args)))
+    advisor = common.advisor(args, catalog_needed=True)
+    fit = advisor.calibration()
     if args.json:
         terms = {kind: {"/".join(map(str, k)): v for k, v in fit.terms(kind).items()} for kind in TERMS}
         common.print_json({"constants": fit.constants(), "terms": terms})
@@ -40,6 +39,5 @@ def run(args: argparse.Namespace) -> int:
             f"Calibrated on {len(fit.samples):,} single-GPU results (time factors: below 1 is faster than the "
             "specifications alone say)."
         )
-        names = {estimates.workload_id(k): n for k, n in frame.groupby("workload")["workload_name"].first().items()}
-        print(calibration_text(fit, names))
+        print(calibration_text(fit, advisor.workload_names()))
     return 0

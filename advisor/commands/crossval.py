@@ -49,7 +49,7 @@ def add_parser(commands, parents: Parents) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Cross-validate the performance model on the published results (--write: keep the ranges)."""
-    from advisor.perf import crossval, estimates, scaling
+    from advisor.perf import crossval
     from advisor.render.estimate import crossval_text
     from advisor.store import widths
 
@@ -57,11 +57,10 @@ def run(args: argparse.Namespace) -> int:
     unknown = [n for n in chosen if n not in experiments()]
     if unknown:
         raise AdvisorError(f"crossval: unknown experiment {unknown[0]!r} (use {', '.join(experiments())})")
-    catalog = common.catalog(args)
-    frame = common.frame(args)
-    samples = estimates.calibration_samples(frame, catalog)
-    found = crossval.report(samples, chosen, scaling.observations(frame, catalog), families=args.families)
-    unmatched = estimates.unmatched_gpus(frame, catalog)
+    advisor = common.advisor(args, catalog_needed=True)
+    found = advisor.cross_validation(chosen, families=args.families)
+    unmatched = advisor.unmatched_gpus()
+    catalog = advisor.catalog
     if args.write:
         written = widths.write(widths.from_report(found), Path(catalog.origin).parent / widths.FILE_NAME)
         print(f"wrote {written}", file=sys.stderr)

@@ -25,6 +25,7 @@ import pandas as pd
 from advisor.decision import analysis, costs
 from advisor.decision.analysis import default_baseline, select_workload
 from advisor.decision.costs import Habits
+from advisor.errors import AdvisorError
 from advisor.format.vocabulary import Goal, PrecisionFilter
 from advisor.llm import advice as llm_advice
 from advisor.llm.job import JobRequest
@@ -164,7 +165,7 @@ class Advisor:
         """The workload's results, its profiles' names slowest first and the slowest (the usual baseline)."""
         return self._kept(("rows", workload), lambda: workload_rows(self.results, workload))
 
-    def estimates(self, workload: tuple) -> estimates.CatalogEstimates | None:
+    def offered_estimates(self, workload: tuple) -> estimates.CatalogEstimates | None:
         """The catalog's estimates of the workload as offered (one GPU and two; with ``link_gbps``, two machines
         of them), calibrated on every result; None where they are not asked for or cannot be made."""
         if not self.include_estimates or self.catalog is None or self.results.empty:
@@ -177,7 +178,7 @@ class Advisor:
     def decision_rows(self, workload: tuple) -> pd.DataFrame:
         """The rows a decision on the workload is made on: its results and the estimates offered, with what costs
         need of each row's hardware, and the user's prices."""
-        found = self.estimates(workload)
+        found = self.offered_estimates(workload)
         rows = self._kept(
             ("decision", workload, found is not None, self.link_gbps),
             lambda: decision_rows(self.rows(workload).frame, found, self.catalog),
@@ -213,7 +214,7 @@ class Advisor:
         if self.results.empty or baseline is not None:
             analysis.require_profile(self.results, baseline or "", "profiles to compare")
         chosen = self.workload(baseline, workload)
-        rows = self._priced(with_estimates(self.rows(chosen).frame, self.estimates(chosen)))
+        rows = self._priced(with_estimates(self.rows(chosen).frame, self.offered_estimates(chosen)))
         comparison = analysis.compare(rows, baseline, precision, chosen)
         return dataclasses.replace(comparison, **self._left_out(chosen))
 
@@ -243,6 +244,42 @@ class Advisor:
         rec.findings = dataclasses.replace(rec.findings, **self._left_out(chosen))
         return rec
 
+    # ------------------------------------------------------------------ the model's own questions
+
+    def _require_catalog(self, what: str) -> Catalog:
+        if self.catalog is None:
+            raise AdvisorError(f"{what} needs a GPU catalog (--catalog FILE, or the shipped one)")
+        return self.catalog
+
+    def calibration_samples(self) -> tuple:
+        """Every single-GPU result on a catalog GPU, as the performance model calibrates on it (worked out once)."""
+        catalog = self._require_catalog("the calibration")
+        return self._kept(("samples",), lambda: estimates.calibration_samples(self.results, catalog))
+
+    def calibration(self) -> Any:
+        """The performance model calibrated on every result (``calibration.Fit``: its constants and terms)."""
+        from advisor.perf import calibration
+
+        return self._kept(("calibration",), lambda: calibration.fit(self.calibration_samples()))
+
+    def workload_names(self) -> dict[str, str]:
+        """Each workload's name by its calibration id (what the calibration's terms are keyed by)."""
+        names = self.results.groupby("workload")["workload_name"].first()
+        return {estimates.workload_id(k): str(n) for k, n in names.items()}
+
+    def cross_validation(self, experiments: tuple[str, ...], families: bool = False) -> Any:
+        """The performance model cross-validated (``crossval.Report``): the experiments, the data-parallel scaling
+        one system left out, and with ``families`` each model family held out in turn."""
+        from advisor.perf import crossval, scaling
+
+        catalog = self._require_catalog("the cross-validation")
+        observations = scaling.observations(self.results, catalog)
+        return crossval.report(self.calibration_samples(), experiments, observations, families=families)
+
+    def unmatched_gpus(self) -> list[str]:
+        """The GPU names of measured or quoted results that no catalog GPU matches (compared, not calibrated on)."""
+        return estimates.unmatched_gpus(self.results, self._require_catalog("matching GPUs"))
+
     def estimate(
         self,
         workload: tuple,
@@ -255,8 +292,7 @@ class Advisor:
         """The workload (a key of the results, or any ``spec``: the post's LSTM sized, a model file's) on every
         catalog GPU (or ``gpu_ids``), one GPU and ``devices`` of them, on ``machines`` machines joined at
         ``link_gbps``; measured GPUs included, to check the model against them."""
-        if self.catalog is None:
-            raise ValueError("estimates need a GPU catalog")
+        self._require_catalog("an estimate")
         request = estimates.EstimateRequest(
             workload,
             spec,
@@ -275,8 +311,7 @@ class Advisor:
     def job_advice(self, request: JobRequest) -> llm_advice.JobAdvice:
         """A language-model training job on every catalog GPU (or the request's): fits / tight / does not fit,
         tokens per second, the run's time and cost."""
-        if self.catalog is None:
-            raise ValueError("a language-model job's advice needs a GPU catalog")
+        self._require_catalog("a language-model job's advice")
         return self._kept(
             ("job", request),
             lambda: llm_advice.advise(
