@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
+from advisor.commands.measure_options import parse_workers
 from advisor.decision import analysis
 from advisor.errors import AdvisorError
 from advisor.format import schema
@@ -20,7 +21,7 @@ from helpers import post_workload_profile
 
 
 def test_workers_and_index_make_a_cluster():
-    found = cluster.parse_workers("10.0.0.1:2222, 10.0.0.2:2222,[::1]:2223", 2, 30)
+    found = parse_workers("10.0.0.1:2222, 10.0.0.2:2222,[::1]:2223", 2, 30)
     assert found.workers == ("10.0.0.1:2222", "10.0.0.2:2222", "[::1]:2223")
     assert found.address == "[::1]:2223" and not found.is_chief
     assert found.name(0) == "the chief (worker 0, 10.0.0.1:2222)"
@@ -44,7 +45,7 @@ def test_workers_and_index_make_a_cluster():
 )
 def test_cluster_mistakes_are_one_line(workers, index, message):
     with pytest.raises(AdvisorError) as caught:
-        cluster.parse_workers(workers, index)
+        parse_workers(workers, index)
     assert str(caught.value) == message
 
 
@@ -86,7 +87,7 @@ def test_a_port_in_use_is_found_before_the_framework_starts():
         squatter.bind(("", 0))
         squatter.listen()
         port = squatter.getsockname()[1]
-        found = cluster.parse_workers(f"localhost:{port},localhost:1", 0)
+        found = parse_workers(f"localhost:{port},localhost:1", 0)
         with pytest.raises(AdvisorError, match=f"port {port} is in use by another program"):
             cluster.check_port_free(found)
         assert cluster.listening(f"localhost:{port}")
@@ -96,14 +97,14 @@ def test_the_missing_workers_are_named():
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]  # bound, not listening: nothing accepts there
-        found = cluster.parse_workers(f"localhost:1,127.0.0.1:{port}", 0)
+        found = parse_workers(f"localhost:1,127.0.0.1:{port}", 0)
         assert cluster.missing_line(found, 5) == (
             f"worker 1 (127.0.0.1:{port}) did not join within 5 s (nothing listens there); no profile written"
         )
 
 
 def test_the_link_is_loopback_on_one_machine_and_the_routed_interface_elsewhere(tmp_path: Path):
-    assert cluster.link_facts(cluster.parse_workers("localhost:1,127.0.0.1:2", 0)) == {
+    assert cluster.link_facts(parse_workers("localhost:1,127.0.0.1:2", 0)) == {
         "link": "loopback (all workers on this machine)"
     }
     table = tmp_path / "route"
@@ -117,7 +118,7 @@ def test_the_link_is_loopback_on_one_machine_and_the_routed_interface_elsewhere(
 
 
 def test_different_workloads_name_the_worker_and_the_field():
-    found = cluster.parse_workers("a:1,b:2,c:3", 0)
+    found = parse_workers("a:1,b:2,c:3", 0)
     same = cluster.fingerprint({"name": "lstm4", "units": 4}, ["float32"], {"seed": 0})
     other = cluster.fingerprint({"name": "lstm6", "units": 6}, ["float32"], {"seed": 0})
     assert cluster.mismatch(found, {0: same, 1: same, 2: same}) is None

@@ -12,10 +12,11 @@ import sys
 import pytest
 
 from advisor.cli import main
+from advisor.commands.arguments import parse_tokens
 from advisor.errors import AdvisorError
 from advisor.llm import crossval, memory, operations, validation
 from advisor.llm.config import load_presets, read_config_json, relative_size_error, resolve
-from advisor.llm.job import Method, TrainingJob, job_from_options, parse_tokens
+from advisor.llm.job import Method, TrainingJob, job_from_options
 from helpers import ROOT, SHIPPED, load_yaml
 
 LLAMA_CONFIG = {  # a Llama-3-like config.json, shrunk (the keys Hugging Face writes)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import math
 
-from advisor.format.vocabulary import DeviceKind, Precision, words
+from advisor.errors import AdvisorError
+from advisor.format.vocabulary import MIXED_WORD, DeviceKind, Precision, words
+from advisor.measure.plan import MIXED_POLICIES
 from advisor.perf.workload import Workload
 
 
@@ -32,6 +34,37 @@ def nonnegative_number(text: str, what: str = "a number") -> float:
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be {what}, 0 or more; got {text!r}")
     return value
+
+
+def parse_tokens(text: str) -> float:
+    """'10000x2048', '20M', '1.5e9' or '3,000,000' tokens."""
+    cleaned = text.replace(",", "").replace("_", "").strip().lower()
+    try:
+        if "x" in cleaned:
+            return float(math.prod(float(part) for part in cleaned.split("x")))
+        scale = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}.get(cleaned[-1:], 1.0)
+        return float(cleaned[:-1] if scale != 1.0 else cleaned) * scale
+    except ValueError:
+        raise AdvisorError(
+            f"--tokens: {text!r} is not a number of tokens (e.g. 20M, 1.5e9, or 10000x2048x3 for "
+            "examples x length x epochs)"
+        ) from None
+
+
+def parse_precisions(text: str) -> list[str]:
+    """``measure --precision``: comma-separated float32, mixed, mixed_float16, mixed_bfloat16, each once."""
+    allowed = (Precision.FLOAT32.value, MIXED_WORD, *MIXED_POLICIES)
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise AdvisorError("--precision: give at least one of float32, mixed, mixed_float16, mixed_bfloat16")
+    for item in items:
+        if item not in allowed:
+            raise AdvisorError(
+                f"--precision: unsupported precision {item!r} (use float32, mixed, mixed_float16 or mixed_bfloat16)"
+            )
+    if len(set(items)) != len(items):
+        raise AdvisorError("--precision: a precision is listed twice")
+    return items
 
 
 def dollars(text: str) -> float:

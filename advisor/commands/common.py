@@ -104,6 +104,39 @@ def add_estimate_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_precision_filter(parser: argparse.ArgumentParser) -> None:
+    """``--precision``: which results a comparison keeps (the best of both, float32 alone, mixed alone)."""
+    from advisor.format.vocabulary import PrecisionFilter, words
+
+    parser.add_argument(
+        "--precision",
+        choices=words(PrecisionFilter),
+        default=PrecisionFilter.ANY.value,
+        help="the results kept: the best of both precisions, or one alone (default: %(default)s)",
+    )
+
+
+def add_workload_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--workload NAME``: a workload of the profiles by any part of its name (``what``: what it is for here)."""
+    parser.add_argument(
+        "--workload",
+        metavar="NAME",
+        help=f"{what}: any part of its name, in any case or spelling (`advisor list --workloads` lists them)",
+    )
+
+
+def add_gpu_option(parser: argparse.ArgumentParser, what: str = "one GPU") -> None:
+    """``--gpu NAME``: one catalog GPU by id or name (``what``: when it applies here)."""
+    parser.add_argument("--gpu", metavar="NAME", help=f"{what} (id or name, e.g. rtx-4090 or 'RTX 4090')")
+
+
+def add_devices_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--devices N``: several GPUs in data parallel (``what``: what they do here)."""
+    from advisor.commands.arguments import positive_int
+
+    parser.add_argument("--devices", type=positive_int, default=1, metavar="N", help=f"{what} (%(default)s)")
+
+
 def add_catalog_option(parser: argparse.ArgumentParser) -> None:
     """--catalog FILE: another GPU catalog than the shipped one (read by :func:`catalog`)."""
     parser.add_argument("--catalog", metavar="FILE", help="the GPU catalog (default: the shipped one)")

@@ -6,7 +6,6 @@ import argparse
 
 from advisor.commands import common
 from advisor.commands.common import Parents
-from advisor.format.vocabulary import PrecisionFilter, words
 
 NAME = "compare"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
@@ -20,10 +19,8 @@ def add_parser(commands, parents: Parents) -> None:
         NAME, parents=[parents.common, parents.estimates], help="every result against a baseline"
     )
     parser.add_argument("--baseline", metavar="ID", help="baseline profile (default: the slowest float32 result)")
-    parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
-    parser.add_argument(
-        "--workload", metavar="NAME", help="the workload to compare (default: the post's), e.g. 'ResNet-50'"
-    )
+    common.add_precision_filter(parser)
+    common.add_workload_option(parser, "the workload to compare (default: the post's), e.g. 'ResNet-50'")
 
 
 def run(args: argparse.Namespace) -> int:

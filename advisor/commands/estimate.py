@@ -9,7 +9,7 @@ from advisor.commands import common
 from advisor.commands.common import Parents
 from advisor.errors import AdvisorError
 from advisor.format.units import MOST_DEVICES
-from advisor.format.vocabulary import DeviceKind, PrecisionFilter, words
+from advisor.format.vocabulary import DeviceKind
 
 NAME = "estimate"
 SUMMARY_JOB = (  # the README's command table (advisor.commands.reference)
@@ -43,18 +43,12 @@ def add_parser(commands, parents: Parents) -> None:
         "published benchmarks, the post's and your runs). Every estimate has a low..high range (the cross-validated "
         "error of its situation), the bound (arithmetic, memory or per-step) that decides it and its memory.",
     )
-    parser.add_argument("--gpu", metavar="NAME", help="one GPU (id or name, e.g. rtx-4090 or 'RTX 4090')")
-    parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
+    common.add_gpu_option(parser)
+    common.add_precision_filter(parser)
     common.add_catalog_option(parser)
-    parser.add_argument(
-        "--workload", metavar="NAME", help="a workload of the profiles instead of the LSTM, e.g. 'BERT-large'"
-    )
-    parser.add_argument(
-        "--devices",
-        type=int,
-        default=1,
-        metavar="N",
-        help="also N GPUs in data parallel (the batch per GPU kept), with the scaling fitted on published results",
+    common.add_workload_option(parser, "a workload of the profiles instead of the LSTM, e.g. 'BERT-large'")
+    common.add_devices_option(
+        parser, "also N GPUs in data parallel (the batch per GPU kept), with the scaling fitted on published results"
     )
     parser.add_argument(
         "--machines",

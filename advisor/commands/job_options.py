@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import argparse
 
-from advisor.commands.arguments import positive_int  # the one parser of whole-number options
+from advisor.commands.arguments import parse_tokens, positive_int  # the one parser of whole-number options
 from advisor.llm import stack
 from advisor.llm.config import resolve
-from advisor.llm.job import DEFAULT_RANK, Checkpointing, JobRequest, Method, parse_tokens
+from advisor.llm.job import DEFAULT_RANK, Checkpointing, JobRequest, Method
 
 
 def add_job_arguments(parser: argparse.ArgumentParser, shared: frozenset[str] = frozenset({"--optimizer"})) -> None:

@@ -7,11 +7,11 @@ import argparse
 import datetime as _dt
 from pathlib import Path
 
-from advisor.commands.arguments import workload_from_args
+from advisor.commands.arguments import parse_precisions, workload_from_args
 from advisor.errors import AdvisorError
 from advisor.format import schema
-from advisor.measure.cluster import DEFAULT_JOIN_TIMEOUT, Cluster, environment_cluster, parse_workers
-from advisor.measure.plan import MeasurePlan, check_backend, parse_precisions
+from advisor.measure.cluster import DEFAULT_JOIN_TIMEOUT, Cluster, checked_cluster, environment_cluster
+from advisor.measure.plan import MeasurePlan, check_backend
 from advisor.perf.workload import Workload
 
 
@@ -25,6 +25,12 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster | None:
     if getattr(args, "worker_index", None) is not None:
         raise AdvisorError("--worker-index goes with --workers HOST:PORT,HOST:PORT,...")
     return environment_cluster(timeout)
+
+
+def parse_workers(text: str, index: int | None, join_timeout: float = DEFAULT_JOIN_TIMEOUT) -> Cluster:
+    """``--workers`` (comma-separated HOST:PORT) and ``--worker-index`` as a checked cluster."""
+    listed = tuple(item.strip() for item in text.split(",") if item.strip())
+    return checked_cluster(listed, index, join_timeout, "--workers")
 
 
 def plan_from_args(args: argparse.Namespace) -> MeasurePlan:

@@ -8,7 +8,7 @@ import argparse
 from advisor.commands import common
 from advisor.commands.common import Parents
 from advisor.errors import AdvisorError
-from advisor.format.vocabulary import Goal, Precision, PrecisionFilter, words
+from advisor.format.vocabulary import Goal, Precision, words
 
 NAME = "recommend"
 SUMMARY_JOB = (  # the README's command table (advisor.commands.reference)
@@ -41,7 +41,7 @@ def add_parser(commands, parents: Parents) -> None:
     parser.add_argument(
         "--budget", type=common.budget, metavar="USD", help="the most you will spend (default: no limit)"
     )
-    parser.add_argument("--precision", choices=words(PrecisionFilter), default=PrecisionFilter.ANY.value)
+    common.add_precision_filter(parser)
     defaults = Habits()
     habits = parser.add_argument_group("your habits and prices (what a run really costs)")
     for name, (metavar, meaning) in HABIT_OPTIONS.items():  # the options, their help and defaults: the table's
@@ -60,8 +60,8 @@ def add_parser(commands, parents: Parents) -> None:
         help="; ".join(f"{goal}: {text}" for goal, text in GOAL_HELP.items()) + f" (default {Goal.VALUE})",
     )
     parser.add_argument("--optimizer", metavar="NAME", help="with --model-config: the optimizer (adamw)")
-    parser.add_argument("--devices", type=int, default=1, metavar="N", help="with --model-config: also N GPUs")
-    parser.add_argument("--gpu", metavar="NAME", help="with --model-config: one GPU only")
+    common.add_devices_option(parser, "with --model-config: also N GPUs")
+    common.add_gpu_option(parser, "with --model-config: one GPU only")
     add_job_arguments(parser)
 
 

@@ -16,7 +16,6 @@ Work per token, for the model's matmul weights N (the blocks' linear layers and 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -322,18 +321,3 @@ class JobRequest:
     def __post_init__(self) -> None:
         if not 1 <= self.devices <= MOST_DEVICES:
             raise AdvisorError(f"--devices must be 1 to {MOST_DEVICES}, got {self.devices}")
-
-
-def parse_tokens(text: str) -> float:
-    """'10000x2048', '20M', '1.5e9' or '3,000,000' tokens."""
-    cleaned = text.replace(",", "").replace("_", "").strip().lower()
-    try:
-        if "x" in cleaned:
-            return float(math.prod(float(part) for part in cleaned.split("x")))
-        scale = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}.get(cleaned[-1:], 1.0)
-        return float(cleaned[:-1] if scale != 1.0 else cleaned) * scale
-    except ValueError:
-        raise AdvisorError(
-            f"--tokens: {text!r} is not a number of tokens (e.g. 20M, 1.5e9, or 10000x2048x3 for "
-            "examples x length x epochs)"
-        ) from None

@@ -61,12 +61,6 @@ def split_address(text: str, what: str = "--workers") -> tuple[str, int]:
     return host, int(port_text)
 
 
-def parse_workers(text: str, index: int | None, join_timeout: float = DEFAULT_JOIN_TIMEOUT) -> Cluster:
-    """``--workers`` and ``--worker-index`` as a checked cluster."""
-    workers = tuple(item.strip() for item in text.split(",") if item.strip())
-    return _checked(workers, index, join_timeout, "--workers")
-
-
 def from_tf_config(environ: Mapping[str, str], join_timeout: float = DEFAULT_JOIN_TIMEOUT) -> Cluster | None:
     """The cluster a ``TF_CONFIG`` already set describes (None when it is not set). A ``chief`` job, if any, is
     worker 0 and the ``worker`` job follows it, as TensorFlow orders them."""
@@ -86,10 +80,11 @@ def from_tf_config(environ: Mapping[str, str], join_timeout: float = DEFAULT_JOI
     if kind not in ("chief", "worker"):
         raise AdvisorError(f"TF_CONFIG: task type {kind!r}: only chief and worker tasks train")
     position = index if kind == "chief" else len(chief) + index
-    return _checked(tuple(str(w) for w in chief + workers), position, join_timeout, "TF_CONFIG")
+    return checked_cluster(tuple(str(w) for w in chief + workers), position, join_timeout, "TF_CONFIG")
 
 
-def _checked(workers: tuple[str, ...], index: int | None, join_timeout: float, what: str) -> Cluster:
+def checked_cluster(workers: tuple[str, ...], index: int | None, join_timeout: float, what: str) -> Cluster:
+    """The workers (HOST:PORT each) and this worker's index as a checked cluster (``what``: where they were given)."""
     if len(workers) < 2:
         raise AdvisorError(f"{what}: name at least two workers (HOST:PORT,HOST:PORT); one machine: use --devices")
     if len(workers) > MAX_WORKERS:

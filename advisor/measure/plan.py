@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from advisor.errors import AdvisorError
-from advisor.format.vocabulary import MIXED_WORD, Precision
+from advisor.format.vocabulary import Precision
 from advisor.measure.cluster import Cluster
 from advisor.perf.workload import Workload
 
@@ -45,21 +45,6 @@ class MeasurePlan:
     out: Path | None = None
     force: bool = False
     command: str = "advisor measure"
-
-
-def parse_precisions(text: str) -> list[str]:
-    allowed = (Precision.FLOAT32.value, MIXED_WORD, *MIXED_POLICIES)
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise AdvisorError("--precision: give at least one of float32, mixed, mixed_float16, mixed_bfloat16")
-    for item in items:
-        if item not in allowed:
-            raise AdvisorError(
-                f"--precision: unsupported precision {item!r} (use float32, mixed, mixed_float16 or mixed_bfloat16)"
-            )
-    if len(set(items)) != len(items):
-        raise AdvisorError("--precision: a precision is listed twice")
-    return items
 
 
 def check_backend(backend: str) -> None:
