@@ -51,13 +51,13 @@ def test_the_fit_reads_only_the_published_runs_and_never_the_mlperf_logs():
     assert len(fitted) >= 20 and len(checks) == 3
     assert {r.gpu for r in checks} == {"h100-sxm", "h200-sxm", "b200"}
     assert all("mlcommons" not in r.source for r in fitted) and all("mlcommons" in r.source for r in checks)
-    found = fp8.fit(CATALOG)
+    found = fp8.fit_fp8(CATALOG)
     assert found.runs == len(fitted) and found.architectures == {"Hopper", "Blackwell"}
     assert 0.5 < found.utilization < 1.0  # model FLOPs over the 16-bit peak: FP8 matmuls, but not all work is FP8
 
 
 def test_the_range_is_the_leave_one_gpu_out_error_and_the_mlperf_steps_are_within_the_issue_target():
-    found = fp8.fit(CATALOG)
+    found = fp8.fit_fp8(CATALOG)
     widths = [
         float(np.quantile([abs(math.log(r)) for _, r in fp8.left_out(fp8.load_runs()[0], CATALOG, by)], fp8.QUANTILE))
         for by in fp8.LEFT_OUT
@@ -71,12 +71,12 @@ def test_the_fp8_row_is_the_fit_s_time_on_eight_gpus_and_says_where_it_comes_fro
     rows = {r["catalog_id"]: r for r in _json(*MLPERF, "--gpu", "h100-sxm") if r["devices"] == 8}
     row = rows["h100-sxm"]
     job = job_request(JobShape(load_presets()["llama-2-70b"], "lora", 8192, 1, tokens=10e6), "nemo").job
-    per_gpu = fp8.tokens_per_second(job, CATALOG.by_id()["h100-sxm"], fp8.fit(CATALOG))
+    per_gpu = fp8.tokens_per_second(job, CATALOG.by_id()["h100-sxm"], fp8.fit_fp8(CATALOG))
     assert row["precision"] == "fp8" and row["seconds_estimate"] == pytest.approx(10e6 / (8 * per_gpu))
-    width = math.exp(fp8.fit(CATALOG).half_width)
+    width = math.exp(fp8.fit_fp8(CATALOG).half_width)
     assert row["high"] / row["seconds_estimate"] == pytest.approx(width)
     calibrated = row["basis_parts"]["calibration"]
-    assert calibrated["kind"] == "fp8" and calibrated["runs"] == fp8.fit(CATALOG).runs
+    assert calibrated["kind"] == "fp8" and calibrated["runs"] == fp8.fit_fp8(CATALOG).runs
     assert "tuned FP8 stack" in row["basis"] and calibrated["words"].startswith("the tuned FP8")
 
 

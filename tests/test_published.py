@@ -194,7 +194,7 @@ def test_data_parallel_scaling_is_fitted_on_the_published_multi_gpu_results(fram
     found = scaling.observations(frame, shipped_catalog)
     assert len(found) > 1000 and {o.devices for o in found} >= {2, 4, 8}
     assert {o.link for o in found} == {"NVLink", "PCIe"}
-    fitted = scaling.fit(found)
+    fitted = scaling.fit_scaling(found)
     assert 0 <= fitted.phi <= 2 and 0 <= fitted.sync < 0.5
     assert fitted.efficiency(1, 1e8, 31.5, 0.1) == 1.0
     assert fitted.efficiency(8, 1e8, 31.5, 0.1) < fitted.efficiency(2, 1e8, 31.5, 0.1) <= 1.0

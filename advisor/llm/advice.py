@@ -136,7 +136,7 @@ def advise(
     measured = llm_gpus(frame, catalog)
     widths = crossval.load_widths()
     samples = estimates.calibration_samples(frame, catalog)  # once for both checkpointing plans
-    fitted = fp8.fit(catalog) if job.fp8 else None
+    fitted = fp8.fit_fp8(catalog) if job.fp8 else None
     for on, gpus in plans.items():
         if not gpus:
             continue

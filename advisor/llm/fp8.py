@@ -141,7 +141,7 @@ def architecture_left_out(runs: tuple[Run, ...], catalog: Catalog) -> dict[str, 
     return dict(sorted(found.items()))
 
 
-def fit(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
+def fit_fp8(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
     """The utilization over ``runs`` (the packaged fit rows by default) and its range: the widest 90th-percentile
     error of the experiments (a GPU, a model or a method left out)."""
     runs = load_runs()[0] if runs is None else runs
@@ -160,7 +160,7 @@ def tokens_per_second(job: TrainingJob, gpu: Gpu, fitted: Fp8Fit) -> float | Non
 
 def checked(catalog: Catalog, fitted: Fp8Fit | None = None) -> list[tuple[Run, float]]:
     """The MLPerf runs and each one's published / predicted ratio from the whole fit (which never saw them)."""
-    fitted = fitted or fit(catalog)
+    fitted = fitted or fit_fp8(catalog)
     gpus = catalog.by_id()
     found = []
     for run in load_runs()[1]:

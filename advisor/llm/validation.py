@@ -174,7 +174,7 @@ def _predicted(static: np.ndarray, acts: np.ndarray, floors: np.ndarray, factor,
     return np.maximum(training, np.where(floors > 0, floors + overhead, 0.0))
 
 
-def fit(cases: tuple[Case, ...]) -> tuple[float, float]:
+def fit_constants(cases: tuple[Case, ...]) -> tuple[float, float]:
     """(activation factor, overhead GB) of least squared log error (an under-prediction weighing
     ``OPTIMISM_WEIGHT`` times more), on a grid."""
     static, acts, loading, peaks = _parts(cases)
@@ -197,7 +197,7 @@ def _fit_for(stack_name: str, cases: tuple[Case, ...]) -> tuple[float, float, bo
     """The constants a stack's job gets from these peaks (its own where it has enough, else the pooled ones), and
     whether they are its own."""
     own = tuple(c for c in cases if c.stack == stack_name)
-    return (*fit(own), True) if own_fit(own) else (*fit(cases), False)
+    return (*fit_constants(own), True) if own_fit(own) else (*fit_constants(cases), False)
 
 
 @dataclass(frozen=True)
@@ -270,7 +270,7 @@ def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
         predicted[index] = _predicted(static[index], acts[index], loading[index], factor, overhead)
     ratios = peaks / predicted
     fitted_ratios = (peaks - static) / (predicted - static)
-    pooled_factor, pooled_overhead = fit(cases)
+    pooled_factor, pooled_overhead = fit_constants(cases)
     fitted = {
         "": memory.Constants(round(pooled_factor, 3), round(pooled_overhead, 2), *_range(fitted_ratios), len(cases))
     }
@@ -280,7 +280,7 @@ def cross_validate(cases: tuple[Case, ...] | None = None) -> Report:
         if not used_own[mine].all():  # its accuracy was checked with the pooled constants: it ships those
             continue
         low, high = _range(fitted_ratios[mine]) if len(own) >= MIN_RANGE_CASES else _range(fitted_ratios)
-        factor, overhead = fit(own)
+        factor, overhead = fit_constants(own)
         fitted[stack_name] = memory.Constants(round(factor, 3), round(overhead, 2), low, high, len(own), stack_name)
     return Report(
         cases,

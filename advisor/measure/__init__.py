@@ -18,7 +18,7 @@ from advisor.format.formatting import device_label
 from advisor.measure import backends, hardware
 from advisor.measure.jobs import Progress, policy_dtype, resolve_policies, training_jobs
 from advisor.measure.plan import MeasurePlan
-from advisor.measure.profile import build_profile, result_record
+from advisor.measure.profile import measured_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import train_once
 
@@ -80,7 +80,7 @@ def measure(plan: MeasurePlan, progress: Progress, guard: InterruptGuard | None 
         for warning in run.warnings:
             progress(f"warning: {policy}: {warning}")
 
-    return build_profile(plan, device, host, software, results, workload)
+    return measured_profile(plan, device, host, software, results, workload)
 
 
 def _matmul_peaks(

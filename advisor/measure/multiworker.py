@@ -18,7 +18,7 @@ from advisor.measure import backends, hardware
 from advisor.measure.cluster import LOOPBACK_LINK, check_port_free, fingerprint, link_facts, mismatch
 from advisor.measure.jobs import policy_dtype, resolve_policies, training_jobs
 from advisor.measure.plan import MeasurePlan
-from advisor.measure.profile import build_profile, result_record
+from advisor.measure.profile import measured_profile, result_record
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Progress, TrainingRun
 
@@ -83,7 +83,7 @@ def measure_cluster(plan: MeasurePlan, progress: Progress, guard: InterruptGuard
     software = {**backend.software_facts(device), **hardware.software_facts()}
     facts = {"workers": workers, "devices_per_worker": device.count, "collective": strategy.advisor_collective, **link}
     whole = dataclasses.replace(device, count=total)
-    return build_profile(plan, whole, host, software, results, workload, cluster=facts)
+    return measured_profile(plan, whole, host, software, results, workload, cluster=facts)
 
 
 def _agree_on_the_job(

@@ -128,7 +128,7 @@ def price_section(
     return price
 
 
-def build_profile(
+def measured_profile(
     plan: MeasurePlan,
     device: DeviceInfo,
     host: dict[str, Any],

@@ -375,7 +375,7 @@ def report(
     if scaling_observations:
         predicted = scaling.leave_one_system_out(scaling_observations)
         errors = [math.log(p / o.efficiency) for o, p in predicted]
-        fitted = scaling.fit(scaling_observations)
+        fitted = scaling.fit_scaling(scaling_observations)
         scaled = {
             "results": len(errors),
             "systems": len({o.system for o in scaling_observations}),

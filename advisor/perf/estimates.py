@@ -74,7 +74,7 @@ def scaling_fit(frame: pd.DataFrame, catalog: Catalog) -> scaling.ScalingFit:
 
 @lru_cache(maxsize=16)
 def _scaling_cached(found: tuple[scaling.Observation, ...]) -> scaling.ScalingFit:
-    return scaling.fit(found)
+    return scaling.fit_scaling(found)
 
 
 def match_catalog(frame: pd.DataFrame, catalog: Catalog) -> pd.Series:

@@ -392,7 +392,7 @@ def _fit_arrays(arrays: tuple[np.ndarray, ...]) -> Params:
     return Params(*(float(math.exp(v)) for v in center))
 
 
-def fit(points: tuple[Point, ...]) -> Params:
+def fit_params(points: tuple[Point, ...]) -> Params:
     """The constants that best explain the points (the priors alone when there are none)."""
     if not points:
         return Params(*(PRIORS[n][0] for n in _NAMES))
@@ -507,12 +507,12 @@ def calibrate(points: tuple[Point, ...]) -> Model:
 
 @lru_cache(maxsize=64)
 def _calibrate_cached(points: tuple[Point, ...]) -> Model:
-    params = fit(points)
+    params = fit_params(points)
     errors = []
     if len(points) > 1:
         for index, point in enumerate(points):
             rest = points[:index] + points[index + 1 :]
-            predicted = predict(point.work, point.device, point.precision, fit(rest))
+            predicted = predict(point.work, point.device, point.precision, fit_params(rest))
             errors.append(math.log(predicted[0] / point.seconds) if predicted else 0.0)
     bounds = frozenset(b for p in points if (r := predict(p.work, p.device, p.precision, params)) for b in [r[1]])
     return Model(params, points, tuple(errors), bounds)

@@ -136,7 +136,7 @@ def observations(frame: pd.DataFrame, catalog: Catalog) -> list[Observation]:
     return found
 
 
-def fit(found: Iterable[Observation]) -> ScalingFit:
+def fit_scaling(found: Iterable[Observation]) -> ScalingFit:
     """phi and sync by a grid search in log space (two constants: a grid is exact enough and cannot diverge)."""
     found = list(found)
     if not found:
@@ -174,7 +174,7 @@ def leave_one_system_out(found: list[Observation]) -> list[tuple[Observation, fl
     """Each system's efficiencies predicted by a fit on the other systems: (observation, predicted efficiency)."""
     predicted = []
     for system in sorted({o.system for o in found}):
-        rest = fit(o for o in found if o.system != system)
+        rest = fit_scaling(o for o in found if o.system != system)
         for o in found:
             if o.system == system:
                 predicted.append((o, rest.efficiency(o.devices, o.gradient_bytes, o.link_gbs, o.iteration_seconds)))

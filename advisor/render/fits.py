@@ -73,7 +73,7 @@ def memory_fit_text(report: validation.Report) -> str:
 
 def fp8_fit_text(catalog: Catalog) -> str:
     """The tuned FP8 stack's fit, each run left out and the MLPerf check, as text."""
-    fitted = fp8.fit(catalog)
+    fitted = fp8.fit_fp8(catalog)
     lines = [
         f"tuned FP8 stack: {fitted.utilization:.3f} of the 16-bit tensor peak in model FLOPs, fitted on "
         f"{fitted.runs} published runs ({', '.join(sorted(fitted.architectures))}); the range "

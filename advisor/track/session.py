@@ -4,7 +4,7 @@ An adapter (PyTorch, Lightning, Hugging Face, Keras) tells a :class:`Session` wh
 waited for data, how many samples and tokens it trained on, and when it ended (after synchronising the device);
 the session keeps one :class:`StepRecord` per optimizer step. At the end, :func:`summarise` turns the records into
 steady-state statistics (the warm-up steps, the step whose FLOPs were counted and the steps next to an evaluation,
-a checkpoint or an epoch's end left out) and :func:`build_profile` into a profile of kind ``tracked``.
+a checkpoint or an epoch's end left out) and :func:`tracked_profile` into a profile of kind ``tracked``.
 
 Pure Python: no framework is imported here (tests/test_imports.py checks).
 """
@@ -366,7 +366,7 @@ def _sig(value: float, digits: int = 6) -> float:
     return float(f"{value:.{digits}g}")
 
 
-def build_profile(
+def tracked_profile(
     options: Options,
     facts: RunFacts,
     summary: Summary,
@@ -509,7 +509,7 @@ def finish(session: Session, facts: RunFacts) -> Path | None:
     if isinstance(summary, str):
         say(f"no profile written: {summary}")
         return None
-    profile = build_profile(
+    profile = tracked_profile(
         session.options, facts, summary, session.counted, session.cpu.other_load(), session.interrupted
     )
     try:
