@@ -18,7 +18,8 @@ sys.path.insert(0, str(ROOT))
 
 from advisor import store  # noqa: E402
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key  # noqa: E402
-from advisor.llm import advice, memory  # noqa: E402
+from advisor.llm import advice  # noqa: E402
+from advisor.llm import job_memory as memory  # noqa: E402
 from advisor.llm.config import load_presets  # noqa: E402
 from advisor.llm.job import job_from_options  # noqa: E402
 from advisor.perf import calibration, estimates  # noqa: E402

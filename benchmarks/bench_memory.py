@@ -129,7 +129,7 @@ cases = []
 for row in published.to_dict("records"):
     gpu = catalog.match(str(row["device_name"]))
     described = memory.predict(row["workload_spec"], row["precision"], "gpu") is not None  # a language-model job:
-    # its memory is advisor.llm.memory's (python -m advisor.llm.validation checks it on published peaks)
+    # its memory is advisor.llm.job_memory's (python -m advisor.llm.validation checks it on published peaks)
     if gpu is not None and gpu.value("memory_gb") is not None and described:
         batch = int(row["batch_size"]) if row["batch_size"] == row["batch_size"] else None
         cases.append((row["workload_name"], row["workload_spec"], row["precision"], batch, gpu.value("memory_gb")))

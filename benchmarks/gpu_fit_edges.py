@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.job import make_job
-from advisor.infer.memory import memory_verdict
+from advisor.infer.serving_memory import memory_verdict
 from advisor.llm.config import ModelConfig, load_presets
 from advisor.measure.generation import hf_config_of
 

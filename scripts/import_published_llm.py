@@ -27,7 +27,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from advisor.llm import memory  # noqa: E402
+from advisor.llm import job_memory as memory  # noqa: E402
 from advisor.llm.config import load_presets  # noqa: E402
 from advisor.llm.job import ALL_LINEAR, TrainingJob, job_from_options  # noqa: E402
 from advisor.store import collection  # noqa: E402

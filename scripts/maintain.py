@@ -38,7 +38,7 @@ def command_table(args: argparse.Namespace) -> None:
 
 
 def llm_crossval(args: argparse.Namespace) -> None:
-    from advisor.llm import crossval
+    from advisor.llm import throughput_crossval as crossval
     from advisor.perf.estimates import calibration_samples
     from advisor.render.fits import llm_crossval_text
     from advisor.store import load_profiles
@@ -50,13 +50,15 @@ def llm_crossval(args: argparse.Namespace) -> None:
     print(llm_crossval_text(summary))
     if args.write:
         head = (
-            "# Written by python scripts/maintain.py llm-crossval --write (see advisor/llm/crossval.py). Do not edit.\n"
+            "# Written by python scripts/maintain.py llm-crossval --write (see advisor/llm/throughput_crossval.py). "
+            "Do not edit.\n"
         )
         write_whole(DATA / crossval.FILE, head + yaml.safe_dump(crossval.widths_document(summary), sort_keys=False))
 
 
 def memory_fit(args: argparse.Namespace) -> None:
-    from advisor.llm import memory, validation
+    from advisor.llm import job_memory as memory
+    from advisor.llm import validation
     from advisor.render.fits import memory_fit_text
 
     report = validation.cross_validate()

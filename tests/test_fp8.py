@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from advisor.cli import main
-from advisor.llm import fp8, memory
+from advisor.llm import fp8
+from advisor.llm import job_memory as memory
 from advisor.llm.config import load_presets
 from advisor.llm.stack import JobShape, job_request
 from advisor.store.catalog import DEFAULT_CATALOG, load_catalog

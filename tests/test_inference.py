@@ -11,7 +11,7 @@ import pytest
 from advisor.errors import AdvisorError
 from advisor.infer.architecture import model_from_mapping, resolve_inference_model
 from advisor.infer.job import make_job
-from advisor.infer.memory import memory_verdict
+from advisor.infer.serving_memory import memory_verdict
 
 BASE = {
     "num_hidden_layers": 4,

@@ -14,7 +14,9 @@ import pytest
 from advisor.cli import main
 from advisor.commands.arguments import parse_tokens
 from advisor.errors import AdvisorError
-from advisor.llm import crossval, memory, operations, validation
+from advisor.llm import job_memory as memory
+from advisor.llm import operations, validation
+from advisor.llm import throughput_crossval as crossval
 from advisor.llm.config import load_presets, read_config_json, relative_size_error, resolve
 from advisor.llm.job import Method, TrainingJob, job_from_options
 from helpers import ROOT, SHIPPED, load_yaml

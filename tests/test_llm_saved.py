@@ -1,7 +1,7 @@
 """The memory model's count of what a block keeps for its backward pass is what autograd really saves: a tiny
 Transformers Llama (bf16 weights, PEFT's fp32 adapters under bf16 autocast, as the Trainer runs them) is run forward
 with a hook on every saved tensor, at two depths; their difference per block and token is compared with
-:func:`advisor.llm.memory.block_saved_values`."""
+:func:`advisor.llm.job_memory.block_saved_values`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from advisor.llm import memory
+from advisor.llm import job_memory as memory
 from advisor.llm.config import ModelConfig, config_from_mapping
 from advisor.llm.job import ALL_LINEAR, Method, TrainingJob
 

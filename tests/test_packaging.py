@@ -37,7 +37,7 @@ def test_the_wheel_installs_and_runs_from_another_folder(tmp_path: Path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in (
         "advisor/measure/backends/tf_backend.py",
-        "advisor/measure/memory.py",
+        "advisor/measure/peak_memory.py",
         "advisor/data/catalog.yaml",
         "advisor/data/crossval.yaml",
         "advisor/data/catalog.schema.json",

@@ -191,7 +191,7 @@ def test_the_markdown_download_marks_estimates(shipped_frame, shipped_catalog):
 
 
 def test_the_crossval_file_is_versioned_migrated_and_a_newer_one_refused(tmp_path: Path):
-    from advisor.store import widths
+    from advisor.store import crossval_widths as widths
     from advisor.store.catalog import DEFAULT_CATALOG
 
     shipped = widths.load(DEFAULT_CATALOG.parent / widths.FILE_NAME)

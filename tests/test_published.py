@@ -249,7 +249,7 @@ def test_a_language_model_jobs_memory_is_the_language_model_memory_models_alone(
     """A published language-model workload's description says its tokens and parameters, not its method or stack:
     the plain memory model, which would count a full fine-tuning's states for a LoRA run (Qwen 7B LoRA at 1,024
     tokens: 144 GB on the 80 GB A100 it ran on), says nothing; estimate --model-config answers with
-    advisor.llm.memory. A peak published with the run still counts (the measured floor)."""
+    advisor.llm.job_memory. A peak published with the run still counts (the measured floor)."""
     from advisor.llm.job import FAMILY
     from advisor.perf import memory
 

@@ -14,7 +14,8 @@ import pytest
 
 from advisor.cli import main
 from advisor.errors import AdvisorError
-from advisor.llm import ladder, memory, stack, validation
+from advisor.llm import job_memory as memory
+from advisor.llm import ladder, stack, validation
 from advisor.llm.config import load_presets
 from advisor.llm.job import Checkpointing, Loss, Method, StatePlace
 from advisor.llm.stack import Choices, JobShape, job_request, load_stacks

@@ -15,7 +15,7 @@ import pytest
 from advisor import store
 from advisor.cli import main
 from advisor.decision import analysis
-from advisor.llm import crossval as llm_crossval
+from advisor.llm import throughput_crossval as llm_crossval
 from advisor.perf import calibration, crossval, estimates, launch, memory
 from advisor.perf.basis import Clause
 from advisor.render import basis as render_basis

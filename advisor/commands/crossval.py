@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     """Cross-validate the performance model on the published results (--write: keep the ranges)."""
     from advisor.perf import crossval
     from advisor.render.estimate import crossval_text
-    from advisor.store import widths
+    from advisor.store import crossval_widths as widths
 
     chosen = tuple(n.strip() for n in args.experiments.split(",")) if args.experiments else experiments()
     unknown = [n for n in chosen if n not in experiments()]

@@ -10,7 +10,7 @@ from advisor.infer import saturated
 from advisor.infer import speed as speed_model
 from advisor.infer.engines import architecture_refusal
 from advisor.infer.job import InferenceJob
-from advisor.infer.memory import MemoryVerdict, memory_verdict
+from advisor.infer.serving_memory import MemoryVerdict, memory_verdict
 from advisor.store.catalog import Catalog, Gpu
 
 HOURS_PER_YEAR = 365.25 * 24

@@ -23,7 +23,7 @@ import numpy as np
 
 from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.job import InferenceJob, make_job
-from advisor.infer.memory import memory_verdict
+from advisor.infer.serving_memory import memory_verdict
 from advisor.infer.speed import _allreduce_s, _decode_terms, _prefill_work, results_file
 from advisor.store.catalog import Catalog, Gpu
 

@@ -1,6 +1,6 @@
 """A language-model training job on every catalog GPU: does it fit, how fast, what the run costs owned and rented,
 and the cheapest way that fits. The time is the calibrated performance model's (:mod:`advisor.perf.estimates`, on every
-published result, the language-model throughputs among them); the memory is :mod:`advisor.llm.memory`'s. Pure;
+published result, the language-model throughputs among them); the memory is :mod:`advisor.llm.job_memory`'s. Pure;
 no I/O.
 """
 
@@ -17,7 +17,9 @@ from advisor.format.formatting import device_label
 from advisor.format.schema import workload_key
 from advisor.format.units import SECONDS_PER_HOUR
 from advisor.format.vocabulary import Bound, Goal, Precision
-from advisor.llm import crossval, fp8, memory, stack
+from advisor.llm import fp8, stack
+from advisor.llm import job_memory as memory
+from advisor.llm import throughput_crossval as crossval
 from advisor.llm.job import FAMILY, Checkpointing, TrainingJob
 from advisor.llm.ladder import Ladder, least_memory
 from advisor.perf import basis, estimates

@@ -97,7 +97,7 @@ class TrainingJob:
     activation_offloading: bool = False
     optimizer_states: StatePlace = StatePlace.RESIDENT
     optimizer_in_backward: bool = False
-    compiled: bool = False  # torch.compile: fused kernels that keep fewer activations (advisor.llm.memory)
+    compiled: bool = False  # torch.compile: fused kernels that keep fewer activations (advisor.llm.job_memory)
     loads_16bit: bool = False  # QLoRA: the stack puts the 16-bit weights on the GPU before quantizing them
     double_quant: bool = False  # QLoRA: the 4-bit blocks' scales quantized too (bitsandbytes' double quantization)
     persistent_gradients: bool = False  # the stack keeps every gradient in one buffer for the whole run (Megatron)

@@ -3,7 +3,7 @@ that makes it fit and what each costs in time; where none does, the nearest ways
 several GPUs with sharding).
 
 Each move is a choice a stack can make (:mod:`advisor.llm.stack`), its memory the model's
-(:func:`advisor.llm.memory.predict`, the stack's fitted constants and range: a move "fits" as a job does, by its
+(:func:`advisor.llm.job_memory.predict`, the stack's fitted constants and range: a move "fits" as a job does, by its
 range's upper end) and its time an estimate with its basis:
 
 - a chunked or fused loss, the optimizer step in the backward pass: the same work (the published kernels run about
@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 
-from advisor.llm import memory
+from advisor.llm import job_memory as memory
 from advisor.llm.job import Loss, Method, StatePlace, TrainingJob
 
 # The host link a GPU copies over: PCIe 4.0 x16 carries 32 GB/s a direction, about 25 GB/s in practice (an

@@ -27,7 +27,8 @@ from importlib import resources
 
 import numpy as np
 
-from advisor.llm import memory, stack
+from advisor.llm import job_memory as memory
+from advisor.llm import stack
 from advisor.llm.config import load_presets
 from advisor.llm.job import TrainingJob, job_from_options
 from advisor.store.parse import safe_load

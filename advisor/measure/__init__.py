@@ -16,9 +16,9 @@ from typing import Any
 from advisor.errors import AdvisorError
 from advisor.format.formatting import device_label
 from advisor.measure import backends, hardware
-from advisor.measure.jobs import Progress, policy_dtype, resolve_policies, training_jobs
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.profile import measured_profile, result_record
+from advisor.measure.run_jobs import Progress, policy_dtype, resolve_policies, training_jobs
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import train_once
 

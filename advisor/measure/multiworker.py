@@ -16,9 +16,9 @@ from advisor.errors import AdvisorError
 from advisor.format.vocabulary import DeviceKind
 from advisor.measure import backends, hardware
 from advisor.measure.cluster import LOOPBACK_LINK, check_port_free, fingerprint, link_facts, mismatch
-from advisor.measure.jobs import policy_dtype, resolve_policies, training_jobs
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.profile import measured_profile, result_record
+from advisor.measure.run_jobs import policy_dtype, resolve_policies, training_jobs
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Progress, TrainingRun
 

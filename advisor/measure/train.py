@@ -15,7 +15,7 @@ from advisor.format.formatting import fmt_duration
 from advisor.format.vocabulary import DeviceKind, DType, Precision
 from advisor.measure import hardware, timing
 from advisor.measure.backends import Backend, DeviceInfo
-from advisor.measure.memory import PeakMemory
+from advisor.measure.peak_memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
 from advisor.perf.workload import Workload, make_dataset
 

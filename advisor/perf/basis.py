@@ -84,7 +84,7 @@ class CatalogSituation:
 
 @dataclass(frozen=True)
 class LanguageModelSituation:
-    """A language-model job's situation in its cross-validation (:mod:`advisor.llm.crossval`)."""
+    """A language-model job's situation in its cross-validation (:mod:`advisor.llm.throughput_crossval`)."""
 
     situation: str  # "llm-new-model", "llm-new-model-new-gpu"
     measured_gpu: bool  # the GPU has published language-model results

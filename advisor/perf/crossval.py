@@ -123,8 +123,8 @@ def k_fold(samples: tuple[Sample, ...], folds: int = FOLDS, seed: int = 0) -> li
 def run(samples: tuple[Sample, ...], experiments: tuple[str, ...] = EXPERIMENTS) -> list[Held]:
     """The chosen experiments' held-out predictions. A family's results (every language-model job) train every fit
     but are not scored here: their own situations, whose errors are their estimates' ranges, are
-    :mod:`advisor.llm.crossval`'s (scored here, a language-model row held out with its GPU would widen the post's
-    LSTM's range, a workload it says nothing of)."""
+    :mod:`advisor.llm.throughput_crossval`'s (scored here, a language-model row held out with its GPU would widen
+    the post's LSTM's range, a workload it says nothing of)."""
     runners: dict[str, Callable[[], list[Held]]] = {
         "new-gpu": lambda: leave_gpu_out(samples),
         "new-architecture": lambda: leave_architecture_out(samples),

@@ -29,11 +29,11 @@ from advisor.format.vocabulary import (
     WorkloadKind,
     words,
 )
-from advisor.llm import crossval as llm_crossval
+from advisor.llm import throughput_crossval as llm_crossval
 from advisor.perf import basis, calibration, crossval, launch, memory, perfmodel, scaling
 from advisor.store.catalog import Catalog
+from advisor.store.crossval_widths import Widths
 from advisor.store.results import FRAME_COLUMNS
-from advisor.store.widths import Widths
 
 # The catalog field behind each precision's peak (float32: the CUDA cores' peak; TF32 is used when given).
 PEAK_FIELDS = {

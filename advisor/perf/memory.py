@@ -129,7 +129,7 @@ def predict(
     overhead_gb: float | None = None,
 ) -> Footprint | None:
     """The peak training memory of the workload (at its batch per device, or ``batch``); None when its parameters
-    or activations are unknown, and for a language-model job: its memory is :mod:`advisor.llm.memory`'s, which
+    or activations are unknown, and for a language-model job: its memory is :mod:`advisor.llm.job_memory`'s, which
     needs what the description leaves out (the method, the adapters, the training stack)."""
     if spec.get("family") == LANGUAGE_MODEL_FAMILY:
         return None

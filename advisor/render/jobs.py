@@ -235,7 +235,7 @@ def memory_basis(footprint: Any) -> str:
     )
     return (
         f"memory: weights, gradients, optimizer state, activations (as the training stack holds them){apart} and "
-        f"the framework's own (advisor.llm.memory), fitted on published peaks; range: the activations and the "
+        f"the framework's own (advisor.llm.job_memory), fitted on published peaks; range: the activations and the "
         f"framework's part x {footprint.low_factor:.2f}..{footprint.high_factor:.2f} (the 5th-95th percentile of "
         "its cross-validated error on the stack's published peaks, each source's model left out of its own "
         "fit); fits = the range's upper end fits 95 % of the card"

@@ -4,7 +4,7 @@ published collections and the GPU catalog.
 Modules: :mod:`~advisor.store.parse` (safe YAML and one profile from bytes), :mod:`~advisor.store.folder` (files,
 folders, the cache and the folder's rows), :mod:`~advisor.store.write` (slugs, atomic writes, add),
 :mod:`~advisor.store.index` (the folder's SQLite index), :mod:`~advisor.store.collection` (published collections),
-:mod:`~advisor.store.catalog` (the GPU catalog) and :mod:`~advisor.store.widths` (the cross-validated ranges).
+:mod:`~advisor.store.catalog` (the GPU catalog) and :mod:`~advisor.store.crossval_widths` (the cross-validated ranges).
 The names below are the layer's public API (``store.load_profiles``), each defined once in its module.
 """
 

@@ -22,8 +22,8 @@ from advisor.format import fields as F
 from advisor.format import names
 from advisor.format.fields import Field
 from advisor.format.units import SECONDS_PER_HOUR
-from advisor.store import widths
-from advisor.store.widths import Widths
+from advisor.store import crossval_widths as widths
+from advisor.store.crossval_widths import Widths
 
 CATALOG_VERSION = 1
 # Package data (importlib.resources): the catalog travels with the package, in a wheel as in a checkout.

@@ -20,7 +20,7 @@ from typing import Any
 from advisor.format.vocabulary import DeviceKind, Precision, words
 from advisor.measure import flops as flop_counter
 from advisor.measure import hardware
-from advisor.measure.memory import PeakMemory
+from advisor.measure.peak_memory import PeakMemory
 from advisor.track.session import Counted, Options, RunFacts, Session, StepRecord, TrackError, finish, say
 
 MATMUL_LAYERS = ("Dense", "EinsumDense", "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "SeparableConv2D")

@@ -24,7 +24,7 @@ from typing import Any
 
 from advisor.format.vocabulary import DeviceKind, DType, Precision
 from advisor.measure import hardware
-from advisor.measure.memory import PeakMemory
+from advisor.measure.peak_memory import PeakMemory
 from advisor.track.session import Counted, Options, RunFacts, Session, TrackError, device_kind, finish, say
 
 # Modules whose work FlopCounterMode has no formula for (a fused recurrent kernel): named in not_counted.

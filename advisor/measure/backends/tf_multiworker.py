@@ -26,7 +26,7 @@ from advisor.measure import hardware
 from advisor.measure.backends import Backend, DeviceInfo
 from advisor.measure.backends.tf_backend import batches
 from advisor.measure.cluster import Cluster, missing_line
-from advisor.measure.memory import PeakMemory
+from advisor.measure.peak_memory import PeakMemory
 from advisor.measure.signals import InterruptGuard
 from advisor.measure.train import Job, Progress, TrainingRun, epoch_line, run_warnings
 
