@@ -1,6 +1,6 @@
 """The command line's words for the training job and the run: the sized LSTM (``--units`` ...), a Keras model file
-(``--model``), ``advisor measure``'s options, and the one parser of whole numbers and of dollars the options and the
-app's inputs take. Parsing lives here, in ``commands/``; what it builds (``Workload``) lives below."""
+(``--model``), ``advisor measure``'s options, and the parsers of whole numbers, dollars, token counts and precisions
+the options take. Parsing lives here, in ``commands/``; what it builds (``Workload``) lives below."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import argparse
 import math
 
 from advisor.errors import AdvisorError
+from advisor.format.formatting import read_number
 from advisor.format.vocabulary import MIXED_WORD, DeviceKind, Precision, words
 from advisor.measure.plan import MIXED_POLICIES
 from advisor.perf.workload import Workload
@@ -25,13 +26,10 @@ def positive_int(text: str) -> int:
 
 
 def nonnegative_number(text: str, what: str = "a number") -> float:
-    """An option's number, 0 or more ('$1,599' is 1599): one line of error otherwise. The one parser of numbers
-    and dollars the options take."""
-    try:
-        value = float(text.replace("$", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
+    """An option's number, 0 or more ('$1,599' is 1599): one line of error otherwise (format.formatting.read_number
+    reads it, for the app's typed prices too)."""
+    value = read_number(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"must be {what}, 0 or more; got {text!r}")
     return value
 

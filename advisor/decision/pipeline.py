@@ -61,6 +61,37 @@ def _first_workloads(frame: pd.DataFrame) -> tuple[list, list]:
     return list(first["profile"]), list(first["workload"])
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A profile uploaded to the app (validated, never saved): its data and the problems that refused it."""
+
+    data: dict | None
+    problems: list[str]
+
+
+def read_upload(raw: bytes, name: str, taken_ids: set[str]) -> Upload:
+    """An uploaded profile's bytes validated, its id made unique among ``taken_ids`` (``store.as_upload``)."""
+    from advisor import store
+    from advisor.errors import ProfileError
+
+    try:
+        profile, _ = store.profile_from_bytes(raw, f"upload {name}")
+    except ProfileError as error:
+        return Upload(None, [str(p) for p in error.problems])
+    return Upload(store.as_upload(profile.data, taken_ids), [])
+
+
+def with_upload(results: pd.DataFrame, upload: Upload | None) -> tuple[pd.DataFrame, tuple | None]:
+    """The results with an upload's rows added (the collection the advisor is asked about) and its workload (the
+    one the page shows first: its own model, estimated on the catalog); the results alone without one."""
+    if upload is None or upload.data is None:
+        return results, None
+    from advisor.store import results as results_rows
+
+    added = results_rows.results_frame([upload.data])
+    return pd.concat([results, added], ignore_index=True), added["workload"].iloc[0]
+
+
 def workload_of(frame: pd.DataFrame, profile_id: str | None = None, key: tuple | None = None) -> tuple:
     """The workload the decision is about: ``profile_id``'s (the current hardware or the baseline), else ``key``,
     else the first of :func:`~advisor.decision.analysis.workload_order`."""
@@ -325,6 +356,15 @@ class Advisor:
                 sharded=request.sharded,
             ),
         )
+
+    def job_on_device(self, request: JobRequest, device_name: str | None) -> llm_advice.JobOption | None:
+        """The job on the hardware you have (one GPU of the catalog named ``device_name``), None where it is not a
+        catalog GPU or the job's GPUs leave it out."""
+        gpu = self.catalog.match(device_name) if device_name and self.catalog is not None else None
+        if gpu is None:
+            return None
+        options = self.job_advice(request).options
+        return next((o for o in options if o.gpu.id == gpu.id and o.devices == 1), None)
 
     def job_choice(self, request: JobRequest, goal: str = Goal.VALUE, budget: float | None = None):
         """The GPU to buy (or rent) for a language-model job among those it fits, for the goal within the budget."""

@@ -80,3 +80,13 @@ def device_label(name: str, devices: int = 1, machines: int = 1) -> str:
     per = max(1, int(devices) // max(1, int(machines)))
     label = str(name) if per == 1 else f"{per}x {name}"
     return f"{machines} machines x {label}" if machines > 1 else label
+
+
+def read_number(text: str) -> float | None:
+    """A number as a person types it, 0 or more ('$1,599' is 1599), or None where it is not one: the one reader of
+    the command line's numbers and dollars and the app's typed prices."""
+    try:
+        value = float(str(text).replace("$", "").replace(",", "").strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
