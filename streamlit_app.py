@@ -9,10 +9,8 @@ always shown as text: escaped in Markdown, plain in tables.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,6 @@ from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError
 from advisor.format import metrics
-from advisor.format.formatting import read_number
 from advisor.infer import architecture as infer_models
 from advisor.infer import estimate as infer_estimate
 from advisor.infer.engines import engine_data
@@ -34,13 +31,9 @@ from advisor.llm import config as llm_config
 from advisor.llm import stack as llm_stack
 from advisor.llm.job import JobRequest
 from advisor.perf import estimates
-from advisor.render import basis as render_basis
 from advisor.render import catalog as render_catalog
-from advisor.render import charts, page, text_width
+from advisor.render import charts, page
 from advisor.render import compare as render_compare
-from advisor.render import estimate as render_estimate
-from advisor.render import inference as render_inference
-from advisor.render import jobs as render_jobs
 from advisor.render import tables as render_tables
 from advisor.service import client
 from advisor.store import results
@@ -135,19 +128,6 @@ def widget(where: Any, spec: page.Input, **more: Any) -> Any:
     return where.file_uploader(spec.label, type=list(spec.types), **common)
 
 
-@dataclass(frozen=True)
-class Choices:
-    """What the user chose in the sidebar."""
-
-    current_id: str
-    budget: float | None  # None: no limit
-    precision: str
-    include_estimates: bool
-    goal: str
-    habits: costs.Habits
-    link_gbps: float | None = None  # a network between two machines: their estimates are offered too
-
-
 def workload_picker(names: pd.Series, counts: pd.Series, preferred: tuple | None) -> tuple:
     """The workload to compare (results are compared only within one); asked only when there are several. An
     uploaded profile's workload comes first: its own model, estimated on the catalog."""
@@ -180,7 +160,7 @@ def profile_picker(where, label: str, names: pd.Series, key: str, default: str, 
     return where.selectbox(label, ids, index=index, format_func=lambda p: str(names[p]), key=key, help=help_text)
 
 
-def sidebar(names: pd.Series, slowest: str) -> Choices:
+def sidebar(names: pd.Series, slowest: str) -> page.Choices:
     """The user's hardware (``names``: the workload's profiles, slowest first: the usual starting point is the
     hardware that needs an upgrade), budget, precision, goal and habits."""
     bar = st.sidebar
@@ -192,7 +172,7 @@ def sidebar(names: pd.Series, slowest: str) -> Choices:
     bar.subheader("Your habits and prices")
     habits = costs.Habits(**{spec.key: widget(bar, spec) for spec in page.habit_inputs()})
     precision = page.PRECISION_CHOICES[chosen["precision"]]
-    return Choices(
+    return page.Choices(
         current_id, chosen["budget"], precision, chosen["estimates"], chosen["goal"], habits, link_gbps or None
     )
 
@@ -200,21 +180,15 @@ def sidebar(names: pd.Series, slowest: str) -> Choices:
 # --------------------------------------------------------------------------- sections
 
 
-def problems_section(problems: list[str], bad_files: int, upload_problems: list[str], catalog_problem: str) -> None:
-    if problems:
-        st.warning(
-            f"{bad_files} invalid profile file(s) are left out; the rest work as usual.", icon=":material/warning:"
+def problems_section(blocks: list[tuple]) -> None:
+    """What is left out or cannot be used (page.problem_blocks), each with its details."""
+    for level, line, details, folded in blocks:
+        (st.warning if level == "warning" else st.error)(
+            line, icon=":material/warning:" if level == "warning" else None
         )
-        with st.expander(f"{len(problems)} problem(s) in the profiles folder", expanded=False):
-            for problem in problems:
-                st.text(problem)
-    if upload_problems:
-        st.error("Your uploaded profile cannot be used:")
-        for problem in upload_problems:
-            st.text(problem)
-    if catalog_problem:
-        st.warning("The GPU catalog cannot be used (no estimates, rentals or board powers):", icon=":material/warning:")
-        st.text(catalog_problem)
+        with st.expander(folded, expanded=False) if folded else st.container():
+            for detail in details:
+                st.text(detail)
 
 
 def headline_section(head: page.Headline) -> None:
@@ -242,72 +216,34 @@ def options_section(rec: analysis.Recommendation) -> None:
     count = len(rec.option_rows)
     st.subheader("Every option" if count <= page.TABLE_ROWS else f"The {page.TABLE_ROWS} best options")
     shown = rec.option_rows.head(page.TABLE_ROWS)  # in the goal's order: the best first
-    more = st.toggle(
-        "More columns",
-        key="more_columns",
-        help="Also what each price is (its kind and date) and what renting costs a run.",
-    )
     table = render_compare.options_display(shown)
-    if not more:
+    if not st.toggle("More columns", key="more_columns", help=page.MORE_COLUMNS_HELP):
         table = table.drop(columns=list(render_compare.MORE_COLUMNS))
-    prices, ids = your_prices(), list(shown["profile"])
+    prices, ids, edits = your_prices(), list(shown["profile"]), st.session_state.get("price_edits", 0)
     # text, so that a row without a price is an empty cell (Streamlit draws a missing number as "None")
     table.insert(4, page.YOUR_PRICE, [f"${prices[pid]:,.0f}" if pid in prices else "" for pid in ids])
-    edits = st.session_state.get("price_edits", 0)
-    disabled = [c for c in table.columns if c != page.YOUR_PRICE]
-    config = options_columns(table)
+    fixed = [c for c in table.columns if c != page.YOUR_PRICE]
     edited = st.data_editor(
-        table, hide_index=True, width="stretch", disabled=disabled, column_config=config, key=f"options_table_{edits}"
+        table,
+        width="stretch",
+        hide_index=True,
+        disabled=fixed,
+        column_config=options_columns(table),
+        key=f"options_table_{edits}",
     )
-    typed = {
-        pid: price
-        for pid, text in zip(ids, edited[page.YOUR_PRICE], strict=True)
-        if (price := read_number(text or "x")) is not None
-    }
-    changed = {**{k: v for k, v in prices.items() if k not in ids}, **typed}
+    changed = page.typed_prices(prices, ids, list(edited[page.YOUR_PRICE]))
     if changed != prices:  # a price typed or cleared: recommend again with it
         st.session_state["your_prices"], st.session_state["price_edits"] = changed, edits + 1
         st.rerun()
     st.caption(page.options_caption(count))
-    left, right = st.columns(2)  # the files are made only when a button is clicked, not at every re-run
-    left.download_button(
-        "Download the table (CSV)",
-        partial(render_compare.options_csv, rec),
-        "advisor-options.csv",
-        "text/csv",
-        on_click="ignore",
-    )
-    markdown = partial(render_compare.recommendation_markdown, rec)
-    right.download_button(
-        "Download the recommendation (Markdown)",
-        markdown,
-        "advisor-recommendation.md",
-        "text/markdown",
-        on_click="ignore",
-    )
+    for column, (label, render, name, kind) in zip(st.columns(2), page.DOWNLOADS, strict=True):
+        column.download_button(label, partial(render, rec), name, kind, on_click="ignore")  # made when clicked
 
 
 def options_columns(table: pd.DataFrame) -> dict[str, Any]:
     """Each column's width and definition; the "your price" column's check of what is typed."""
-    columns = {
-        name: st.column_config.TextColumn(
-            width=column_width(name, table[name]), help=metrics.definition(key) if key else page.TABLE_HELP.get(name)
-        )
-        for name, key, _ in render_compare.DISPLAY_COLUMNS
-        if name in table.columns
-    }
-    width = column_width(page.YOUR_PRICE, ["$10,000"], page.EDIT_ICON_PX)
-    price = st.column_config.TextColumn(
-        width=width, validate=page.DOLLARS_PATTERN, help=page.TABLE_HELP[page.YOUR_PRICE]
-    )
-    return {**columns, page.YOUR_PRICE: price}
-
-
-def column_width(head: str, cells: Iterable[Any], extra: int = 0) -> int:
-    """Pixels for a column of the options table: its widest text whole, head or cell, in the table's font."""
-    if head == "option":
-        return text_width.option_width(list(cells))
-    return text_width.column_px([head, *(str(cell) for cell in cells)], extra)
+    columns = page.option_columns(table)
+    return {n: st.column_config.TextColumn(width=w, help=h, validate=v) for n, (w, h, v) in columns.items()}
 
 
 def table_expander(title: str, frame: pd.DataFrame | None, columns: list, caption: str = "") -> None:
@@ -322,32 +258,21 @@ def table_expander(title: str, frame: pd.DataFrame | None, columns: list, captio
 
 def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision: str) -> None:
     """One chart at a time (drawing only the one chosen keeps a re-run fast)."""
-    options = rec.option_rows  # the best few are joined to their names, not all of them
     st.subheader("At a glance")
     chosen = st.segmented_control(
         "Chart", page.CHARTS, default=page.CHARTS[0], key="chart", label_visibility="collapsed"
     )
     if chosen == "Price vs time":
-        results_kept = analysis.filter_precision(wframe, precision)
-        shown = analysis.price_time_points(results_kept, page.CHART_POINTS)
-        st.vega_lite_chart(spec=charts.price_time_chart(shown), width="stretch")
-        st.caption(page.price_time_caption(len(shown), int(results_kept["price_usd"].notna().sum())))
-    elif chosen == "Dollars per speedup":
-        priced = options.column("dollars_per_speedup_vs_current").dropna()
-        if priced.empty:
-            st.info("No faster option with a known price.")
-            return
-        shown = options.rows(priced.nsmallest(page.CHART_BARS).index)
-        st.vega_lite_chart(spec=charts.dollars_per_speedup_chart(shown), width="stretch")
-        if len(shown) < len(priced):
-            st.caption(f"The {page.CHART_BARS} best values of {len(priced)} priced, faster options.")
-    elif not len(options):
-        st.info("No other results of this workload to compare with.")
+        kept = analysis.filter_precision(wframe, precision)
+        shown = page.price_time_glance(analysis.price_time_points(kept, page.CHART_POINTS), kept)
     else:
-        shown = options.rows(options.column("speedup_vs_current").nlargest(page.CHART_BARS).index)
-        st.vega_lite_chart(spec=charts.speedup_chart(shown), width="stretch")
-        if len(shown) < len(options):
-            st.caption(f"The {page.CHART_BARS} fastest of {len(options)} options; the table has them all.")
+        shown = page.glance(chosen, rec.option_rows)  # the best few are joined to their names, not all of them
+    if shown.info:
+        st.info(shown.info)
+    else:
+        st.vega_lite_chart(spec=shown.spec, width="stretch")
+    if shown.caption:
+        st.caption(shown.caption)
 
 
 def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_id: str) -> None:
@@ -361,17 +286,7 @@ def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_
     if detail is None:
         st.caption("This profile's file changed or is gone since the page loaded: reload the page.")
         return
-
-    def shown(section) -> dict:  # a section as its file has it (an absent one: empty)
-        return dict(section.raw) if section is not None else {}
-
-    notes = [detail.notes] if isinstance(detail.notes, str) else list(detail.notes or ())
-    sections = {
-        "Hardware": {"device": shown(detail.device), "host": shown(detail.host), "price": shown(detail.price)},
-        "Software and workload": {"software": shown(detail.software), "workload": shown(detail.workload)},
-        "Provenance": {"id": detail.id, "provenance": shown(detail.provenance), "notes": notes},
-    }
-    for column, (title, values) in zip(st.columns(3), sections.items(), strict=True):
+    for column, (title, values) in zip(st.columns(3), page.detail_sections(detail).items(), strict=True):
         column.markdown(f"**{title}**")
         column.json(values, expanded=True)
     epoch_chart = charts.epoch_times_chart(detail)
@@ -382,35 +297,18 @@ def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_
 
 
 def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog | None) -> None:
-    if catalog is None:
+    if catalog is not None:
+        st.caption(render_catalog.catalog_dates(catalog))
+    if catalog is None or found is None:
         return
-    st.caption(render_catalog.catalog_dates(catalog))
-    if found is None:
-        return
+    rests, missing = page.estimates_texts(found)
     with st.expander("How the estimates are made"):
         st.markdown(page.HOW_ESTIMATES_ARE_MADE)
-        st.text(render_estimate.constants_text(found.fit.constants()) + "\n" + render_basis.words(found.calibration()))
+        st.text(rests)
         if found.widths.summary:
             st.dataframe(pd.DataFrame(list(found.widths.summary)), hide_index=True)
-        if found.not_estimated:
-            said = [
-                f"Not estimated: {e.device.name} {e.precision}: {render_basis.words(e.no_peak)}"
-                for e in found.not_estimated
-            ]
-            st.text("\n".join(said))
-
-
-def chosen_model(preset: str | None, config_upload) -> tuple[llm_config.ModelConfig | None, str]:
-    """The model picked, or read from an uploaded config.json (never saved): (model, problem)."""
-    if config_upload is None:
-        return (llm_config.load_presets()[preset], "") if preset else (None, "")
-    try:
-        data = json.loads(config_upload.getvalue().decode("utf-8"))
-        return llm_config.config_from_mapping(data, f"upload {config_upload.name}"), ""
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        return None, f"upload {config_upload.name}: not valid JSON ({error})"
-    except AdvisorError as error:
-        return None, str(error)
+        if missing:
+            st.text(missing)
 
 
 def language_model_section(advisor: Advisor) -> JobRequest | None:
@@ -426,33 +324,22 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
     picked = st.session_state.get("llm_model") or st.session_state.get("llm_config") is not None
     with st.expander(page.JOB_EXPANDER, expanded=bool(picked)):
         v = {s.key: widget(column, s) for column, part in zip(st.columns(3), specs.values(), strict=True) for s in part}
-        model, problem = chosen_model(v["llm_model"], v["llm_config"])
+        upload = v["llm_config"]
+        model, problem = llm_config.chosen_training_model(
+            upload and upload.getvalue(), upload and upload.name, v["llm_model"]
+        )
         if problem:
             st.error(safe(problem))
         if model is None:
             st.caption(page.JOB_HINT)
             return None
         try:
-            tokens = int(v["llm_examples"]) * int(v["llm_seq"]) * float(v["llm_epochs"])
-            shape = llm_stack.JobShape(model, v["llm_method"], int(v["llm_seq"]), int(v["llm_batch"]), tokens=tokens)
-            options = {
-                "pure_bf16": page.stack_choice(v["llm_pure_bf16"]),
-                "compile": page.stack_choice(v["llm_compile"]),
-            }
-            ckpt, devices = page.stack_choice(v["llm_ckpt"]), int(v["llm_devices"])
-            request = llm_stack.job_request(shape, v["llm_stack"], options, ckpt, devices, v["llm_fsdp"])
+            request = page.job_request(model, v)
             found = advisor.job_advice(request)  # kept in the cached advisor: a re-run does not work it out again
         except AdvisorError as error:
             st.error(safe(str(error)))
             return None
-        st.markdown(page.job_title(found))
-        for line in render_jobs.summary_lines(found):
-            st.markdown("- " + safe(line))
-        table = pd.DataFrame(
-            [{name: render(o) for name, render in render_jobs.job_table(found)} for o in found.options]
-        )
-        st.dataframe(table, hide_index=True, width="stretch", key="llm_table")
-        st.caption(safe(page.job_caption(found)))
+        answer_section(page.job_answer(found), "llm_table")
         st.button(page.JOB_BACK[0], key="llm_back", on_click=forget_job, help=page.JOB_BACK[1])
     return request
 
@@ -468,57 +355,39 @@ def inference_section(catalog: Catalog | None) -> None:
     tokens cost owned and rented; throughput as users grow on the picked GPUs."""
     if catalog is None:
         return
-    choices, engines = infer_models.model_choices(), engine_data()
-    title = "Running or serving a model? Memory, tokens/s and the cost of a million tokens per GPU"
-    with st.expander(title, expanded=bool(st.session_state.get("run_model"))):
-        left, middle, right = st.columns(3)
-        picked = left.selectbox(
-            "Model", list(choices), index=None, key="run_model", placeholder="Pick a model", format_func=choices.get
-        )
-        upload = left.file_uploader("or its config.json (read, never saved)", type=["json"], key="run_config")
-        engine = left.selectbox(
-            "Engine", list(engines.engines), key="run_engine", format_func=lambda e: engines.engines[e].name
-        )
-        weights = middle.selectbox("Weights", list(engines.engines[engine].weights), key="run_weights")
-        kv = middle.selectbox("Cache", list(engines.engines[engine].kv_cache), key="run_kv")
-        devices = middle.number_input("GPUs (tensor parallel)", 1, 64, 1, key="run_devices")
-        prompt = right.number_input("Prompt tokens", 1, 1_048_576, 1024, 256, key="run_prompt")
-        output = right.number_input("Output tokens", 1, 1_048_576, 256, 64, key="run_output")
-        users = right.number_input("Users at once", 1, 4096, 1, key="run_users")
-        if upload is None and picked is None:
-            st.caption("Pick a model (inference presets carry their sliding windows, latent attention and experts).")
+    engines = engine_data()
+    specs = page.inference_inputs(infer_models.model_choices(), engines, st.session_state.get("run_engine"))
+    with st.expander(page.INFERENCE_EXPANDER, expanded=bool(st.session_state.get("run_model"))):
+        v = {s.key: widget(column, s) for column, part in zip(st.columns(3), specs.values(), strict=True) for s in part}
+        upload = v["run_config"]
+        if upload is None and v["run_model"] is None:
+            st.caption(page.INFERENCE_HINT)
             return
         try:
-            text = upload.getvalue().decode("utf-8", "replace") if upload is not None else None
-            model = (
-                infer_models.model_from_json_text(text, f"upload {upload.name}")
-                if upload
-                else infer_models.resolve_inference_model(picked)
+            model = infer_models.chosen_inference_model(
+                upload and upload.getvalue(), upload and upload.name, v["run_model"]
             )
+            sizes = {"prompt": int(v["run_prompt"]), "output": int(v["run_output"]), "users": int(v["run_users"])}
             job = make_job(
-                model,
-                engine,
-                weights,
-                kv,
-                prompt=int(prompt),
-                output=int(output),
-                users=int(users),
-                devices=int(devices),
+                model, v["run_engine"], v["run_weights"], v["run_kv"], **sizes, devices=int(v["run_devices"])
             )
         except AdvisorError as error:
             st.error(safe(str(error)))
             return
-        rows = infer_estimate.inference_rows(job, catalog)
-        for line in render_inference.pick_lines(infer_estimate.picks(rows)):
-            st.markdown("- " + safe(line))
-        st.dataframe(render_inference.table_frame(rows), hide_index=True, width="stretch", key="run_table")
-        fitting = [r for r in rows if r.memory.verdict != "does not fit" and r.speed is not None][:4]
-        curves = {r.gpu: infer_estimate.throughput_curve(job, r, catalog) for r in fitting}
-        if any(curves.values()):
-            st.vega_lite_chart(spec=render_inference.throughput_chart(curves), width="stretch")
-        st.caption(safe(render_inference.inference_header(job, infer_estimate.CostInputs()).replace("\n", "; ")))
-        for note in render_inference.table_notes(rows):
-            st.caption(safe(note))
+        answer_section(page.inference_answer(infer_estimate.answer(job, catalog), job), "run_table")
+
+
+def answer_section(answer: page.Answer, key: str) -> None:
+    """A job's answer: its title, the decision's lines, its table, its chart and what it rests on."""
+    if answer.title:
+        st.markdown(answer.title)
+    for line in answer.lines:
+        st.markdown("- " + safe(line))
+    st.dataframe(answer.table, hide_index=True, width="stretch", key=key)
+    if answer.chart is not None:
+        st.vega_lite_chart(spec=answer.chart, width="stretch")
+    for caption in answer.captions:
+        st.caption(safe(caption))
 
 
 def definitions_section(warnings: list[str]) -> None:
@@ -564,7 +433,7 @@ if uploaded is not None and uploaded.data is not None:  # its tree answers its i
     profile_of = (lambda tree, rest: lambda pid: tree if pid == tree.id else rest(pid))(
         tree_of(uploaded.data), loaded.profile
     )
-problems_section(problems, bad_files, uploaded.problems if uploaded else [], catalog_problem)
+problems_section(page.problem_blocks(problems, bad_files, uploaded.problems if uploaded else [], catalog_problem))
 upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
 collection = collection_advisor((folder_key, upload_key, id(catalog)), frame, catalog)
 job = language_model_section(collection)  # a language-model job, when one is picked, is the page's question

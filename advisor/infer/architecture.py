@@ -342,6 +342,13 @@ def model_choices() -> dict[str, str]:
     return choices
 
 
+def chosen_inference_model(upload: bytes | None, upload_name: str, preset: str | None) -> InferenceModel | None:
+    """The model an uploaded config.json describes (never saved), else the preset picked, else None."""
+    if upload is not None:
+        return model_from_json_text(upload.decode("utf-8", "replace"), f"upload {upload_name}")
+    return resolve_inference_model(preset) if preset else None
+
+
 def model_from_json_text(text: str, file: str) -> InferenceModel:
     """A ``config.json``'s text (an upload, never saved); a clear error for text that is not a model's config."""
     try:

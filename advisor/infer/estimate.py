@@ -177,6 +177,26 @@ def throughput_curve(job: InferenceJob, row: InferenceRow, catalog: Catalog) -> 
     return out
 
 
+CURVE_GPUS = 4  # the throughput chart draws the first few GPUs that fit
+
+
+@dataclass(frozen=True)
+class InferenceAnswer:
+    """An inference job on every catalog GPU: its rows, the picks among them, and the throughput as users grow on
+    the first few GPUs that fit (``curves``: GPU name -> :func:`throughput_curve`)."""
+
+    rows: list[InferenceRow]
+    picks: InferencePicks
+    curves: dict[str, list[tuple[int, float, float]]]
+
+
+def answer(job: InferenceJob, catalog: Catalog) -> InferenceAnswer:
+    """Every GPU's row for the job, what the analysis picks and the curves the page draws."""
+    rows = inference_rows(job, catalog)
+    fitting = [r for r in rows if r.memory.verdict != "does not fit" and r.speed is not None][:CURVE_GPUS]
+    return InferenceAnswer(rows, picks(rows), {r.gpu: throughput_curve(job, r, catalog) for r in fitting})
+
+
 def break_even_users(job: InferenceJob, row: InferenceRow, catalog: Catalog, api_usd_per_million: float) -> int | None:
     """The fewest users at once (of USER_STEPS, up to what fits) at which renting ``row``'s GPU costs no more a
     million output tokens than an API at ``api_usd_per_million``; None when it never does (or it has no rental)."""

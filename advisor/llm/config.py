@@ -231,6 +231,19 @@ def config_from_mapping(data: Any, file: str, name: str | None = None) -> ModelC
     )
 
 
+def chosen_training_model(upload: bytes | None, upload_name: str, preset: str | None) -> tuple[ModelConfig | None, str]:
+    """The model an uploaded config.json describes (never saved), else the preset picked: (model, the problem that
+    refused the upload, '' where none did)."""
+    if upload is None:
+        return (load_presets()[preset], "") if preset else (None, "")
+    try:
+        return config_from_mapping(json.loads(upload.decode("utf-8")), f"upload {upload_name}"), ""
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        return None, f"upload {upload_name}: not valid JSON ({error})"
+    except AdvisorError as error:
+        return None, str(error)
+
+
 def read_config_json(path: str | Path) -> ModelConfig:
     """A user's own Hugging Face ``config.json`` (or the folder that holds it), read from disk."""
     path = Path(path)

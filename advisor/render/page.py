@@ -9,15 +9,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from advisor.decision.costs import GOAL_HELP, HABIT_OPTIONS, Habits
 from advisor.format import metrics
-from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts
+from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts, read_number
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
 from advisor.llm.job import Checkpointing
 from advisor.render import basis as render_basis
+from advisor.render import charts, prose, text_width
 from advisor.render import compare as render_compare
 from advisor.render import jobs as render_jobs
-from advisor.render import prose
+from advisor.render.estimate import constants_text
 
 TITLE = "Which upgrade makes your training pay?"
 INTRO = (
@@ -429,3 +432,213 @@ def prose_safe(text: str) -> str:
     from advisor.render.tables import markdown_safe
 
     return markdown_safe(text)
+
+
+# --------------------------------------------------------------------------- running or serving a model
+
+INFERENCE_EXPANDER = "Running or serving a model? Memory, tokens/s and the cost of a million tokens per GPU"
+INFERENCE_HINT = "Pick a model (inference presets carry their sliding windows, latent attention and experts)."
+
+
+def inference_inputs(models: Mapping[str, str], engines: Any, engine: str | None) -> dict[str, list[Input]]:
+    """The inference job's inputs by column (``engine``: the one picked, whose formats the middle column offers;
+    None: the first)."""
+    chosen = engines.engines[engine or next(iter(engines.engines))]
+    return {
+        "left": [
+            Input("select", "Model", "run_model", tuple(models), models, index=None, placeholder="Pick a model"),
+            Input("file", "or its config.json (read, never saved)", "run_config", types=("json",)),
+            Input(
+                "select",
+                "Engine",
+                "run_engine",
+                tuple(engines.engines),
+                {e: v.name for e, v in engines.engines.items()},
+            ),
+        ],
+        "middle": [
+            Input("select", "Weights", "run_weights", tuple(chosen.weights)),
+            Input("select", "Cache", "run_kv", tuple(chosen.kv_cache)),
+            _number("GPUs (tensor parallel)", "run_devices", 1, 64, 1),
+        ],
+        "right": [
+            _number("Prompt tokens", "run_prompt", 1, 1_048_576, 1024, 256),
+            _number("Output tokens", "run_output", 1, 1_048_576, 256, 64),
+            _number("Users at once", "run_users", 1, 4096, 1),
+        ],
+    }
+
+
+# --------------------------------------------------------------------------- the options table, charts, details
+
+MORE_COLUMNS_HELP = "Also what each price is (its kind and date) and what renting costs a run."
+DOWNLOADS = (  # (label, what renders it from the recommendation, file name, type): made only when clicked
+    ("Download the table (CSV)", render_compare.options_csv, "advisor-options.csv", "text/csv"),
+    (
+        "Download the recommendation (Markdown)",
+        render_compare.recommendation_markdown,
+        "advisor-recommendation.md",
+        "text/markdown",
+    ),
+)
+
+
+def typed_prices(prices: Mapping[str, float], ids: list[str], cells: list[Any]) -> dict[str, float]:
+    """The prices the user has typed: those of the rows not shown kept, the shown rows' cells read (an empty cell or
+    one that is not a sum: no price)."""
+    typed = {
+        pid: value for pid, text in zip(ids, cells, strict=True) if (value := read_number(text or "x")) is not None
+    }
+    return {**{k: v for k, v in prices.items() if k not in ids}, **typed}
+
+
+@dataclass(frozen=True)
+class Glance:
+    """One chart of the page: its specification (None: nothing to draw), its caption, or what to say instead."""
+
+    spec: dict | None = None
+    caption: str = ""
+    info: str = ""
+
+
+def price_time_glance(points: Any, results: Any) -> Glance:
+    """Price against time: ``points`` the ones drawn (analysis.price_time_points), of ``results``."""
+    caption = price_time_caption(len(points), int(results["price_usd"].notna().sum()))
+    return Glance(charts.price_time_chart(points), caption)
+
+
+def glance(chosen: str, options: Any) -> Glance:
+    """The chart chosen among the options (speedups, or dollars per speedup), each over the best few."""
+    if chosen == "Dollars per speedup":
+        priced = options.column("dollars_per_speedup_vs_current").dropna()
+        if priced.empty:
+            return Glance(info="No faster option with a known price.")
+        shown = options.rows(priced.nsmallest(CHART_BARS).index)
+        more = (
+            f"The {CHART_BARS} best values of {len(priced)} priced, faster options." if len(shown) < len(priced) else ""
+        )
+        return Glance(charts.dollars_per_speedup_chart(shown), more)
+    if not len(options):
+        return Glance(info="No other results of this workload to compare with.")
+    shown = options.rows(options.column("speedup_vs_current").nlargest(CHART_BARS).index)
+    more = (
+        f"The {CHART_BARS} fastest of {len(options)} options; the table has them all."
+        if len(shown) < len(options)
+        else ""
+    )
+    return Glance(charts.speedup_chart(shown), more)
+
+
+def detail_sections(detail: Any) -> dict[str, dict]:
+    """A profile's sections as its file has them, under the page's three headings (an absent section: empty)."""
+
+    def shown(section: Any) -> dict:
+        return dict(section.raw) if section is not None else {}
+
+    notes = [detail.notes] if isinstance(detail.notes, str) else list(detail.notes or ())
+    return {
+        "Hardware": {"device": shown(detail.device), "host": shown(detail.host), "price": shown(detail.price)},
+        "Software and workload": {"software": shown(detail.software), "workload": shown(detail.workload)},
+        "Provenance": {"id": detail.id, "provenance": shown(detail.provenance), "notes": notes},
+    }
+
+
+def estimates_texts(found: Any) -> tuple[str, str]:
+    """What the estimates rest on (the fit's constants and the calibration), and the GPUs not estimated and why."""
+    rests = constants_text(found.fit.constants()) + "\n" + render_basis.words(found.calibration())
+    missing = [
+        f"Not estimated: {e.device.name} {e.precision}: {render_basis.words(e.no_peak)}" for e in found.not_estimated
+    ]
+    return rests, "\n".join(missing)
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the user chose in the sidebar."""
+
+    current_id: str
+    budget: float | None  # None: no limit
+    precision: str
+    include_estimates: bool
+    goal: str
+    habits: Habits
+    link_gbps: float | None = None  # a network between two machines: their estimates are offered too
+
+
+def problem_blocks(problems: list[str], bad_files: int, upload: list[str], catalog: str) -> list[tuple]:
+    """What the page warns of before its answer: (level: warning or error, the line, the details, the title they
+    fold under: None, shown as they are)."""
+    blocks = []
+    if problems:
+        left_out = f"{bad_files} invalid profile file(s) are left out; the rest work as usual."
+        blocks.append(("warning", left_out, problems, f"{len(problems)} problem(s) in the profiles folder"))
+    if upload:
+        blocks.append(("error", "Your uploaded profile cannot be used:", upload, None))
+    if catalog:
+        blocks.append(
+            ("warning", "The GPU catalog cannot be used (no estimates, rentals or board powers):", [catalog], None)
+        )
+    return blocks
+
+
+def job_request(model: Any, values: Mapping[str, Any]) -> Any:
+    """The job the inputs describe (``values``: each job input's value by its key), as the command line makes it."""
+    from advisor.llm import stack as llm_stack
+
+    tokens = int(values["llm_examples"]) * int(values["llm_seq"]) * float(values["llm_epochs"])
+    shape = llm_stack.JobShape(
+        model, values["llm_method"], int(values["llm_seq"]), int(values["llm_batch"]), tokens=tokens
+    )
+    options = {"pure_bf16": stack_choice(values["llm_pure_bf16"]), "compile": stack_choice(values["llm_compile"])}
+    checkpointing, devices = stack_choice(values["llm_ckpt"]), int(values["llm_devices"])
+    return llm_stack.job_request(shape, values["llm_stack"], options, checkpointing, devices, values["llm_fsdp"])
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A job's answer as the page shows it: its title (Markdown), the decision's lines, its table, the chart (None:
+    none), and the captions under it."""
+
+    title: str
+    lines: list[str]
+    table: Any
+    chart: dict | None
+    captions: list[str]
+
+
+def job_answer(found: Any) -> Answer:
+    """A language-model training job's answer."""
+    table = pd.DataFrame([{name: render(o) for name, render in render_jobs.job_table(found)} for o in found.options])
+    return Answer(job_title(found), render_jobs.summary_lines(found), table, None, [job_caption(found)])
+
+
+def inference_answer(found: Any, job: Any) -> Answer:
+    """An inference job's answer: the picks, the table per GPU, throughput as users grow, what it rests on."""
+    from advisor.infer.estimate import CostInputs
+    from advisor.render import inference as render_inference
+
+    chart = render_inference.throughput_chart(found.curves) if any(found.curves.values()) else None
+    header = render_inference.inference_header(job, CostInputs()).replace("\n", "; ")
+    lines = render_inference.pick_lines(found.picks)
+    return Answer(
+        "", lines, render_inference.table_frame(found.rows), chart, [header, *render_inference.table_notes(found.rows)]
+    )
+
+
+def column_width(head: str, cells: Any, extra: int = 0) -> int:
+    """Pixels for a column of the options table: its widest text whole, head or cell, in the table's font."""
+    if head == "option":
+        return text_width.option_width(list(cells))
+    return text_width.column_px([head, *(str(cell) for cell in cells)], extra)
+
+
+def option_columns(table: Any) -> dict[str, tuple[int, str | None, str | None]]:
+    """Each column of the options table: its width, its definition, and what a typed cell must match (the "your
+    price" column's pattern; None: not typed)."""
+    found = {
+        name: (column_width(name, table[name]), metrics.definition(key) if key else TABLE_HELP.get(name), None)
+        for name, key, _ in render_compare.DISPLAY_COLUMNS
+        if name in table.columns
+    }
+    width = column_width(YOUR_PRICE, ["$10,000"], EDIT_ICON_PX)
+    return {**found, YOUR_PRICE: (width, TABLE_HELP[YOUR_PRICE], DOLLARS_PATTERN)}
