@@ -8,7 +8,6 @@ always shown as text: escaped in Markdown, plain in tables.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from functools import partial
@@ -23,10 +22,9 @@ from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError
 from advisor.format import metrics
-from advisor.infer import architecture as infer_models
 from advisor.infer import estimate as infer_estimate
+from advisor.infer.architecture import model_choices
 from advisor.infer.engines import engine_data
-from advisor.infer.job import make_job
 from advisor.llm import config as llm_config
 from advisor.llm import stack as llm_stack
 from advisor.llm.job import JobRequest
@@ -37,8 +35,7 @@ from advisor.render import compare as render_compare
 from advisor.render import tables as render_tables
 from advisor.service import client
 from advisor.store import results
-from advisor.store.catalog import DEFAULT_CATALOG, Catalog, load_catalog
-from advisor.store.parse import tree_of
+from advisor.store.catalog import DEFAULT_CATALOG, Catalog, catalog_changed, load_catalog
 
 PROFILES_DIR = Path(os.environ.get("ADVISOR_PROFILES", Path(__file__).parent / "profiles"))
 COLLECTION_URL = os.environ.get(client.URL_VARIABLE)  # a collection service's profiles instead, through the cache
@@ -52,69 +49,46 @@ st.set_page_config(page_title="advisor: GPU upgrade advisor", page_icon=":materi
 
 
 @st.cache_resource
-def profile_cache() -> store.ProfileCache:
-    """Every file's outcome by name, size and modification time: a changed folder re-reads only what changed."""
-    return store.ProfileCache()
-
-
-@st.cache_resource
-def folder_watch(folder: str) -> store.FolderWatch:
-    """The folder's signature at every re-run, at a cost that stays small at 100,000 files."""
-    return store.FolderWatch(folder)
+def folder_watch(folder: str) -> tuple[store.FolderWatch, store.ProfileCache]:
+    """The folder's signature at every re-run (cheap at 100,000 files), and every file's outcome kept by its key."""
+    return store.FolderWatch(folder), store.ProfileCache()
 
 
 @st.cache_resource(show_spinner="Loading profiles...", max_entries=4)  # read-only: no copy per run
 def load_folder(folder: str, signature: str) -> tuple[results.LoadedFrame, list[str], int, list[str]]:
-    """A folder's results frame, its profiles on demand, problems, bad file count and warnings; keyed on the files.
-    A restart reads the frame's rows from the folder's index and decodes no profile."""
-    loaded = results.load_frame(folder, profile_cache(), signature)
+    """A folder's results frame (its rows from the index at a restart), problems, bad file count and warnings."""
+    loaded = results.load_frame(folder, folder_watch(folder)[1], signature)
     return loaded, [str(p) for p in loaded.problems], len(loaded.rows.bad_files), [str(w) for w in loaded.warnings]
+
+
+def attempt(load: Callable[[], Any]) -> tuple[Any, str]:
+    """What ``load`` gives, or None and the advisor's error that stopped it (the page goes on without it)."""
+    try:
+        return load(), ""
+    except AdvisorError as error:
+        return None, str(error)
 
 
 @st.cache_resource(ttl=600, show_spinner="Fetching the collection...")  # refreshed every ten minutes
 def collection_copy(url: str) -> tuple[client.CachedCollection | None, str]:
     """The collection service's profiles as a folder on disk (offline: the last copy), or why there is none."""
-    try:
-        return client.cached_collection(client.parse_url(url)), ""
-    except AdvisorError as error:
-        return None, str(error)
+    return attempt(lambda: client.cached_collection(client.parse_url(url)))
 
 
 @st.cache_resource(show_spinner="Loading the GPU catalog...")
 def load_gpu_catalog(path: str, mtime: float) -> tuple[Catalog | None, str]:
     """The catalog, or why it cannot be used (the app then works on the profiles alone)."""
-    try:
-        return load_catalog(path), ""
-    except AdvisorError as error:
-        return None, str(error)
+    return attempt(lambda: load_catalog(path))
 
 
 @st.cache_resource(max_entries=4)  # read-only: the collection's pipeline, until the files, upload or catalog change
 def collection_advisor(key: tuple, _frame: pd.DataFrame, _catalog: Catalog | None) -> Advisor:
-    """The one pipeline over the collection (the folder's results, an upload added): its steps are worked out once
-    and kept for every re-run, whatever prices, habits or goal the user picks (:meth:`Advisor.with_choices`)."""
+    """The one pipeline over the collection: its steps are worked out once and kept for every re-run."""
     return Advisor(_frame, _catalog)
 
 
-@st.cache_resource(max_entries=16)  # read-only: the workloads and profiles, until the files or the upload change
-def frame_menus(key: tuple, _frame: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """The workloads' names and result counts, and every profile's name (grouping 200,000 rows at every re-run
-    took a tenth of it)."""
-    workloads = _frame.groupby("workload")["workload_name"].first()
-    return workloads, _frame["workload"].value_counts(), _frame.groupby("profile")["name"].first()
-
-
-def your_prices() -> dict[str, float]:
-    """The prices the user typed in the options table, by option (profile id or catalog row)."""
-    return dict(st.session_state.get("your_prices", {}))
-
-
-# --------------------------------------------------------------------------- inputs
-
-
 def widget(where: Any, spec: page.Input, **more: Any) -> Any:
-    """One input of the page (``page.Input``) as its Streamlit widget, in ``where`` (the page, the sidebar, a
-    column); ``more``: what only the page knows (``disabled``)."""
+    """One ``page.Input`` as its Streamlit widget in ``where``; ``more``: what only the page knows (disabled)."""
     common = {"key": spec.key, "help": spec.help, **more}
     if spec.kind == "number":
         bounds = {"min_value": spec.least, "max_value": spec.most, "step": spec.step, "format": spec.format}
@@ -129,8 +103,7 @@ def widget(where: Any, spec: page.Input, **more: Any) -> Any:
 
 
 def workload_picker(names: pd.Series, counts: pd.Series, preferred: tuple | None) -> tuple:
-    """The workload to compare (results are compared only within one); asked only when there are several. An
-    uploaded profile's workload comes first: its own model, estimated on the catalog."""
+    """The workload to compare, asked where there are several; an upload's comes first (its own model)."""
     if len(names) == 1:
         return names.index[0]
     if preferred is not None and st.session_state.get("upload_workload") != preferred:
@@ -140,29 +113,24 @@ def workload_picker(names: pd.Series, counts: pd.Series, preferred: tuple | None
 
 
 def profile_picker(where, label: str, names: pd.Series, key: str, default: str, help_text: str) -> str:
-    """A profile chosen from ``names`` (id -> name, in order): a list, with a search over the names once there are
-    more than a list can show (analysis.pick_list)."""
+    """A profile of ``names`` (id -> name, in order), with a search where a list cannot show them all."""
     query = ""
     if len(names) > analysis.PICK_LIMIT:
+        search_help = f"{len(names):,} profiles: type part of a name to narrow the list."
         query = where.text_input(
-            f"Find {label.lower()}",
-            key=f"{key}_search",
-            placeholder="part of a name",
-            help=f"{len(names):,} profiles: type part of a name to narrow the list.",
+            f"Find {label.lower()}", key=f"{key}_search", placeholder="part of a name", help=search_help
         )
     chosen = st.session_state.get(key)
     picks = analysis.pick_list(names, query, keep=chosen if chosen in names.index else default)
     if picks.searchable:
-        more = ": type more of a name to narrow them." if picks.matched > len(picks.ids) else "."
-        where.caption(f"{min(len(picks.ids), picks.matched):,} of {picks.matched:,} matching profiles listed{more}")
+        where.caption(page.pick_caption(picks))
     ids = picks.ids or [default]
     index = ids.index(default) if default in ids else 0
     return where.selectbox(label, ids, index=index, format_func=lambda p: str(names[p]), key=key, help=help_text)
 
 
 def sidebar(names: pd.Series, slowest: str) -> page.Choices:
-    """The user's hardware (``names``: the workload's profiles, slowest first: the usual starting point is the
-    hardware that needs an upgrade), budget, precision, goal and habits."""
+    """Your hardware (``names``: the workload's profiles, slowest first), budget, precision, goal and habits."""
     bar = st.sidebar
     help_text = "The hardware you train on today (its float32 result, or its only result)."
     current_id = profile_picker(bar, "Current hardware", names, "current", slowest, help_text)
@@ -172,9 +140,7 @@ def sidebar(names: pd.Series, slowest: str) -> page.Choices:
     bar.subheader("Your habits and prices")
     habits = costs.Habits(**{spec.key: widget(bar, spec) for spec in page.habit_inputs()})
     precision = page.PRECISION_CHOICES[chosen["precision"]]
-    return page.Choices(
-        current_id, chosen["budget"], precision, chosen["estimates"], chosen["goal"], habits, link_gbps or None
-    )
+    return page.Choices(current_id, chosen["budget"], precision, chosen["estimates"], chosen["goal"], habits, link_gbps)
 
 
 # --------------------------------------------------------------------------- sections
@@ -183,9 +149,7 @@ def sidebar(names: pd.Series, slowest: str) -> page.Choices:
 def problems_section(blocks: list[tuple]) -> None:
     """What is left out or cannot be used (page.problem_blocks), each with its details."""
     for level, line, details, folded in blocks:
-        (st.warning if level == "warning" else st.error)(
-            line, icon=":material/warning:" if level == "warning" else None
-        )
+        {"warning": st.warning, "error": st.error}[level](line, icon=page.ICONS.get(level))
         with st.expander(folded, expanded=False) if folded else st.container():
             for detail in details:
                 st.text(detail)
@@ -211,25 +175,27 @@ def cost_chart_section(rec: analysis.Recommendation) -> None:
 
 
 def options_section(rec: analysis.Recommendation) -> None:
-    """Every option, the deciding columns first, and a "your price" column to type the price you were offered;
-    the CSV download keeps the numbers."""
+    """Every option, the deciding columns first, a "your price" column to type an offer, the downloads."""
     count = len(rec.option_rows)
     st.subheader("Every option" if count <= page.TABLE_ROWS else f"The {page.TABLE_ROWS} best options")
     shown = rec.option_rows.head(page.TABLE_ROWS)  # in the goal's order: the best first
     table = render_compare.options_display(shown)
     if not st.toggle("More columns", key="more_columns", help=page.MORE_COLUMNS_HELP):
         table = table.drop(columns=list(render_compare.MORE_COLUMNS))
-    prices, ids, edits = your_prices(), list(shown["profile"]), st.session_state.get("price_edits", 0)
+    prices, ids, edits = (
+        dict(st.session_state.get("your_prices", {})),
+        list(shown["profile"]),
+        st.session_state.get("price_edits", 0),
+    )
     # text, so that a row without a price is an empty cell (Streamlit draws a missing number as "None")
     table.insert(4, page.YOUR_PRICE, [f"${prices[pid]:,.0f}" if pid in prices else "" for pid in ids])
+    config = {
+        n: st.column_config.TextColumn(width=w, help=h, validate=v)
+        for n, (w, h, v) in page.option_columns(table).items()
+    }
     fixed = [c for c in table.columns if c != page.YOUR_PRICE]
     edited = st.data_editor(
-        table,
-        width="stretch",
-        hide_index=True,
-        disabled=fixed,
-        column_config=options_columns(table),
-        key=f"options_table_{edits}",
+        table, width="stretch", hide_index=True, disabled=fixed, column_config=config, key=f"options_table_{edits}"
     )
     changed = page.typed_prices(prices, ids, list(edited[page.YOUR_PRICE]))
     if changed != prices:  # a price typed or cleared: recommend again with it
@@ -238,12 +204,6 @@ def options_section(rec: analysis.Recommendation) -> None:
     st.caption(page.options_caption(count))
     for column, (label, render, name, kind) in zip(st.columns(2), page.DOWNLOADS, strict=True):
         column.download_button(label, partial(render, rec), name, kind, on_click="ignore")  # made when clicked
-
-
-def options_columns(table: pd.DataFrame) -> dict[str, Any]:
-    """Each column's width and definition; the "your price" column's check of what is typed."""
-    columns = page.option_columns(table)
-    return {n: st.column_config.TextColumn(width=w, help=h, validate=v) for n, (w, h, v) in columns.items()}
 
 
 def table_expander(title: str, frame: pd.DataFrame | None, columns: list, caption: str = "") -> None:
@@ -267,12 +227,16 @@ def charts_section(rec: analysis.Recommendation, wframe: pd.DataFrame, precision
         shown = page.price_time_glance(analysis.price_time_points(kept, page.CHART_POINTS), kept)
     else:
         shown = page.glance(chosen, rec.option_rows)  # the best few are joined to their names, not all of them
-    if shown.info:
-        st.info(shown.info)
-    else:
+    glance_section(shown)
+
+
+def glance_section(shown: page.Glance) -> None:
+    """A chart and its caption, or what to say instead of it."""
+    if shown.spec is not None:
         st.vega_lite_chart(spec=shown.spec, width="stretch")
-    if shown.caption:
-        st.caption(shown.caption)
+    for said, where in ((shown.info, st.info), (shown.caption, st.caption)):
+        if said:
+            where(said)
 
 
 def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_id: str) -> None:
@@ -289,45 +253,28 @@ def details_section(profile_of: Callable[[str], Any], names: pd.Series, current_
     for column, (title, values) in zip(st.columns(3), page.detail_sections(detail).items(), strict=True):
         column.markdown(f"**{title}**")
         column.json(values, expanded=True)
-    epoch_chart = charts.epoch_times_chart(detail)
-    if epoch_chart is not None:
-        st.vega_lite_chart(spec=epoch_chart, width="stretch")
-    else:
-        st.caption("This profile records no per-epoch times (quoted results give only totals).")
+    glance_section(page.epoch_glance(detail))
 
 
-def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog | None) -> None:
-    if catalog is not None:
-        st.caption(render_catalog.catalog_dates(catalog))
-    if catalog is None or found is None:
+def estimates_section(found: estimates.CatalogEstimates | None, catalog: Catalog) -> None:
+    """The catalog's dates, and what the estimates rest on: the method, the fit, the widths, the GPUs left out."""
+    st.caption(render_catalog.catalog_dates(catalog))
+    if found is None:
         return
-    rests, missing = page.estimates_texts(found)
     with st.expander("How the estimates are made"):
-        st.markdown(page.HOW_ESTIMATES_ARE_MADE)
-        st.text(rests)
-        if found.widths.summary:
-            st.dataframe(pd.DataFrame(list(found.widths.summary)), hide_index=True)
-        if missing:
-            st.text(missing)
+        for part, shown_as in page.estimates_parts(found):
+            {"markdown": st.markdown, "text": st.text, "table": partial(st.dataframe, hide_index=True)}[shown_as](part)
 
 
 def language_model_section(advisor: Advisor) -> JobRequest | None:
-    """What are you training? A language model by its config: per GPU, does it fit, how fast, what it costs. The
-    job it returns (None: none picked) is the page's one question: its headline answers for it."""
+    """A language model to train, by its config: per GPU, fits, speed, cost; the job (None: none)."""
     if advisor.catalog is None:
         return None
-    presets = llm_config.load_presets()
-    default_stack, why, stacks = llm_stack.load_stacks()
-    specs = page.job_inputs(
-        presets, {k: llm_config.size_text(m) for k, m in presets.items()}, stacks, default_stack, why
-    )
+    specs = page.job_inputs(llm_config.load_presets(), *llm_stack.load_stacks())
     picked = st.session_state.get("llm_model") or st.session_state.get("llm_config") is not None
     with st.expander(page.JOB_EXPANDER, expanded=bool(picked)):
-        v = {s.key: widget(column, s) for column, part in zip(st.columns(3), specs.values(), strict=True) for s in part}
-        upload = v["llm_config"]
-        model, problem = llm_config.chosen_training_model(
-            upload and upload.getvalue(), upload and upload.name, v["llm_model"]
-        )
+        v = inputs(specs)
+        model, problem = page.job_model(v)
         if problem:
             st.error(safe(problem))
         if model is None:
@@ -351,30 +298,26 @@ def forget_job() -> None:
 
 
 def inference_section(catalog: Catalog | None) -> None:
-    """Running or serving a model: per GPU, does it fit at the context and load, how fast, and what a million output
-    tokens cost owned and rented; throughput as users grow on the picked GPUs."""
+    """A model to run or serve: per GPU, fits, tokens/s, the cost of a million tokens; users' curves."""
     if catalog is None:
         return
-    engines = engine_data()
-    specs = page.inference_inputs(infer_models.model_choices(), engines, st.session_state.get("run_engine"))
+    specs = page.inference_inputs(model_choices(), engine_data(), st.session_state.get("run_engine"))
     with st.expander(page.INFERENCE_EXPANDER, expanded=bool(st.session_state.get("run_model"))):
-        v = {s.key: widget(column, s) for column, part in zip(st.columns(3), specs.values(), strict=True) for s in part}
-        upload = v["run_config"]
-        if upload is None and v["run_model"] is None:
+        v = inputs(specs)
+        if v["run_config"] is None and v["run_model"] is None:
             st.caption(page.INFERENCE_HINT)
             return
         try:
-            model = infer_models.chosen_inference_model(
-                upload and upload.getvalue(), upload and upload.name, v["run_model"]
-            )
-            sizes = {"prompt": int(v["run_prompt"]), "output": int(v["run_output"]), "users": int(v["run_users"])}
-            job = make_job(
-                model, v["run_engine"], v["run_weights"], v["run_kv"], **sizes, devices=int(v["run_devices"])
-            )
+            job = page.inference_job(v, v["run_config"])
         except AdvisorError as error:
             st.error(safe(str(error)))
             return
         answer_section(page.inference_answer(infer_estimate.answer(job, catalog), job), "run_table")
+
+
+def inputs(specs: dict[str, list[page.Input]]) -> dict[str, Any]:
+    """A job's inputs in three columns (``specs``: each column's), their values by key."""
+    return {s.key: widget(column, s) for column, part in zip(st.columns(3), specs.values(), strict=True) for s in part}
 
 
 def answer_section(answer: page.Answer, key: str) -> None:
@@ -407,8 +350,7 @@ def profiles_folder() -> Path:
     if copy is None:
         st.error(safe(copy_problem))
         st.stop()
-    offline = f": offline ({copy.offline}), the copy taken {copy.age_text()} ago." if copy.offline else "."
-    st.caption(safe(f"Profiles from the collection at {copy.url}{offline}"))
+    st.caption(safe(page.collection_note(copy)))
     return copy.folder
 
 
@@ -417,43 +359,30 @@ def profiles_folder() -> Path:
 st.title(page.TITLE)
 st.caption(page.INTRO)
 profiles_dir = profiles_folder()
-folder_key = folder_watch(str(profiles_dir)).signature()
+folder_key = folder_watch(str(profiles_dir))[0].signature()
 loaded, problems, bad_files, warnings = load_folder(str(profiles_dir), folder_key)
-catalog_files = (CATALOG_FILE, CATALOG_FILE.parent / "crossval.yaml")
-catalog, catalog_problem = load_gpu_catalog(
-    str(CATALOG_FILE), sum(f.stat().st_mtime for f in catalog_files if f.exists())
-)
+catalog, catalog_problem = load_gpu_catalog(str(CATALOG_FILE), catalog_changed(CATALOG_FILE))
 st.sidebar.header("Your situation")
 upload = widget(st.sidebar, page.upload_input())
 taken = set(loaded.frame["profile"])
 uploaded = pipeline.read_upload(upload.getvalue(), upload.name, taken) if upload is not None else None
 frame, uploaded_workload = pipeline.with_upload(loaded.frame, uploaded)
-profile_of = loaded.profile
-if uploaded is not None and uploaded.data is not None:  # its tree answers its id: it has no file to read it from
-    profile_of = (lambda tree, rest: lambda pid: tree if pid == tree.id else rest(pid))(
-        tree_of(uploaded.data), loaded.profile
-    )
+profile_of = uploaded.lookup(loaded.profile) if uploaded is not None else loaded.profile
 problems_section(page.problem_blocks(problems, bad_files, uploaded.problems if uploaded else [], catalog_problem))
-upload_key = hashlib.sha256(upload.getvalue()).hexdigest() if upload is not None else ""
+upload_key = uploaded.key if uploaded is not None else ""
 collection = collection_advisor((folder_key, upload_key, id(catalog)), frame, catalog)
 job = language_model_section(collection)  # a language-model job, when one is picked, is the page's question
 inference_section(catalog)
 if frame.empty:
     st.info(page.no_profiles(profiles_dir.name))
     st.stop()
-workload_names, workload_counts, profile_names = frame_menus((folder_key, upload_key), frame)
+workload_names, workload_counts, profile_names = collection.menus()
 workload = workload_picker(workload_names, workload_counts, uploaded_workload)
 rows = collection.rows(workload)
 choices = sidebar(rows.names, rows.slowest)
-advisor = collection.with_choices(
-    prices=your_prices(),
-    habits=choices.habits,
-    link_gbps=choices.link_gbps,
-    include_estimates=choices.include_estimates,
-)
+advisor = collection.with_choices(**choices.advisor_choices(dict(st.session_state.get("your_prices", {}))))
 if job is not None:  # one question a page: the job's, with the sidebar's goal, budget and hardware
-    current_device = rows.frame.loc[rows.frame["profile"] == choices.current_id, "device_name"]
-    mine = advisor.job_on_device(job, str(current_device.iloc[0]) if len(current_device) else None)
+    mine = advisor.job_on_device(job, rows.device_of(choices.current_id))
     headline_section(page.job_headline(advisor.job_choice(job, choices.goal, choices.budget), mine))
 else:
     rec = advisor.recommend(choices.current_id, budget=choices.budget, precision=choices.precision, goal=choices.goal)
@@ -464,5 +393,6 @@ else:
     table_expander(page.DEVICES_TITLE, rec.devices, render_compare.DEVICE_COLUMNS)
     charts_section(rec, advisor.decision_rows(workload), choices.precision)
 details_section(profile_of, profile_names, choices.current_id)
-estimates_section(advisor.offered_estimates(workload), catalog)
+if catalog is not None:
+    estimates_section(advisor.offered_estimates(workload), catalog)
 definitions_section(warnings)

@@ -253,3 +253,17 @@ def test_render_takes_types_and_declared_keys_from_the_decision_never_its_functi
             elif isinstance(node, ast.Import) and any(a.name.startswith("advisor.decision") for a in node.names):
                 called.append(f"render/{path.name}: import {node.names[0].name}")
     assert called == []
+
+
+def test_the_app_is_a_view_over_the_library():
+    """streamlit_app.py lays out what the library decided and render.page worded: under 400 lines, nothing from the
+    command line (its parsers, its errors), and no decision module's function called but the pipeline's answers."""
+    text = (ROOT / "streamlit_app.py").read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 400
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("advisor")
+    }
+    assert not {m for m in imported if m.startswith(("advisor.commands", "advisor.cli"))}
+    assert "argparse" not in text

@@ -49,6 +49,7 @@ WORKLOAD_KINDS = {
     WorkloadKind.TRACKED: "your job, tracked, ",
     WorkloadKind.PUBLISHED: "",  # a published name says it
 }
+ICONS = {"warning": ":material/warning:"}  # Material icons: an emoji loads Streamlit's table of every emoji (0.3 s)
 STACK_CHOICE = "stack"  # a job input left to the training stack's default
 METHOD_LABELS = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}
 
@@ -225,9 +226,12 @@ def _job_left(presets: Mapping, sizes: Mapping[str, str], stacks: Mapping, defau
     ]
 
 
-def job_inputs(presets: Mapping, sizes: Mapping[str, str], stacks: Mapping, default_stack: str, why: str) -> dict:
+def job_inputs(presets: Mapping, default_stack: str, why: str, stacks: Mapping) -> dict:
     """The language-model job's inputs by column (left, middle, right), the training stack's choices among them
-    (``sizes``: each preset's size in words; ``stacks``: the stacks by name, ``why``: why the default is)."""
+    (``presets``: the models by id; ``stacks``: the stacks by name, ``why``: why the default is)."""
+    from advisor.llm.config import size_text
+
+    sizes = {key: size_text(model) for key, model in presets.items()}
     return {
         "left": _job_left(presets, sizes, stacks, default_stack, why),
         "middle": [
@@ -410,6 +414,12 @@ LADDER_CAPTION = metrics.definition("marginal_usd_per_hour_saved_per_week")
 DEVICES_TITLE = "What each added device or machine buys"
 
 
+def collection_note(copy: Any) -> str:
+    """Where the profiles come from: the collection service's copy (offline: how old it is)."""
+    offline = f": offline ({copy.offline}), the copy taken {copy.age_text()} ago." if copy.offline else "."
+    return f"Profiles from the collection at {copy.url}{offline}"
+
+
 def no_profiles(folder_name: str) -> str:
     return (
         "No profiles yet. Measure this machine with `python -m advisor measure --price-usd 0` and put the YAML file "
@@ -543,6 +553,16 @@ def detail_sections(detail: Any) -> dict[str, dict]:
     }
 
 
+def estimates_parts(found: Any) -> list[tuple[Any, str]]:
+    """What the estimates rest on, each part with how it is shown (markdown, text or table): the method, the fit's
+    constants and calibration, the cross-validated widths, the GPUs not estimated and why."""
+    rests, missing = estimates_texts(found)
+    parts = [(HOW_ESTIMATES_ARE_MADE, "markdown"), (rests, "text")]
+    if found.widths.summary:
+        parts.append((pd.DataFrame(list(found.widths.summary)), "table"))
+    return parts + ([(missing, "text")] if missing else [])
+
+
 def estimates_texts(found: Any) -> tuple[str, str]:
     """What the estimates rest on (the fit's constants and the calibration), and the GPUs not estimated and why."""
     rests = constants_text(found.fit.constants()) + "\n" + render_basis.words(found.calibration())
@@ -562,7 +582,16 @@ class Choices:
     include_estimates: bool
     goal: str
     habits: Habits
-    link_gbps: float | None = None  # a network between two machines: their estimates are offered too
+    link_gbps: float | None = None  # a network between two machines: their estimates are offered too (0: none)
+
+    def advisor_choices(self, prices: Mapping[str, float]) -> dict[str, Any]:
+        """What :meth:`Advisor.with_choices` takes of them (with the prices typed in the options table)."""
+        return {
+            "prices": prices,
+            "habits": self.habits,
+            "link_gbps": self.link_gbps,
+            "include_estimates": self.include_estimates,
+        }
 
 
 def problem_blocks(problems: list[str], bad_files: int, upload: list[str], catalog: str) -> list[tuple]:
@@ -579,6 +608,25 @@ def problem_blocks(problems: list[str], bad_files: int, upload: list[str], catal
             ("warning", "The GPU catalog cannot be used (no estimates, rentals or board powers):", [catalog], None)
         )
     return blocks
+
+
+def job_model(values: Mapping[str, Any]) -> tuple[Any, str]:
+    """The model picked or uploaded (``llm_config``: a config.json, read, never saved) and why an upload is refused."""
+    from advisor.llm.config import chosen_training_model
+
+    upload = values["llm_config"]
+    raw, name = (upload.getvalue(), upload.name) if upload is not None else (None, "")
+    return chosen_training_model(raw, name, values["llm_model"])
+
+
+def epoch_glance(detail: Any) -> Glance:
+    """A profile's epoch times as a chart, or why there is none."""
+    spec = charts.epoch_times_chart(detail)
+    return (
+        Glance(spec)
+        if spec is not None
+        else Glance(caption="This profile records no per-epoch times (quoted results give only totals).")
+    )
 
 
 def job_request(model: Any, values: Mapping[str, Any]) -> Any:
@@ -642,3 +690,22 @@ def option_columns(table: Any) -> dict[str, tuple[int, str | None, str | None]]:
     }
     width = column_width(YOUR_PRICE, ["$10,000"], EDIT_ICON_PX)
     return {**found, YOUR_PRICE: (width, TABLE_HELP[YOUR_PRICE], DOLLARS_PATTERN)}
+
+
+def pick_caption(picks: Any) -> str:
+    """'40 of 1,137 matching profiles listed: type more of a name to narrow them.' ('' where all are listed)."""
+    if not picks.searchable:
+        return ""
+    more = ": type more of a name to narrow them." if picks.matched > len(picks.ids) else "."
+    return f"{min(len(picks.ids), picks.matched):,} of {picks.matched:,} matching profiles listed{more}"
+
+
+def inference_job(values: Mapping[str, Any], upload: Any) -> Any:
+    """The inference job the inputs describe (``upload``: an uploaded config.json, read, never saved)."""
+    from advisor.infer.architecture import chosen_inference_model
+    from advisor.infer.job import make_job
+
+    raw, name = (upload.getvalue(), upload.name) if upload is not None else (None, "")
+    model = chosen_inference_model(raw, name, values["run_model"])
+    sizes = {k: int(values[f"run_{k}"]) for k in ("prompt", "output", "users", "devices")}
+    return make_job(model, values["run_engine"], values["run_weights"], values["run_kv"], **sizes)

@@ -319,6 +319,13 @@ _NOISE = re.compile(r"\b(nvidia|geforce|tesla|quadro)\b")
 
 
 @functools.lru_cache(maxsize=65536)  # pure; a frame of 200,000 rows names a few hundred devices
+def catalog_changed(path: str | Path) -> float:
+    """When the catalog or the cross-validated widths beside it last changed (a sum of modification times): what a
+    cache of the loaded catalog is keyed on."""
+    files = (Path(path), Path(path).parent / "crossval.yaml")
+    return sum(f.stat().st_mtime for f in files if f.exists())
+
+
 def normalise_name(name: str) -> str:
     """'NVIDIA GeForce RTX 4090' and 'rtx-4090' both become 'rtx 4090'."""
     text = _NOISE.sub(" ", str(name).lower().replace("-", " ").replace("_", " "))
