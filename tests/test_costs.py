@@ -140,7 +140,7 @@ def test_goals_pick_value_speed_or_cost(shipped):
         frame, "post-cpu-only", precision="float32", goal="cost", catalog=gpus, habits=Habits(runs_per_week=1)
     )
     assert cheap.best["usd_per_run"] == cheap.options[cheap.options["faster"]]["usd_per_run"].min()
-    with pytest.raises(AdvisorError, match="--goal must be one of value, speed, cost"):
+    with pytest.raises(AdvisorError, match="goal: must be one of value, speed, cost"):
         costs.rank(value.options, "fastest")
 
 
@@ -269,7 +269,7 @@ def test_bad_inputs_are_one_line_errors(capsys, flag, value):
 
 
 def test_zero_lifetime_is_refused():
-    with pytest.raises(AdvisorError, match="--lifetime-years must be more than 0"):
+    with pytest.raises(AdvisorError, match="lifetime_years: must be more than 0"):
         Habits(lifetime_years=0)
 
 
@@ -285,7 +285,7 @@ def test_rentals_are_billed_as_providers_bill_them(shipped_catalog):
     # ten runs a session share the start-up
     ten = Habits(runs_per_session=10)
     assert costs.billed_usd_per_run(3.6, 4.0, 1, 0, ten) == pytest.approx(3.6 * (300 + 40) / 3600 / 10)
-    with pytest.raises(AdvisorError, match="runs-per-session must be 1 or more"):
+    with pytest.raises(AdvisorError, match="runs_per_session: must be 1 or more"):
         Habits(runs_per_session=0.5)
 
 

@@ -267,3 +267,20 @@ def test_the_app_is_a_view_over_the_library():
     }
     assert not {m for m in imported if m.startswith(("advisor.commands", "advisor.cli"))}
     assert "argparse" not in text
+
+
+def test_the_library_names_fields_never_flags():
+    """Below the command line, a refused value is an InputError naming its field (``lifetime_years``); the command
+    line says it as its option (``--lifetime-years``), the app and the service as they name it."""
+    flagged = []
+    for package in ("decision", "llm", "perf", "infer", "store", "format", "render"):
+        for path in sorted((ROOT / "advisor" / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:
+                    first = node.exc.args[0]
+                    text = first.value if isinstance(first, ast.Constant) else ""
+                    if isinstance(first, ast.JoinedStr) and isinstance(first.values[0], ast.Constant):
+                        text = first.values[0].value
+                    if str(text).startswith("--"):
+                        flagged.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert flagged == []

@@ -84,7 +84,7 @@ def test_not_json_and_an_unknown_preset_are_one_line_errors(tmp_path):
     path.write_text("{\n  'layers': 4\n}")
     with pytest.raises(AdvisorError, match=r"config.json: line 2: not valid JSON"):
         read_config_json(path)
-    with pytest.raises(AdvisorError, match=r"neither a preset nor a config\.json.*presets like it: llama"):
+    with pytest.raises(AdvisorError, match=r"model_config: no preset named like 'llama-9-400b'; closest: llama"):
         resolve("llama-9-400b")
 
 
@@ -132,8 +132,8 @@ def test_lora_trains_adapters_and_costs_two_thirds_of_full_work():
 @pytest.mark.parametrize(
     "change, words",
     [
-        ({"seq_len": 0}, "--seq-len"),
-        ({"optimizer": "sgdx"}, "--optimizer"),
+        ({"seq_len": 0}, "seq_len: must be 1 or more"),  # a field's name: the command line says --seq-len
+        ({"optimizer": "sgdx"}, "optimizer: must be one of"),
         ({"lora_targets": ("q", "v_proj")}, "not linear layers"),
     ],
 )

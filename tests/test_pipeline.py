@@ -121,7 +121,7 @@ def test_a_language_model_job_is_one_request_from_the_options_and_from_the_app()
     from_app = job_request(shape, "unsloth", {"pure_bf16": "on"}, "on", 2, True)
     assert from_options == from_app
     assert from_app.job.stack == "unsloth" and from_app.pure_16bit
-    with pytest.raises(AdvisorError, match="--devices must be 1 to 1024"):
+    with pytest.raises(AdvisorError, match="devices: must be 1 to 1024"):
         job_request(JobShape(load_presets()["llama-3.1-8b"]), devices=2000)
 
 

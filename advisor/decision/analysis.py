@@ -24,7 +24,7 @@ import pandas as pd
 
 from advisor.decision import costs
 from advisor.decision.costs import Habits
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 from advisor.format import names as names_
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
 from advisor.format.units import SECONDS_PER_HOUR
@@ -102,11 +102,11 @@ def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog
     out = frame.copy()
     for key, usd in prices.items():
         if not math.isfinite(usd) or usd < 0:
-            raise AdvisorError(f"--price {key}: must be a number of dollars, 0 or more; got {usd}")
+            raise InputError("price", f"must be a number of dollars, 0 or more; got {usd}", key)
         rows = out["profile"] == key
         if not rows.any():
             if catalog is None:
-                raise AdvisorError(f"--price {key}: no profile with that id (and no catalog to find a GPU in)")
+                raise InputError("price", "no profile with that id (and no catalog to find a GPU in)", key)
             gpu_id = catalog.find(key).id
             names = out["device_name"].unique()
             matched = {n: (m := catalog.match(str(n))) is not None and m.id == gpu_id for n in names}
@@ -206,7 +206,7 @@ def _pick_result(frame: pd.DataFrame, profile_id: str, precision: str | None, ro
         measured = ~frame["catalog_estimate"].fillna(False).astype(bool)  # the profiles, not the catalog's estimates
         ids = sorted(str(i) for i in frame.loc[measured, "profile"].unique())
         said = names_.unknown_text("profile", profile_id, ids, f"{len(ids):,} in all: python -m advisor list")
-        raise AdvisorError(f"--{role}: {said}")
+        raise InputError(role, said)
     precisions = frame["precision"].to_numpy()[at]
     if precision is not None:
         match = at[precisions == precision]
@@ -557,7 +557,7 @@ def recommend(
     """
     require_profile(frame, current)
     if budget is not None and (math.isnan(budget) or budget < 0):
-        raise AdvisorError(f"--budget must be a number of dollars, 0 or more; got {budget}")
+        raise InputError("budget", f"must be a number of dollars, 0 or more; got {budget}")
     habits = habits or Habits()
     chosen, choice, workload_frame = _current_rows(frame, current, current_precision, catalog, hardware_added)
     narrow = workload_frame[[c for c in workload_frame.columns if c in DECIDES]]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
-from advisor.errors import AdvisorError
+from advisor.errors import InputError
 from advisor.format.units import SECONDS_PER_HOUR, WATT_SECONDS_PER_KWH
 from advisor.format.vocabulary import CostKind, DeviceKind, Goal, PaybackCounts, Source, words
 from advisor.store.catalog import Catalog
@@ -50,11 +50,11 @@ class Habits:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise AdvisorError(f"--{f.name.replace('_', '-')} must be a number, 0 or more; got {value!r}")
+                raise InputError(f.name, f"must be a number, 0 or more; got {value!r}")
         if self.lifetime_years == 0:
-            raise AdvisorError("--lifetime-years must be more than 0")
+            raise InputError("lifetime_years", "must be more than 0")
         if self.runs_per_session < 1:
-            raise AdvisorError("--runs-per-session must be 1 or more")
+            raise InputError("runs_per_session", "must be 1 or more")
 
     @property
     def lifetime_weeks(self) -> float:
@@ -305,7 +305,7 @@ def _lexsorted(frame: pd.DataFrame, columns: list[str], first: np.ndarray | None
 def rank(eligible: pd.DataFrame, goal: str) -> pd.DataFrame:
     """The eligible options, best first, for a goal. Free upgrades come first for value and cost."""
     if goal not in GOALS:
-        raise AdvisorError(f"--goal must be one of {', '.join(GOALS)}; got {goal!r}")
+        raise InputError("goal", f"must be one of {', '.join(GOALS)}; got {goal!r}")
     ranked = eligible.assign(_paid=~eligible["free_upgrade"].astype(bool))
     if goal == Goal.VALUE:
         keys = ["_paid", "dollars_per_speedup_vs_current", "seconds"]

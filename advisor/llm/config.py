@@ -17,7 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
+from advisor.format import names
 from advisor.store.parse import safe_load
 
 MODELS_FILE = "models.yaml"
@@ -289,12 +290,8 @@ def resolve(name_or_path: str) -> ModelConfig:
     path = Path(name_or_path)
     if path.suffix == ".json" or path.is_dir() or path.exists():
         return read_config_json(path)
-    close = [key for key in presets if wanted.split("-")[0] in key]
-    hint = f" (presets like it: {', '.join(close[:6])})" if close else ""
-    raise AdvisorError(
-        f"--model-config: {name_or_path!r} is neither a preset nor a config.json file{hint}; "
-        "`advisor models` lists the presets"
-    )
+    said = names.unknown_text("preset", name_or_path, presets, "`advisor models` lists them")
+    raise InputError("model_config", f"{said}, and no config.json file of that name")
 
 
 def model_rows(presets: dict[str, ModelConfig]) -> list[dict[str, Any]]:

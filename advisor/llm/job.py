@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import InputError
 from advisor.format.units import MOST_DEVICES
 from advisor.format.vocabulary import Precision, WorkloadKind
 from advisor.llm import operations
@@ -109,29 +109,32 @@ class TrainingJob:
     stack: str = ""  # the stack's name: its fitted memory constants ("": the pooled fit's)
 
     def __post_init__(self) -> None:
-        checks = (
-            (self.seq_len >= 1, f"--seq-len must be 1 or more, got {self.seq_len}"),
-            (self.micro_batch >= 1, f"--batch must be 1 or more, got {self.micro_batch}"),
-            (self.grad_accum >= 1, f"--grad-accum must be 1 or more, got {self.grad_accum}"),
-            (0 <= self.tokens <= TOKENS_MAX, f"--tokens must be 0 to {TOKENS_MAX:.0e}, got {self.tokens:g}"),
+        checks = (  # (holds, the field, what it must be)
+            (self.seq_len >= 1, "seq_len", f"must be 1 or more, got {self.seq_len}"),
+            (self.micro_batch >= 1, "batch", f"must be 1 or more, got {self.micro_batch}"),
+            (self.grad_accum >= 1, "grad_accum", f"must be 1 or more, got {self.grad_accum}"),
+            (0 <= self.tokens <= TOKENS_MAX, "tokens", f"must be 0 to {TOKENS_MAX:.0e}, got {self.tokens:g}"),
             (
                 self.optimizer in OPTIMIZER_STATE_BYTES,
-                f"--optimizer must be one of {', '.join(OPTIMIZER_STATE_BYTES)}, got {self.optimizer!r}",
+                "optimizer",
+                f"must be one of {', '.join(OPTIMIZER_STATE_BYTES)}, got {self.optimizer!r}",
             ),
-            (self.lora_rank >= 1, f"--lora-rank must be 1 or more, got {self.lora_rank}"),
+            (self.lora_rank >= 1, "lora_rank", f"must be 1 or more, got {self.lora_rank}"),
             (
                 self.precision != Precision.FLOAT32 or self.method != Method.QLORA,
+                "method",
                 "QLoRA computes in 16 bits: choose bf16 or fp16",
             ),
         )
-        for ok, message in checks:
+        for ok, name, message in checks:
             if not ok:
-                raise AdvisorError(message)
+                raise InputError(name, message)
         unknown = set(self.lora_targets) - set(self.model.linear_shapes())
         if self.method != Method.FULL and unknown:
-            raise AdvisorError(
-                f"--lora-targets: {sorted(unknown)} are not linear layers of {self.model.name} "
-                f"({', '.join(self.model.linear_shapes())})"
+            raise InputError(
+                "lora_targets",
+                f"{sorted(unknown)} are not linear layers of {self.model.name} "
+                f"({', '.join(self.model.linear_shapes())})",
             )
 
     @property
@@ -281,7 +284,7 @@ def job_from_options(
     try:
         chosen = Method(method.lower())
     except ValueError:
-        raise AdvisorError(f"--method must be one of {', '.join(m.value for m in Method)}, got {method!r}") from None
+        raise InputError("method", f"must be one of {', '.join(m.value for m in Method)}, got {method!r}") from None
     targets = (
         tuple(model.linear_shapes())
         if lora_targets in ("all-linear", "all")
@@ -320,4 +323,4 @@ class JobRequest:
 
     def __post_init__(self) -> None:
         if not 1 <= self.devices <= MOST_DEVICES:
-            raise AdvisorError(f"--devices must be 1 to {MOST_DEVICES}, got {self.devices}")
+            raise InputError("devices", f"must be 1 to {MOST_DEVICES}, got {self.devices}")

@@ -16,7 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
+from advisor.format import names
 from advisor.llm.config import ModelConfig
 from advisor.llm.job import (
     DEFAULT_RANK,
@@ -266,7 +267,7 @@ def stack_named(name: str | None, past: bool = False) -> Stack:
     if wanted in past_versions:
         return past_versions[wanted]
     if wanted not in stacks:
-        raise AdvisorError(f"--stack: {name!r} is not a known stack; the known: {', '.join(stacks)}")
+        raise InputError("stack", names.unknown_text("stack", name, stacks, "python -m advisor stacks lists them"))
     return stacks[wanted]
 
 
@@ -279,15 +280,16 @@ def resolve(stack: Stack, method: Method, overrides: dict[str, Any]) -> Choices:
 def apply(job: TrainingJob, choices: Choices, stack: str) -> TrainingJob:
     """The job run with these choices; a combination no stack can run is refused with one line saying why."""
     if choices.optimizer_in_backward and job.grad_accum > 1:
-        raise AdvisorError(
-            f"--optimizer-in-backward (on in {stack}'s choices for this method) frees each gradient "
-            "as soon as its step is taken, so it cannot accumulate gradients over --grad-accum "
-            f"{job.grad_accum} micro-batches: --grad-accum 1, or --optimizer-in-backward off"
+        raise InputError(
+            "optimizer_in_backward",
+            f"on in {stack}'s choices for this method, it frees each gradient as soon as its step is taken, so it "
+            f"cannot accumulate gradients over {job.grad_accum} micro-batches: accumulate over 1, or turn it off",
         )
     if choices.optimizer_in_backward and choices.optimizer_states == StatePlace.OFFLOADED:
-        raise AdvisorError(
-            "--optimizer-in-backward runs each step on the GPU during the backward pass: it cannot "
-            "run with --optimizer-states offloaded (the step on the CPU after it)"
+        raise InputError(
+            "optimizer_in_backward",
+            "runs each step on the GPU during the backward pass: it cannot run with the optimizer's states "
+            "offloaded (the step on the CPU after it)",
         )
     found = stack_named(stack, past=True)
     return replace(
@@ -382,17 +384,17 @@ def markdown_reference() -> str:
     """The reference's table of the stacks: each one's choices (and those it makes differently for full fine-tuning),
     the default and why, and where each default is written (``docs/reference.md``, tested against this)."""
     default, why, stacks = load_stacks()
-    names = [c.name for c in CHOICES]
+    choice_names = [c.name for c in CHOICES]
     lines = [
         "| stack | " + " | ".join(c.flag for c in CHOICES) + " | full fine-tuning |",
-        "|---|" + "---|" * (len(names) + 1),
+        "|---|" + "---|" * (len(choice_names) + 1),
     ]
     for found in stacks.values():
         words, full = found.choices.words(), found.full_differences()
         mark = " (default)" if found.name == default else ""
         lines.append(
             f"| `{found.name}`{mark}: {found.title} | "
-            + " | ".join(words[n] for n in names)
+            + " | ".join(words[n] for n in choice_names)
             + " | "
             + (", ".join(f"{k} {v}" for k, v in full.items()) or "the same")
             + " |"
