@@ -18,6 +18,7 @@ from advisor.errors import AdvisorError
 from advisor.llm.config import load_presets
 from advisor.llm.stack import JobShape, job_request
 from advisor.render import catalog as render_catalog
+from advisor.render import prose
 from helpers import ROOT, SHIPPED, app_test, needs
 
 
@@ -57,7 +58,7 @@ def test_every_choice_shares_the_workloads_steps(shipped_frame, shipped_catalog)
     assert other.rows(workload) is first.rows(workload)
     priced = other.decision_rows(workload)
     mine = priced[priced["catalog_id"] == "rtx-4090"]
-    assert len(mine) and set(mine["price_kind"]) == {"your price"}
+    assert len(mine) and {prose.price_words(r) for r in mine.to_dict("records")} == {"your price"}
     assert (mine["price_usd"] == 900 * mine["device_count"]).all()
     assert collection.offered_estimates(workload) is None  # estimates only where asked for
     busy = other.recommend("post-cpu-only")
@@ -77,7 +78,7 @@ def test_prices_apply_to_their_own_workload_and_an_unknown_one_is_an_error(shipp
     advisor = Advisor(shipped_frame, shipped_catalog, prices={published: 10.0, "post-titan-rtx": 1200.0})
     rec = advisor.recommend("post-cpu-only")  # a price for another workload's profile is not for these rows
     titan = rec.options[rec.options["profile"] == "post-titan-rtx"]
-    assert set(titan["price_usd"]) == {1200.0} and set(titan["price_kind"]) == {"your price"}
+    assert set(titan["price_usd"]) == {1200.0} and set(titan["price_basis"]) == {"yours"}
     with pytest.raises(AdvisorError, match="nothing-like-this"):
         Advisor(shipped_frame, shipped_catalog, prices={"nothing-like-this": 1.0}).recommend("post-cpu-only")
 

@@ -113,7 +113,6 @@ def apply_prices(frame: pd.DataFrame, prices: dict[str, float], catalog: Catalog
             on_gpu = out["device_kind"] == DeviceKind.GPU
             rows = (out["catalog_id"] == gpu_id) | (out["device_name"].map(matched) & on_gpu)
         out.loc[rows, "price_usd"] = usd * out.loc[rows, "device_count"].astype(float)
-        out.loc[rows, "price_kind"] = "your price"
         out.loc[rows, "price_basis"] = PriceBasis.YOURS.value
         out.loc[rows, "price_catalog_kind"] = None
         out.loc[rows, "price_date"] = None

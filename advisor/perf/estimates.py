@@ -536,7 +536,6 @@ def _row(
         "seconds": float(estimate.seconds),
         "price_usd": total * float(price.usd) if price else math.nan,
         "price_date": price.date if price else None,
-        "price_kind": price.label(as_of) if price else None,
         "price_stale": bool(price and price.stale(as_of)),
         "price_basis": PriceBasis.CATALOG.value if price else None,
         "price_catalog_kind": price.kind if price else None,

@@ -226,7 +226,8 @@ CATALOG_KIND_SHORT = {"launch MSRP": "MSRP", "system price per GPU (Lambda)": "L
 
 def short_price_kind(row: Any) -> str:
     """A price's kind and date in a few words, for a narrow column: 'MSRP 2022-10', 'Lambda 2024-07', '2017 launch
-    (old)', 'profile 2024-05', 'yours' (the full words, ``price_kind``, are in the CSV, the JSON and the Markdown);
+    (old)', 'profile 2024-05', 'yours' (the full words, :func:`prose.price_words`, are in the CSV, the JSON and the
+    Markdown);
     written from the row's facts (whose price, its kind, date and age), never read back out of those words."""
     basis, date = row.get("price_basis"), row.get("price_date")
     date = "" if missing(date) else str(date)
@@ -253,4 +254,6 @@ def options_display(options: pd.DataFrame) -> pd.DataFrame:
 def options_csv(rec: Recommendation) -> str:
     """Every option with its numbers, as CSV (the app's download): an estimate's basis as its sentence."""
     options = rec.options.drop(columns=["workload"])
+    words = [prose.price_words(row) for row in options.to_dict("records")]
+    options.insert(list(options.columns).index("price_date") + 1, "price_kind", words)
     return options.assign(basis=options["basis"].map(basis.sentence)).to_csv(index=False)

@@ -13,7 +13,7 @@ import pandas as pd
 from advisor.decision.costs import Habits
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, missing, short_device
 from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
-from advisor.format.vocabulary import Goal, PaybackCounts, Source
+from advisor.format.vocabulary import Goal, PaybackCounts, PriceBasis, Source
 from advisor.store.catalog import STALE_YEARS
 
 if TYPE_CHECKING:
@@ -118,6 +118,25 @@ def option_names(frame: pd.DataFrame) -> pd.Series:
     return names.where(frame["source"] != Source.ESTIMATED, names + ESTIMATED_MARK)
 
 
+def price_words(row: Any) -> str | None:
+    """What a row's price is, in words, from its facts (whose price, its kind, date and age): 'launch MSRP 2025-01',
+    'launch price (2017), likely not sold new', "the profile's price, 2024-05", 'your price'; None without one. The
+    JSON's ``price_kind``, the CSV's and the sentences'."""
+    basis, date = row.get("price_basis"), row.get("price_date")
+    date = "" if missing(date) else str(date)
+    if basis == PriceBasis.YOURS:
+        return "your price"
+    if basis == PriceBasis.PROFILE:
+        return f"the profile's price, {date[:7]}" if date else "the profile's price, undated"
+    if basis == PriceBasis.CATALOG:
+        return (
+            f"launch price ({date[:4]}), likely not sold new"
+            if row.get("price_stale")
+            else f"{row.get('price_catalog_kind')} {date[:7]}"
+        )
+    return None
+
+
 def describe_result(row: pd.Series) -> str:
     """``Titan RTX (the post), mixed_float16``: a result in words."""
     return f"{option_name(row)}, {row['precision']}"
@@ -164,8 +183,8 @@ def _best_reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str)
             "the lowest cost per run of the faster options."
         )
     cost = fmt_usd(best["upgrade_cost_usd"])
-    if isinstance(best.get("price_kind"), str):
-        cost += f" ({best['price_kind']})"
+    if (said := price_words(best)) is not None:
+        cost += f" ({said})"
     device = short_device(best["device"])
     sentence = (
         f"{article(device)} {device} ({best['precision']}) would make your runs {speed} faster"

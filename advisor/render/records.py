@@ -33,6 +33,7 @@ _RECORD_FIGURES: dict[str, Any] = {
     "machines": _machines,
     "basis": lambda row: basis.sentence(row.get("basis")),
     "basis_parts": lambda row: basis.record(row.get("basis")),
+    "price_kind": prose.price_words,  # words made from the row's facts: the frame holds no sentence
 }
 
 

@@ -199,12 +199,6 @@ class Price:
         years = int(as_of[:4]) - int(self.date[:4]) - (as_of[5:7] < self.date[5:7])
         return "launch" in self.kind.lower() and years >= STALE_YEARS
 
-    def label(self, as_of: str) -> str:
-        """What the price is, in words: 'launch MSRP 2025-01', or 'launch price (2017), likely not sold new'."""
-        if self.stale(as_of):
-            return f"launch price ({self.date[:4]}), likely not sold new"
-        return f"{self.kind} {self.date[:7]}"
-
 
 @dataclass(frozen=True)
 class Billing:

@@ -34,7 +34,6 @@ FRAME_COLUMNS = (
     "seconds",
     "price_usd",
     "price_date",
-    "price_kind",  # what the price is, in words: a catalog price's kind and date, the profile's, or "your price"
     "price_stale",  # a launch price over two years old: shown, never recommended to buy at
     "price_basis",  # whose price it is (PriceBasis): the catalog's, the profile's or yours; None without a price
     "price_catalog_kind",  # a catalog price's kind as the catalog says it (launch MSRP, system price per GPU...)
@@ -227,7 +226,6 @@ def profile_rows(profile: Any) -> list[dict[str, Any]]:
                 "seconds": seconds,
                 "price_usd": _float_or_nan(price.usd),
                 "price_date": price.date,
-                "price_kind": _profile_price_kind(price.usd, price.date),
                 "price_stale": False,
                 "price_basis": PriceBasis.PROFILE.value if price.usd is not None else None,
                 "price_catalog_kind": None,
@@ -292,12 +290,6 @@ def _data_wait(result: Any, workload: Any) -> dict[str, float]:
 
 def _float_or_nan(value: Any) -> float:
     return float("nan") if value is None else float(value)
-
-
-def _profile_price_kind(usd: float | None, date: str | None) -> str | None:
-    if usd is None:
-        return None
-    return f"the profile's price, {str(date)[:7]}" if date else "the profile's price, undated"
 
 
 def hardware_signature(profile: Any) -> str:
