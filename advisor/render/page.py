@@ -1,6 +1,6 @@
 """The app's page as values: every input (its label, menu, default and help), every headline and caption the app
 lays out. ``streamlit_app.py`` calls ``st.*`` over these and decides nothing; the library decided, this module says
-it. Pure: no Streamlit, no I/O (the menus' data are passed in).
+it. No Streamlit, and no file read but the library's own packaged data through its loaders.
 """
 
 from __future__ import annotations
