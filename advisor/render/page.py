@@ -15,7 +15,7 @@ from advisor.decision.costs import GOAL_HELP, HABIT_OPTIONS, Habits
 from advisor.format import metrics
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts, read_number
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
-from advisor.llm.job import Checkpointing
+from advisor.llm.job import Checkpointing, Method
 from advisor.render import basis as render_basis
 from advisor.render import charts, prose, text_width
 from advisor.render import compare as render_compare
@@ -51,12 +51,19 @@ WORKLOAD_KINDS = {
 }
 ICONS = {"warning": ":material/warning:"}  # Material icons: an emoji loads Streamlit's table of every emoji (0.3 s)
 STACK_CHOICE = "stack"  # a job input left to the training stack's default
-METHOD_LABELS = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}
+METHOD_LABELS = {
+    Method.FULL.value: "full fine-tuning",
+    Method.LORA.value: "LoRA",
+    Method.QLORA.value: "QLoRA (4-bit base)",
+}
+
+
+INPUT_KINDS = ("number", "select", "radio", "toggle", "checkbox", "file")  # each has its widget in the app
 
 
 @dataclass(frozen=True)
 class Input:
-    """One input of the page: its kind (number, select, radio, toggle, checkbox, file, text), label, session key,
+    """One input of the page: its kind (number, select, radio, toggle, checkbox or file), label, session key,
     choices (``labels``: how each is shown), default and help."""
 
     kind: str
@@ -74,16 +81,22 @@ class Input:
     help: str | None = None
     types: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.kind not in INPUT_KINDS:  # a page made wrong: a bug, not a user's mistake
+            raise ValueError(f"Input {self.key}: kind {self.kind!r} is none of {', '.join(INPUT_KINDS)}")
+
     def shown(self, option: Any) -> str:
         """An option as the menu shows it."""
         return str(self.labels[option]) if self.labels is not None else str(option)
 
 
 def _number(label: str, key: str, least: float, most: float | None, value: Any, step: Any = None, **more) -> Input:
+    """A number input: its bounds (``most`` None: none), its default (None: empty) and step."""
     return Input("number", label, key, least=least, most=most, value=value, step=step, **more)
 
 
 def _stack_or(label: str, key: str, words: tuple[str, ...], help_text: str) -> Input:
+    """A menu of a job's choice whose first entry leaves it to the training stack."""
     options = (STACK_CHOICE, *words)
     labels = {o: "the stack's" if o == STACK_CHOICE else o for o in options}
     return Input("select", label, key, options, labels, help=help_text)
@@ -93,6 +106,7 @@ def _stack_or(label: str, key: str, words: tuple[str, ...], help_text: str) -> I
 
 
 def upload_input() -> Input:
+    """The sidebar's upload of a profile (read, never saved)."""
     return Input(
         "file",
         "Your own profile (YAML, compared without being saved)",
