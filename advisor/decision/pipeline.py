@@ -307,7 +307,7 @@ class Advisor:
 
     def _require_catalog(self, what: str) -> Catalog:
         if self.catalog is None:
-            raise AdvisorError(f"{what} needs a GPU catalog (--catalog FILE, or the shipped one)")
+            raise AdvisorError(f"{what} needs a GPU catalog (the shipped one, or a catalog file of your own)")
         return self.catalog
 
     def calibration_samples(self) -> tuple:

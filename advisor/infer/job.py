@@ -91,7 +91,7 @@ def make_job(
     chosen_format = data.weight_formats[weights] if isinstance(weights, str) else weights
     job = InferenceJob(model, chosen, chosen_format, data.kv_formats[kv], **sizes)
     if chosen_format.id.startswith("gguf:") and "gguf" not in chosen.weights:
-        raise AdvisorError(f"{chosen.name} does not run a GGUF file's weights (llama.cpp does: --engine llama.cpp)")
+        raise AdvisorError(f"{chosen.name} does not run a GGUF file's weights (llama.cpp does)")
     why = None if chosen_format.id.startswith("gguf:") else refusal(chosen, job.weights, job.kv)
     if why:
         raise AdvisorError(why)

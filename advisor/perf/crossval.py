@@ -11,6 +11,10 @@ Six experiments (``EXPERIMENTS``), each a situation an estimate can be in:
 - ``other-results``: ten folds of single results, each predicted from the other nine (a GPU and a workload with
   results, the result itself unseen).
 
+Beside them, ``new-family`` (:func:`leave_family_out`, asked for by ``crossval --families``) holds out each model
+family in turn (recurrent, vision, language, speech, recommendation) and scores each result, each GPU pair's ratio and
+the GPUs' order (:func:`family_errors`); no estimate's range comes from it.
+
 Each prediction is filed under the situation the fit that made it was in (:class:`calibration.Situation`); the
 90th percentile of the absolute log errors of a situation is the half-width of every estimate's range in that
 situation. Coverage is checked honestly: each held-out group's range comes from the errors of the other groups.
