@@ -278,3 +278,8 @@ class Output:
 
     def text(self) -> str:
         return "\n".join(self.lines)
+
+
+def typed_row(row_class: type, **values: object) -> object:
+    """A typed row (:mod:`advisor.decision.rows`) with ``values`` and NaN in every other field: a test's few facts."""
+    return row_class(**{name: values.get(name, float("nan")) for name in row_class.columns()})

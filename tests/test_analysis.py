@@ -30,7 +30,7 @@ def row(table, profile, precision="float32"):
 
 def test_compare_defaults_to_the_slowest_float32_baseline(post_frame):
     comparison = analysis.compare(post_frame)
-    assert comparison.baseline["profile"] == "post-cpu-only"
+    assert comparison.baseline.profile == "post-cpu-only"
     gtx = row(comparison.table, "post-gtx-1070-ti")
     assert gtx["speedup"] == pytest.approx(16.29, abs=0.01)  # "16x faster"
     assert gtx["dollars_per_speedup"] == pytest.approx(33.75, abs=0.01)  # about $34 per 1x
@@ -45,17 +45,17 @@ def test_titan_rtx_is_4_42x_the_1070_ti(post_frame):
 
 def test_mixed_precision_is_a_free_2_1x_on_the_titan_rtx(post_frame):
     rec = analysis.recommend(post_frame, "post-titan-rtx")
-    assert rec.best["profile"] == "post-titan-rtx"
-    assert rec.best["precision"] == "mixed_float16"
-    assert rec.best["upgrade_cost_usd"] == 0
-    assert rec.best["speedup_vs_current"] == pytest.approx(2.13, abs=0.005)
+    assert rec.best.profile == "post-titan-rtx"
+    assert rec.best.precision == "mixed_float16"
+    assert rec.best.upgrade_cost_usd == 0
+    assert rec.best.speedup_vs_current == pytest.approx(2.13, abs=0.005)
     assert "$0" in prose.reason(rec) and "already have" in prose.reason(rec)
 
 
 def test_float32_recommendation_from_the_cpu_is_the_1070_ti(post_frame):
     rec = analysis.recommend(post_frame, "post-cpu-only", precision="float32")
-    assert rec.best["profile"] == "post-gtx-1070-ti"
-    assert rec.best["dollars_per_speedup_vs_current"] == pytest.approx(33.75, abs=0.01)
+    assert rec.best.profile == "post-gtx-1070-ti"
+    assert rec.best.dollars_per_speedup_vs_current == pytest.approx(33.75, abs=0.01)
     assert "16.3x faster for $550 (the profile's price, undated) ($33.75 per 1x)" in prose.reason(rec)
     assert "6.4 hours a week" in prose.reason(rec)
 
@@ -77,7 +77,7 @@ def test_upgrade_figures_follow_the_definitions(post_frame):
 
 def test_budget_excludes_expensive_options(post_frame):
     rec = analysis.recommend(post_frame, "post-cpu-only", budget=1000)
-    assert rec.best["profile"] == "post-gtx-1070-ti"
+    assert rec.best.profile == "post-gtx-1070-ti"
     assert any("budget" in note for note in prose.notes(rec))
     nothing = analysis.recommend(post_frame, "post-cpu-only", budget=100)
     assert nothing.best is None
@@ -104,7 +104,7 @@ def test_unknown_price_is_compared_but_never_recommended(post_frame):
     frame = results.results_frame([post_workload_profile("fast-unpriced", seconds=1.0, price=None)])
     both = pd.concat([post_frame, frame], ignore_index=True)
     rec = analysis.recommend(both, "post-cpu-only", precision="float32")
-    assert rec.best["profile"] == "post-gtx-1070-ti"
+    assert rec.best.profile == "post-gtx-1070-ti"
     assert "fast-unpriced" in set(rec.options["profile"])
     assert any("no known purchase price" in note for note in prose.notes(rec))
 
@@ -159,8 +159,8 @@ def test_a_faster_backend_on_the_same_machine_is_a_free_upgrade():
         [backend_profile("vm-tensorflow", "tensorflow", 1600.0), backend_profile("vm-jax", "jax", 1200.0)]
     )
     rec = analysis.recommend(frame, "vm-tensorflow")
-    assert rec.best["profile"] == "vm-jax" and bool(rec.best["free_upgrade"])
-    assert rec.best["upgrade_cost_usd"] == 0 and rec.best["speedup_vs_current"] == pytest.approx(1600 / 1200)
+    assert rec.best.profile == "vm-jax" and bool(rec.best.free_upgrade)
+    assert rec.best.upgrade_cost_usd == 0 and rec.best.speedup_vs_current == pytest.approx(1600 / 1200)
     assert prose.reason(rec).startswith("Switch to the jax backend on the hardware you already have")
     other = backend_profile("other-vm", "jax", 1000.0)
     other["host"]["memory_gb"] = 64.0  # another machine: not free

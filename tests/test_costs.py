@@ -14,12 +14,13 @@ from readme_examples import docs_text
 from advisor.cli import main
 from advisor.decision import analysis, costs
 from advisor.decision.costs import Habits
+from advisor.decision.rows import DecisionRow, OptionRow
 from advisor.errors import AdvisorError
 from advisor.format import metrics
 from advisor.format.vocabulary import CostKind
 from advisor.render import charts, prose
 from advisor.store import results
-from helpers import examples, post_workload_profile
+from helpers import examples, post_workload_profile, typed_row
 
 CPU, GTX, TITAN = 2449.41867685318, 150.32436347007751, 34.02235388755798
 
@@ -57,7 +58,7 @@ def test_the_posts_machines_at_10_runs_a_week_and_50_dollars_an_hour(shipped):
     rec = analysis.recommend(frame, "post-titan-rtx", habits=habits, catalog=gpus)
     mixed = option(rec, "post-titan-rtx", "mixed_float16")
     assert mixed["free_upgrade"] and mixed["payback_weeks"] == 0
-    assert rec.best["precision"] == "mixed_float16"
+    assert rec.best.precision == "mixed_float16"
 
 
 def test_energy_cost_per_run_owned_cloud_and_break_even(shipped):
@@ -86,17 +87,17 @@ def test_rental_break_even_by_hand():
             "rental_usd_per_hour": [2.0],
         }
     )
-    current = pd.Series({"seconds": 3600.0, "power_watts": math.nan})
+    current = (3600.0, math.nan)  # the current run's seconds and power
     habits = Habits(runs_per_week=5, kwh_price=0.2, session_minutes=0)
     per_second = options.assign(rental_billing_seconds=1.0, rental_minimum_seconds=0.0)
-    out = costs.add_cost_figures(per_second, current, habits).iloc[0]
+    out = costs.add_cost_figures(per_second, *current, habits).iloc[0]
     assert out["energy_usd_per_run"] == pytest.approx(500 * 360 / 3_600_000 * 0.2)  # $0.01
     assert out["cloud_usd_per_run"] == pytest.approx(2.0 * 360 / 3600)  # $0.20
     assert out["break_even_runs"] == math.ceil(1000 / (0.20 - 0.01))  # 5,264 runs
     # a provider the catalog does not know bills by the hour: the 6-minute run costs a whole hour
-    assert costs.add_cost_figures(options, current, habits).iloc[0]["cloud_usd_per_run"] == pytest.approx(2.0)
+    assert costs.add_cost_figures(options, *current, habits).iloc[0]["cloud_usd_per_run"] == pytest.approx(2.0)
     never = per_second.assign(rental_usd_per_hour=0.01)
-    assert math.isnan(costs.add_cost_figures(never, current, Habits(session_minutes=0)).iloc[0]["break_even_runs"])
+    assert math.isnan(costs.add_cost_figures(never, *current, Habits(session_minutes=0)).iloc[0]["break_even_runs"])
 
 
 def test_the_ladder_shows_where_returns_fall_off(shipped):
@@ -135,11 +136,11 @@ def test_goals_pick_value_speed_or_cost(shipped):
     frame, gpus = shipped
     value = analysis.recommend(frame, "post-cpu-only", precision="float32", goal="value", catalog=gpus)
     speed = analysis.recommend(frame, "post-cpu-only", precision="float32", goal="speed", catalog=gpus)
-    assert value.best["profile"] == "post-gtx-1070-ti" and speed.best["profile"] == "post-titan-rtx"
+    assert value.best.profile == "post-gtx-1070-ti" and speed.best.profile == "post-titan-rtx"
     cheap = analysis.recommend(
         frame, "post-cpu-only", precision="float32", goal="cost", catalog=gpus, habits=Habits(runs_per_week=1)
     )
-    assert cheap.best["usd_per_run"] == cheap.options[cheap.options["faster"]]["usd_per_run"].min()
+    assert cheap.best.usd_per_run == cheap.options[cheap.options["faster"]]["usd_per_run"].min()
     with pytest.raises(AdvisorError, match="goal: must be one of value, speed, cost"):
         costs.rank(value.options, "fastest")
 
@@ -150,10 +151,10 @@ def test_a_rental_wins_the_cost_goal_and_the_headline_says_renting_is_cheaper(sh
     profile["device"]["name"] = "NVIDIA GeForce RTX 4090"
     both = pd.concat([frame, results.results_frame([profile])], ignore_index=True)
     rec = analysis.recommend(both, "post-cpu-only", goal="cost", catalog=gpus)
-    assert rec.best["profile"] == "rented-4090" and rec.best["cheapest_way"] == "rent"
-    assert rec.best["cloud_usd_per_run"] == pytest.approx(0.60 * (5 * 60 + 8) / 3600)  # per second, 5 min start-up
+    assert rec.best.profile == "rented-4090" and rec.best.cheapest_way == "rent"
+    assert rec.best.cloud_usd_per_run == pytest.approx(0.60 * (5 * 60 + 8) / 3600)  # per second, 5 min start-up
     assert prose.reason(rec).startswith("Renting an RTX 4090 (RunPod, $0.60/h)")
-    assert rec.best_rental["profile"] == "rented-4090"
+    assert rec.best_rental.profile == "rented-4090"
 
 
 @settings(max_examples=examples(100), deadline=None)  # four cost tables an example
@@ -181,11 +182,11 @@ def test_payback_and_cost_properties(runs, hour_value, factor, cost, seconds, re
             "rental_usd_per_hour": [1.0, 1.0],
         }
     )
-    current = pd.Series({"seconds": seconds * (1 + factor), "power_watts": 300.0})
-    base = costs.add_cost_figures(options, current, Habits(runs, hour_value, resale_usd=resale))
-    more_runs = costs.add_cost_figures(options, current, Habits(runs * 2, hour_value, resale_usd=resale))
-    more_value = costs.add_cost_figures(options, current, Habits(runs, hour_value * 2 + 1, resale_usd=resale))
-    dearer_power = costs.add_cost_figures(options, current, Habits(runs, hour_value, kwh_price=0.5))
+    current = (seconds * (1 + factor), 300.0)  # the current run's seconds and power
+    base = costs.add_cost_figures(options, *current, Habits(runs, hour_value, resale_usd=resale))
+    more_runs = costs.add_cost_figures(options, *current, Habits(runs * 2, hour_value, resale_usd=resale))
+    more_value = costs.add_cost_figures(options, *current, Habits(runs, hour_value * 2 + 1, resale_usd=resale))
+    dearer_power = costs.add_cost_figures(options, *current, Habits(runs, hour_value, kwh_price=0.5))
     assert base.iloc[1]["payback_weeks"] == 0  # a free upgrade pays back at once
     for longer in (more_runs, more_value):
         a, b = base.iloc[0]["payback_weeks"], longer.iloc[0]["payback_weeks"]
@@ -196,8 +197,8 @@ def test_payback_and_cost_properties(runs, hour_value, factor, cost, seconds, re
 
 
 def test_cumulative_costs_and_break_even_point():
-    current = pd.Series({"seconds": 3600.0, "power_watts": 100.0, "name": "Old"})
-    purchase = pd.Series({"seconds": 360.0, "upgrade_cost_usd": 100.0, "energy_usd_per_run": 0.0, "name": "New"})
+    current = typed_row(DecisionRow, seconds=3600.0, power_watts=100.0, name="Old")
+    purchase = typed_row(OptionRow, seconds=360.0, upgrade_cost_usd=100.0, energy_usd_per_run=0.0, name="New")
     chart = costs.cumulative_costs(current, purchase, None, Habits(hour_value=10, kwh_price=0.0), runs=20)
     # keeping: $10 a run (an hour of waiting); buying: $100 + $1 a run. They cross after 100 / 9 = 11.1 runs.
     marks = costs.crossings(chart)

@@ -327,8 +327,8 @@ def test_a_model_profile_gets_catalog_estimates_in_the_analysis(capsys, examples
     ranked = rec.options[rec.options["rank"].notna()]
     assert (rec.best is None) == ranked.empty
     if rec.best is not None:
-        assert rec.best["seconds"] < rec.current["seconds"] and rec.best["fits"] is not False
-        assert rec.best["dollars_per_speedup_vs_current"] == ranked["dollars_per_speedup_vs_current"].min()
+        assert rec.best.seconds < rec.current.seconds and rec.best.fits is not False
+        assert rec.best.dollars_per_speedup_vs_current == ranked["dollars_per_speedup_vs_current"].min()
 
 
 def test_stacked_lstms_keep_every_step_and_are_not_said_to_fit_a_small_card():

@@ -58,7 +58,7 @@ def test_every_choice_shares_the_workloads_steps(shipped_frame, shipped_catalog)
     assert other.rows(workload) is first.rows(workload)
     priced = other.decision_rows(workload)
     mine = priced[priced["catalog_id"] == "rtx-4090"]
-    assert len(mine) and {prose.price_words(r) for r in mine.to_dict("records")} == {"your price"}
+    assert len(mine) and {prose.price_words_of(r) for r in mine.to_dict("records")} == {"your price"}
     assert (mine["price_usd"] == 900 * mine["device_count"]).all()
     assert collection.offered_estimates(workload) is None  # estimates only where asked for
     busy = other.recommend("post-cpu-only")
@@ -87,7 +87,7 @@ def test_the_comparison_says_what_it_left_out_of_the_collection(shipped_frame, s
     comparison = Advisor(shipped_frame, shipped_catalog, include_estimates=True).compare()
     workloads = shipped_frame["workload"].nunique()
     assert comparison.other_workloads == workloads - 1
-    chosen = comparison.baseline["workload"]
+    chosen = comparison.baseline.workload
     assert comparison.left_out_results == int((shipped_frame["workload"] != chosen).sum())
     assert (comparison.table["source"] == "estimated").any()
 

@@ -151,10 +151,10 @@ def test_renaming_ids_never_changes_the_ranking(data, permutation):
     assert (first.best is None) == (second.best is None)
     if first.best is not None:
         # Ties in value may resolve by id; the chosen option's figures must be the same.
-        assert first.best["dollars_per_speedup_vs_current"] == second.best["dollars_per_speedup_vs_current"]
-        assert first.best["upgrade_cost_usd"] == second.best["upgrade_cost_usd"]
-        if (first.options["dollars_per_speedup_vs_current"] == first.best["dollars_per_speedup_vs_current"]).sum() == 1:
-            assert mapping[first.best["profile"]] == second.best["profile"]
+        assert first.best.dollars_per_speedup_vs_current == second.best.dollars_per_speedup_vs_current
+        assert first.best.upgrade_cost_usd == second.best.upgrade_cost_usd
+        if (first.options["dollars_per_speedup_vs_current"] == first.best.dollars_per_speedup_vs_current).sum() == 1:
+            assert mapping[first.best.profile] == second.best.profile
 
 
 sort_numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, 1.0, math.nan]))

@@ -24,6 +24,7 @@ import pandas as pd
 
 from advisor.decision import costs
 from advisor.decision.costs import Habits
+from advisor.decision.rows import ComparedRow, DecisionRow, OptionRow
 from advisor.errors import AdvisorError, InputError
 from advisor.format import names as names_
 from advisor.format.schema import DEFAULT_WORKLOAD, workload_key
@@ -38,6 +39,7 @@ from advisor.format.vocabulary import (
     words,
 )
 from advisor.store.catalog import Catalog, normalise_name
+from advisor.store.result_row import ResultRow
 
 PRECISION_FILTERS = words(PrecisionFilter)
 ROW_KEYS = (
@@ -241,7 +243,7 @@ def with_baseline_figures(frame: pd.DataFrame, baseline_seconds: float) -> pd.Da
 
 @dataclass
 class Comparison:
-    baseline: pd.Series
+    baseline: ResultRow
     table: pd.DataFrame
     left_out_results: int = 0  # results of other workloads, not compared
     other_workloads: int = 0
@@ -270,29 +272,29 @@ def compare(
     if frame.empty:
         raise AdvisorError("no profiles to compare")
     if baseline is not None:
-        base = _pick_result(frame, baseline, None, "baseline")
-        choice = select_workload(frame, base["workload"])
+        base = ResultRow.of(_pick_result(frame, baseline, None, "baseline"))
+        choice = select_workload(frame, base.workload)
     else:
         choice = select_workload(frame, workload)
-        base = default_baseline(choice.frame)
-    table = with_baseline_figures(filter_precision(choice.frame, precision), base["seconds"])
+        base = ResultRow.of(default_baseline(choice.frame))
+    table = with_baseline_figures(filter_precision(choice.frame, precision), base.seconds)
     table = table.sort_values(["seconds", "profile", "precision"]).reset_index(drop=True)
     return Comparison(
         baseline=base, table=table, left_out_results=choice.left_out, other_workloads=choice.workloads - 1
     )
 
 
-def same_hardware(frame: pd.DataFrame, current: pd.Series) -> pd.Series:
+def same_hardware(frame: pd.DataFrame, current: ResultRow) -> pd.Series:
     """True where a result ran on the current result's hardware: the same profile, the same GPU model and count, or
     the same machine measured again (another Keras backend): another precision or backend there is a free upgrade.
     """
     same_gpu = (
-        (current["device_kind"] == DeviceKind.GPU)
+        (current.device_kind == DeviceKind.GPU)
         & (frame["device_kind"] == DeviceKind.GPU)
-        & (frame["device_count"] == current["device_count"])
-        & (_each_name(frame["device"]) == normalise_name(current["device"]))
+        & (frame["device_count"] == current.device_count)
+        & (_each_name(frame["device"]) == normalise_name(current.device))
     )
-    return (frame["profile"] == current["profile"]) | same_gpu | (frame["hardware"] == current["hardware"])
+    return (frame["profile"] == current.profile) | same_gpu | (frame["hardware"] == current.hardware)
 
 
 def _each_name(names: pd.Series) -> np.ndarray:
@@ -311,7 +313,7 @@ class Findings:
     unpriced_rentable: int = 0  # of which a rental is known
     stale: int = 0  # faster options with only a launch price over STALE_YEARS old: never recommended to buy
     too_small: int = 0  # faster options whose memory cannot hold the workload at its batch
-    too_small_example: pd.Series | None = None  # the one of them that comes closest
+    too_small_example: OptionRow | None = None  # the one of them that comes closest
     over_budget: int = 0
     data_wait_share: float | None = None  # the current run's measured wait for data, where it is INPUT_BOUND_SHARE+
 
@@ -368,18 +370,21 @@ class OptionRows:
 
 @dataclass
 class Recommendation:
-    current: pd.Series
+    """What :func:`recommend` decided: the current result, every option (a frame, in the goal's order), the best
+    for the goal and the cheapest rental (typed rows), what was left out and why, and the figures the page shows."""
+
+    current: DecisionRow
     option_rows: OptionRows
-    best: pd.Series | None
+    best: OptionRow | None
     findings: Findings = field(default_factory=lambda: Findings())
     habits: Habits = field(default_factory=Habits)
     goal: str = Goal.VALUE
     ladder: pd.DataFrame | None = None  # the upgrade ladder (costs.ladder)
-    best_rental: pd.Series | None = None  # the cheapest faster option to rent per run
-    current_costs: dict[str, float] = field(default_factory=dict)
+    best_rental: OptionRow | None = None  # the cheapest faster option to rent per run
+    current_costs: costs.CurrentCosts | None = None  # what a run costs on the current hardware
     devices: pd.DataFrame | None = None  # what each added device buys (added_devices), where measured
     budget: float | None = None  # the most the user will spend (None: no limit)
-    purchase: pd.Series | None = None  # the purchase the cost comparison shows (the best, if it is bought)
+    purchase: OptionRow | None = None  # the purchase the cost comparison shows (the best, if it is bought)
     horizon_runs: int = 10  # the runs the cost comparison covers: the hardware's lifetime at the user's habits
 
     @property
@@ -388,9 +393,10 @@ class Recommendation:
         return self.option_rows.frame
 
     @property
-    def current_figures(self) -> pd.Series:
+    def current_figures(self) -> ComparedRow:
         """The current result with the figures of an option against itself (speedup 1x...), as its record shows."""
-        return with_baseline_figures(self.current.to_frame().T, self.current["seconds"]).iloc[0]
+        alone = pd.DataFrame([self.current.as_dict()])
+        return ComparedRow.of(with_baseline_figures(alone, self.current.seconds).iloc[0])
 
 
 # The columns of a workload's results the recommendation decides on: it works on these alone, and joins the
@@ -416,12 +422,12 @@ DECIDES = (
 )
 
 
-def upgrade_options(frame: pd.DataFrame, current: pd.Series, precision: str = "any") -> pd.DataFrame:
+def upgrade_options(frame: pd.DataFrame, current: ResultRow, precision: str = "any") -> pd.DataFrame:
     """Every other result of the current workload, with the upgrade figures against ``current``."""
-    others = ~((frame["profile"] == current["profile"]) & (frame["precision"] == current["precision"])).to_numpy()
+    others = ~((frame["profile"] == current.profile) & (frame["precision"] == current.precision)).to_numpy()
     options = frame[others & precision_mask(frame, precision)]
     seconds, price = costs.numbers(options, "seconds"), costs.numbers(options, "price_usd")
-    current_seconds = float(current["seconds"])
+    current_seconds = float(current.seconds)
     free = same_hardware(options, current).to_numpy(dtype=bool)
     faster = seconds < current_seconds
     upgrade = np.where(free, 0.0, price)
@@ -465,8 +471,8 @@ def _widened(labels: pd.Index, workload_frame: pd.DataFrame, *added: pd.DataFram
     return wide
 
 
-def _input_bound(current: pd.Series) -> float | None:
-    share = current.get("data_wait_share")
+def _input_bound(current: ResultRow) -> float | None:
+    share = current.data_wait_share
     return float(share) if share is not None and not pd.isna(share) and share >= INPUT_BOUND_SHARE else None
 
 
@@ -489,7 +495,7 @@ def default_precision(frame: pd.DataFrame, profile_id: str) -> str:
 
 def _current_rows(
     frame: pd.DataFrame, current: str, current_precision: str | None, catalog: Catalog | None, hardware_added: bool
-) -> tuple[pd.Series, WorkloadChoice, pd.DataFrame]:
+) -> tuple[DecisionRow, WorkloadChoice, pd.DataFrame]:
     """The current result (``current_precision``, default: float32 where the profile has it, as the CLI and the app
     agree), its workload's choice and rows with what costs need of each row's hardware (``hardware_added``: the
     frame has them already, :func:`advisor.decision.pipeline.decision_rows`), uniquely labelled."""
@@ -501,7 +507,7 @@ def _current_rows(
     if not workload_frame.index.is_unique:  # rows are found by label below
         workload_frame = workload_frame.reset_index(drop=True)
     at = _positions(workload_frame, profile=chosen["profile"], precision=chosen["precision"])
-    return workload_frame.iloc[at[0]], choice, workload_frame
+    return DecisionRow.of(workload_frame.iloc[at[0]]), choice, workload_frame
 
 
 @dataclass(frozen=True)
@@ -560,7 +566,9 @@ def recommend(
     habits = habits or Habits()
     chosen, choice, workload_frame = _current_rows(frame, current, current_precision, catalog, hardware_added)
     narrow = workload_frame[[c for c in workload_frame.columns if c in DECIDES]]
-    options = costs.add_cost_figures(upgrade_options(narrow, chosen, precision), chosen, habits)
+    options = costs.add_cost_figures(
+        upgrade_options(narrow, chosen, precision), chosen.seconds, chosen.power_watts, habits
+    )
     masks = _Masks.of(options, budget, goal)
     faster, too_small, stale = masks.faster, masks.too_small, masks.stale
     findings = _findings(choice, masks, options, chosen)
@@ -569,16 +577,16 @@ def recommend(
     rentals = options.loc[rentable, ["cloud_usd_per_run", "seconds"]]
     rentals = rentals.iloc[costs.sort_order(rentals, ["cloud_usd_per_run", "seconds"])]
     # The ladder's steps are purchases: faster, fitting and priced by a price today (a stale one is never bought).
-    steps = costs.ladder(options[list(costs.LADDER_COLUMNS)].assign(faster=faster & ~stale), chosen, budget)
+    steps = costs.ladder(options[list(costs.LADDER_COLUMNS)].assign(faster=faster & ~stale), chosen.seconds, budget)
     # the one too small that comes closest to fitting
     closest_small = options.loc[too_small, "largest_batch"].sort_values().index[-1] if too_small.any() else None
     steps = _widened(steps.index, workload_frame, options, steps)
     steps.index = order.get_indexer(steps.index)  # numbered as the options
     option_rows = OptionRows(options, order, workload_frame)
-    best = None if ranked.empty else option_rows.labelled(ranked[0])
-    best_rental = None if rentals.empty else option_rows.labelled(rentals.index[0])
+    best = None if ranked.empty else OptionRow.of(option_rows.labelled(ranked[0]))
+    best_rental = None if rentals.empty else OptionRow.of(option_rows.labelled(rentals.index[0]))
     if closest_small is not None:
-        findings = dataclasses.replace(findings, too_small_example=option_rows.labelled(closest_small))
+        findings = dataclasses.replace(findings, too_small_example=OptionRow.of(option_rows.labelled(closest_small)))
     return Recommendation(
         current=chosen,
         option_rows=option_rows,
@@ -588,7 +596,7 @@ def recommend(
         goal=goal,
         ladder=steps,
         best_rental=best_rental,
-        current_costs=costs.current_figures(chosen, habits),
+        current_costs=costs.current_figures(chosen.seconds, chosen.power_watts, habits),
         devices=added_devices(workload_frame),
         budget=budget,
         purchase=_purchase(best),
@@ -596,17 +604,17 @@ def recommend(
     )
 
 
-def _purchase(best: pd.Series | None) -> pd.Series | None:
+def _purchase(best: OptionRow | None) -> OptionRow | None:
     """The purchase the cost comparison shows: the best option, unless it is free or a rental chosen for its cost
     per run (nothing is bought)."""
-    if best is None or best["free_upgrade"]:
+    if best is None or best.free_upgrade:
         return None
-    if best.get("cheapest_way") == "rent" and pd.isna(best["upgrade_cost_usd"]):
+    if best.cheapest_way == "rent" and pd.isna(best.upgrade_cost_usd):
         return None
     return best
 
 
-def _findings(choice, masks: _Masks, options: pd.DataFrame, chosen: pd.Series) -> Findings:
+def _findings(choice: WorkloadChoice, masks: _Masks, options: pd.DataFrame, chosen: DecisionRow) -> Findings:
     """What the options left out and why (counts), and how much the current run waits for data."""
     return Findings(
         left_out_results=choice.left_out,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
+from advisor.decision.rows import DecisionRow, OptionRow
 from advisor.errors import InputError
 from advisor.format.units import SECONDS_PER_HOUR, WATT_SECONDS_PER_KWH
 from advisor.format.vocabulary import CostKind, DeviceKind, Goal, PaybackCounts, Source, words
@@ -159,12 +160,15 @@ def numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
     return frame[column].to_numpy(dtype=float, na_value=np.nan)
 
 
-def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) -> pd.DataFrame:
-    """Energy, hours saved, payback, cost per run owned and rented, and break-even runs for every option."""
+def add_cost_figures(
+    options: pd.DataFrame, current_seconds: float, current_power_watts: float, habits: Habits
+) -> pd.DataFrame:
+    """Energy, hours saved, payback, cost per run owned and rented, and break-even runs for every option, against
+    the current result's time and power (NaN: unknown)."""
     seconds, price = numbers(options, "seconds"), numbers(options, "price_usd")
     upgrade = numbers(options, "upgrade_cost_usd")
     free = options["free_upgrade"].to_numpy(dtype=bool)
-    current_seconds = float(current["seconds"])
+    current_seconds = float(current_seconds)
     faster = options["faster"].to_numpy(dtype=bool) if "faster" in options else seconds < current_seconds
     runs, nan = habits.runs_per_week, math.nan
     billing = {}
@@ -172,7 +176,7 @@ def add_cost_figures(options: pd.DataFrame, current: pd.Series, habits: Habits) 
         billing = {"rental_billing_seconds": SECONDS_PER_HOUR, "rental_minimum_seconds": 0.0}
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # missing: NaN; past a float: inf
         energy = energy_usd_per_run(numbers(options, "power_watts"), seconds, habits.kwh_price)
-        current_energy = energy_usd_per_run(_number(current["power_watts"]), current_seconds, habits.kwh_price)
+        current_energy = energy_usd_per_run(_number(current_power_watts), current_seconds, habits.kwh_price)
         hours_saved = runs * (current_seconds - seconds) / SECONDS_PER_HOUR
         weekly_energy_saving = runs * (current_energy - energy)
         energy_known = ~np.isnan(weekly_energy_saving)
@@ -227,13 +231,19 @@ def _words(codes: np.ndarray, words: list[str]) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, words)
 
 
-def current_figures(current: pd.Series, habits: Habits) -> dict[str, float]:
-    energy = energy_usd_per_run(current["power_watts"], current["seconds"], habits.kwh_price)
-    return {
-        "energy_usd_per_run": energy,
-        "usd_per_run": energy,  # already owned: only its energy
-        "hours_per_week": habits.runs_per_week * current["seconds"] / SECONDS_PER_HOUR,
-    }
+@dataclass(frozen=True)
+class CurrentCosts:
+    """What a run costs on the hardware the user has (NaN: its power is unknown)."""
+
+    energy_usd_per_run: float
+    usd_per_run: float  # already owned: only its energy
+    hours_per_week: float  # the time its runs take a week
+
+
+def current_figures(seconds: float, power_watts: float, habits: Habits) -> CurrentCosts:
+    """The current hardware's costs: a run of ``seconds`` at ``power_watts``, at the user's habits."""
+    energy = float(energy_usd_per_run(_number(power_watts), seconds, habits.kwh_price))
+    return CurrentCosts(energy, energy, habits.runs_per_week * seconds / SECONDS_PER_HOUR)
 
 
 # --------------------------------------------------------------------------- choosing
@@ -316,16 +326,17 @@ def rank(eligible: pd.DataFrame, goal: str) -> pd.DataFrame:
     return eligible.iloc[sort_order(ranked, [*keys, "profile", "precision"])]
 
 
-def ladder(options: pd.DataFrame, current: pd.Series, budget: float | None) -> pd.DataFrame:
+def ladder(options: pd.DataFrame, current_seconds: float, budget: float | None) -> pd.DataFrame:
     """The purchases within the budget that nothing cheaper (or equal) beats on time, cheapest first, each with the
-    marginal dollars per added run per hour over the step before (the first step: over the current hardware)."""
+    marginal dollars per added run per hour over the step before (the first step: over the current hardware, whose
+    run takes ``current_seconds``)."""
     priced = options[options["faster"] & options["upgrade_cost_usd"].notna()]
     if budget is not None:
         priced = priced[priced["upgrade_cost_usd"] <= budget]
     steps = priced.iloc[sort_order(priced, ["upgrade_cost_usd", "seconds"])]
     steps = steps[steps["seconds"] < steps["seconds"].cummin().shift(fill_value=math.inf)]
     previous_cost = steps["upgrade_cost_usd"].shift(fill_value=0.0)
-    previous_rate = steps["runs_per_hour"].shift(fill_value=SECONDS_PER_HOUR / current["seconds"])
+    previous_rate = steps["runs_per_hour"].shift(fill_value=SECONDS_PER_HOUR / current_seconds)
     previous_saving = steps["hours_saved_per_week"].shift(fill_value=0.0)
     marginal_usd = steps["upgrade_cost_usd"] - previous_cost
     added_rate = steps["runs_per_hour"] - previous_rate
@@ -353,35 +364,37 @@ class CostLine:
         return self.start + self.per_run * runs
 
 
-def cost_lines(current: pd.Series, purchase: pd.Series | None, rental: pd.Series | None, habits: Habits) -> list:
+def cost_lines(
+    current: DecisionRow, purchase: OptionRow | None, rental: OptionRow | None, habits: Habits
+) -> list[CostLine]:
     """Keeping the current hardware, buying, renting: each run costs its energy plus the waiting time at hour_value;
     buying adds its price (less the resale of the current hardware) at run 0. Unknown energy counts as 0 here,
     and the chart says so."""
 
-    def per_run(row: pd.Series, money: float) -> float:
-        return money + habits.hour_value * row["seconds"] / SECONDS_PER_HOUR
+    def per_run(seconds: float, money: float) -> float:
+        return money + habits.hour_value * seconds / SECONDS_PER_HOUR
 
-    keep = _known(current_figures(current, habits)["usd_per_run"])
-    lines = [CostLine(CostKind.KEEP, "", 0.0, per_run(current, keep))]
+    keep = _known(current_figures(current.seconds, current.power_watts, habits).usd_per_run)
+    lines = [CostLine(CostKind.KEEP, "", 0.0, per_run(current.seconds, keep))]
     if purchase is not None:
-        outlay = max(float(purchase["upgrade_cost_usd"]) - habits.resale_usd, 0.0)
+        outlay = max(float(purchase.upgrade_cost_usd) - habits.resale_usd, 0.0)
         lines.append(
             CostLine(
                 CostKind.BUY,
-                str(purchase["name"]),
+                str(purchase.name),
                 outlay,
-                per_run(purchase, _known(purchase["energy_usd_per_run"])),
-                purchase.get("source") == Source.ESTIMATED,
+                per_run(purchase.seconds, _known(purchase.energy_usd_per_run)),
+                purchase.source == Source.ESTIMATED,
             )
         )
     if rental is not None:
         lines.append(
             CostLine(
                 CostKind.RENT,
-                str(rental["name"]),
+                str(rental.name),
                 0.0,
-                per_run(rental, float(rental["cloud_usd_per_run"])),
-                rental.get("source") == Source.ESTIMATED,
+                per_run(rental.seconds, float(rental.cloud_usd_per_run)),
+                rental.source == Source.ESTIMATED,
             )
         )
     return lines
@@ -397,7 +410,7 @@ def break_even(first: CostLine, second: CostLine) -> float | None:
 
 
 def cumulative_costs(
-    current: pd.Series, purchase: pd.Series | None, rental: pd.Series | None, habits: Habits, runs: int
+    current: DecisionRow, purchase: OptionRow | None, rental: OptionRow | None, habits: Habits, runs: int
 ) -> pd.DataFrame:
     """Cumulative cost (USD) against the number of runs, for the chart: each line is straight, so it is drawn
     through its two ends and every break-even point (a few rows, whatever the number of runs)."""

@@ -29,24 +29,34 @@ COMPARE_COLUMNS: list[Column] = [
 ]
 
 
-def fmt_payback(row: Any, weeks_word: str = "wk") -> str:
+def fmt_payback(row: Any) -> str:
+    """:func:`payback_text` of an options table's row (a dict or a Series), as its narrow column says it."""
+    return payback_text(
+        row["payback_weeks"],
+        row["payback_counts"],
+        bool(row.get("payback_beyond_lifetime")),
+        bool(row["faster"]) and not missing(row["upgrade_cost_usd"]),
+    )
+
+
+def payback_text(
+    weeks: float, counts: str | None, beyond_lifetime: bool, faster_and_priced: bool, weeks_word: str = "wk"
+) -> str:
     """Weeks to pay back ('now' for free, 'never'), '*' when it counts the time saved alone (power unknown).
     ``weeks_word``: the unit after the number ('wk' in a table's narrow column, 'weeks' in a headline)."""
-    weeks = row["payback_weeks"]
     if missing(weeks):
-        if not row["faster"] or missing(row["upgrade_cost_usd"]):
+        if not faster_and_priced:
             return "-"
-        return "unknown" if row["payback_counts"] == PaybackCounts.NOTHING else "never"
-    if row.get("payback_beyond_lifetime"):
+        return "unknown" if counts == PaybackCounts.NOTHING else "never"
+    if beyond_lifetime:
         return "> lifetime"
     text = "now" if weeks == 0 else f"{weeks:,.1f} {weeks_word}"
-    return text + ("*" if payback_counts_time_alone(row) else "")
+    return text + ("*" if payback_counts_time_alone(weeks, counts) else "")
 
 
-def payback_counts_time_alone(row: Any) -> bool:
+def payback_counts_time_alone(weeks: float, counts: str | None) -> bool:
     """True when a payback in weeks counts the time saved alone (the power is unknown): marked '*'."""
-    weeks = row["payback_weeks"]
-    return bool(not missing(weeks) and weeks and row["payback_counts"] != PaybackCounts.TIME_AND_ENERGY)
+    return bool(not missing(weeks) and weeks and counts != PaybackCounts.TIME_AND_ENERGY)
 
 
 def _upgrade_cost(row: Any) -> str:
@@ -71,7 +81,7 @@ OPTION_COLUMNS: list[Column] = [
 def comparison_text(comparison: Comparison) -> str:
     base = comparison.baseline
     lines = [
-        f"Baseline: {base['profile']} ({base['precision']}), {fmt_seconds(base['seconds'])}",
+        f"Baseline: {base.profile} ({base.precision}), {fmt_seconds(base.seconds)}",
         "",
         text_table(comparison.table, COMPARE_COLUMNS),
     ]
@@ -90,7 +100,7 @@ LADDER_COLUMNS: list[Column] = [
 
 
 DEVICE_COLUMNS: list[Column] = [
-    ("option", prose.option_name),  # the name a buyer reads, not the id ("catalog:gtx-1080-ti:2x")
+    ("option", lambda r: prose.option_name(r["name"], r.get("source"))),  # not the id ("catalog:gtx-1080-ti:2x")
     ("precision", lambda r: r["precision"]),
     ("machines", lambda r: f"{r['scaling_workers']:.0f}" if r["scaling_workers"] == r["scaling_workers"] else "1"),
     ("devices", lambda r: f"{r['scaling_devices']:.0f}"),
@@ -116,7 +126,7 @@ def habits_line(rec: Recommendation) -> str:
 def recommendation_text(rec: Recommendation) -> str:
     current = rec.current
     lines = [
-        f"Current: {current['profile']} ({current['precision']}), {fmt_seconds(current['seconds'])}",
+        f"Current: {current.profile} ({current.precision}), {fmt_seconds(current.seconds)}",
         habits_line(rec),
         "",
         f"Recommendation: {prose.reason(rec)}",
@@ -147,8 +157,8 @@ def recommendation_markdown(rec: Recommendation) -> str:
     lines = [
         "# Upgrade recommendation",
         "",
-        f"Current hardware: **{markdown_safe(prose.option_name(current))}** ({markdown_safe(current['precision'])}), "
-        f"{markdown_safe(fmt_seconds(current['seconds']))} for the workload.",
+        f"Current hardware: **{markdown_safe(prose.option_name(current.name, current.source))}** "
+        f"({markdown_safe(current.precision)}), {markdown_safe(fmt_seconds(current.seconds))} for the workload.",
         "",
         f"**Recommendation:** {markdown_safe(prose.reason(rec))}",
         "",
@@ -254,6 +264,6 @@ def options_display(options: pd.DataFrame) -> pd.DataFrame:
 def options_csv(rec: Recommendation) -> str:
     """Every option with its numbers, as CSV (the app's download): an estimate's basis as its sentence."""
     options = rec.options.drop(columns=["workload"])
-    words = [prose.price_words(row) for row in options.to_dict("records")]
+    words = [prose.price_words_of(row) for row in options.to_dict("records")]
     options.insert(list(options.columns).index("price_date") + 1, "price_kind", words)
     return options.assign(basis=options["basis"].map(basis.sentence)).to_csv(index=False)

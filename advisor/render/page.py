@@ -13,7 +13,7 @@ import pandas as pd
 
 from advisor.decision.costs import GOAL_HELP, HABIT_OPTIONS, Habits
 from advisor.format import metrics
-from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts, read_number
+from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts, missing, read_number
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
 from advisor.llm.job import Checkpointing, Method
 from advisor.render import basis as render_basis
@@ -355,38 +355,42 @@ def headline(rec: Any) -> Headline:
     if best is None:
         head = Headline("Best upgrade", "None within your choices", said=prose.reason(rec))
     else:
-        free = bool(best["free_upgrade"])
-        cost = "free" if free else f"{fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x"
-        time_only = render_compare.payback_counts_time_alone(best)  # the power is unknown: said in the tooltip
+        free = best.free_upgrade
+        cost = "free" if free else f"{fmt_usd(best.dollars_per_speedup_vs_current)} per 1x"
+        # a payback counting the time saved alone (the power is unknown) is said in the tooltip
+        time_only = render_compare.payback_counts_time_alone(best.payback_weeks, best.payback_counts)
+        payback = render_compare.payback_text(
+            best.payback_weeks,
+            best.payback_counts,
+            best.payback_beyond_lifetime,
+            best.faster and not missing(best.upgrade_cost_usd),
+            weeks_word="weeks",
+        )
         cells = [
-            ("Upgrade cost", "free" if free else fmt_usd(best["upgrade_cost_usd"]), None),
-            ("Hours saved a week", f"{best['hours_saved_per_week']:,.1f} h", None),
-            (
-                "Pays for itself",
-                render_compare.fmt_payback(best, weeks_word="weeks"),
-                "Counts the time saved alone: the power is unknown." if time_only else None,
-            ),
-            ("Cost per run", fmt_usd_small(best["usd_per_run"]), None),
+            ("Upgrade cost", "free" if free else fmt_usd(best.upgrade_cost_usd), None),
+            ("Hours saved a week", f"{best.hours_saved_per_week:,.1f} h", None),
+            ("Pays for itself", payback, "Counts the time saved alone: the power is unknown." if time_only else None),
+            ("Cost per run", fmt_usd_small(best.usd_per_run), None),
         ]
-        if best["source"] == Source.ESTIMATED:
-            captions.append(f"Estimated, not measured: {render_basis.sentence(best['basis']) or best['source_detail']}")
+        if best.source == Source.ESTIMATED:
+            captions.append(f"Estimated, not measured: {render_basis.sentence(best.basis) or best.source_detail}")
         head = Headline(
             "Best upgrade",
             prose.describe_result(best),
-            f"{best['speedup_vs_current']:.2f}x faster, {cost}",
+            f"{best.speedup_vs_current:.2f}x faster, {cost}",
             cells,
             prose.reason(rec),
             free,
         )
     h, current = rec.habits, rec.current
-    power = f" ({current['power_source']})." if current["power_source"] != "unknown" else "."
+    power = f" ({current.power_source})." if current.power_source != "unknown" else "."
     captions += [
         "Renting: " + prose.rent_advice(rec),
         f"With: {h.runs_per_week:g} runs a week, an hour of waiting worth ${h.hour_value:,.0f}, ${h.kwh_price:.2f} "
         f"per kWh, hardware kept {h.lifetime_years:g} years (change them in the sidebar; an hour worth $0 counts the "
         "energy alone).",
-        f"Current: {prose.option_name(current)} ({current['precision']}), {fmt_seconds(current['seconds'])} per "
-        f"training run; power {fmt_watts(current['power_watts'])}{power}",
+        f"Current: {prose.option_name(current.name, current.source)} ({current.precision}), "
+        f"{fmt_seconds(current.seconds)} per training run; power {fmt_watts(current.power_watts)}{power}",
         *("Note: " + note for note in prose.notes(rec, other_workloads=False)),  # the workload menu lists the others
     ]
     return Headline(head.label, head.value, head.delta, head.cells, head.said, head.free, captions)
@@ -397,7 +401,7 @@ def cost_caption(rec: Any) -> str:
     habits, horizon = rec.habits, rec.horizon_runs
     unknown = (
         ""
-        if rec.current["power_watts"] == rec.current["power_watts"]
+        if not missing(rec.current.power_watts)
         else (" Your current hardware's power is unknown: its energy counts as $0.")
     )
     return (
@@ -423,7 +427,10 @@ def price_time_caption(shown: int, priced: int) -> str:
 
 
 LADDER_TITLE = "The upgrade ladder: where returns fall off"
-LADDER_COLUMNS = [("step", prose.describe_result), *render_compare.LADDER_COLUMNS[1:]]  # the app names options
+LADDER_COLUMNS = [  # the app names options
+    ("step", lambda r: prose.describe(r["name"], r.get("source"), r["precision"])),
+    *render_compare.LADDER_COLUMNS[1:],
+]
 LADDER_CAPTION = metrics.definition("marginal_usd_per_hour_saved_per_week")
 DEVICES_TITLE = "What each added device or machine buys"
 

@@ -18,6 +18,8 @@ from advisor.store.catalog import STALE_YEARS
 
 if TYPE_CHECKING:
     from advisor.decision.analysis import Recommendation
+    from advisor.decision.rows import OptionRow
+    from advisor.store.result_row import ResultRow
 
 
 def reason(rec: Recommendation) -> str:
@@ -75,11 +77,11 @@ def notes(rec: Recommendation, other_workloads: bool = True) -> list[str]:
         )
     if found.too_small and found.too_small_example is not None:
         example = found.too_small_example
-        device = short_device(example["device"])
+        device = short_device(example.device)
         said.append(
             f"{found.too_small} faster option(s) cannot hold this workload at its batch "
             f"({batch_of(rec.current)}) in memory and are not recommended (e.g. {device}: "
-            f"{example['memory_gb']:.1f} GB needed, largest batch that fits {example['largest_batch']:.0f}; "
+            f"{example.memory_gb:.1f} GB needed, largest batch that fits {example.largest_batch:.0f}; "
             "another batch is another workload)"
         )
     if found.over_budget and rec.budget is not None:
@@ -105,9 +107,9 @@ def rent_advice(rec: Recommendation) -> str:
 ESTIMATED_MARK = " (estimated)"  # after the name of an option whose time is the catalog's estimate
 
 
-def option_name(row: Any) -> str:
+def option_name(name: str, source: str | None) -> str:
     """An option's name as a buyer reads it: the profile's name, a catalog GPU's marked '(estimated)'."""
-    return str(row["name"]) + (ESTIMATED_MARK if row.get("source") == Source.ESTIMATED else "")
+    return str(name) + (ESTIMATED_MARK if source == Source.ESTIMATED else "")
 
 
 def option_names(frame: pd.DataFrame) -> pd.Series:
@@ -118,35 +120,42 @@ def option_names(frame: pd.DataFrame) -> pd.Series:
     return names.where(frame["source"] != Source.ESTIMATED, names + ESTIMATED_MARK)
 
 
-def price_words(row: Any) -> str | None:
-    """What a row's price is, in words, from its facts (whose price, its kind, date and age): 'launch MSRP 2025-01',
-    'launch price (2017), likely not sold new', "the profile's price, 2024-05", 'your price'; None without one. The
-    JSON's ``price_kind``, the CSV's and the sentences'."""
-    basis, date = row.get("price_basis"), row.get("price_date")
+def price_words_of(row: Any) -> str | None:
+    """:func:`price_words` of a frame's row (a Series or a dict): the JSON's ``price_kind`` and the CSV's."""
+    return price_words(
+        row.get("price_basis"), row.get("price_date"), row.get("price_stale"), row.get("price_catalog_kind")
+    )
+
+
+def price_words(basis: str | None, date: str | None, stale: bool | None, catalog_kind: str | None) -> str | None:
+    """What a price is, in words, from its facts (whose price, its date, whether it is a stale launch price, the
+    catalog's kind): 'launch MSRP 2025-01', 'launch price (2017), likely not sold new', "the profile's price,
+    2024-05", 'your price'; None without one."""
     date = "" if missing(date) else str(date)
     if basis == PriceBasis.YOURS:
         return "your price"
     if basis == PriceBasis.PROFILE:
         return f"the profile's price, {date[:7]}" if date else "the profile's price, undated"
     if basis == PriceBasis.CATALOG:
-        return (
-            f"launch price ({date[:4]}), likely not sold new"
-            if row.get("price_stale")
-            else f"{row.get('price_catalog_kind')} {date[:7]}"
-        )
+        return f"launch price ({date[:4]}), likely not sold new" if stale else f"{catalog_kind} {date[:7]}"
     return None
 
 
-def describe_result(row: pd.Series) -> str:
+def describe_result(row: ResultRow) -> str:
     """``Titan RTX (the post), mixed_float16``: a result in words."""
-    return f"{option_name(row)}, {row['precision']}"
+    return describe(row.name, row.source, row.precision)
 
 
-def estimate_range(row: pd.Series) -> str:
+def describe(name: str, source: str | None, precision: str) -> str:
+    """:func:`describe_result` of a result's name, source and precision (a table's row)."""
+    return f"{option_name(name, source)}, {precision}"
+
+
+def estimate_range(row: ResultRow) -> str:
     """'estimated, likely between 2.0 and 28 s' for a row whose time is estimated; '' for a measured or quoted one."""
-    if row.get("source") != Source.ESTIMATED or missing(row.get("low")) or missing(row.get("high")):
+    if row.source != Source.ESTIMATED or missing(row.low) or missing(row.high):
         return ""
-    return f"estimated, likely between {fmt_seconds(row['low'])} and {fmt_seconds(row['high'])}"
+    return f"estimated, likely between {fmt_seconds(row.low)} and {fmt_seconds(row.high)}"
 
 
 def fmt_speedup(value: float) -> str:
@@ -159,49 +168,48 @@ def fmt_weeks(value: float) -> str:
     return f"in {value:,.1f} weeks" if value < 100 else f"in {value:,.0f} weeks"
 
 
-def _best_reason(best: pd.Series, current: pd.Series, habits: Habits, goal: str) -> str:
+def _best_reason(best: OptionRow, current: ResultRow, habits: Habits, goal: str) -> str:
     """The recommended option as a person would say it."""
-    speed = fmt_speedup(best["speedup_vs_current"])
+    speed = fmt_speedup(best.speedup_vs_current)
     estimated = estimate_range(best)
-    caveat = f" (estimated at {fmt_seconds(best['seconds'])} a run, likely between " if estimated else ""
+    caveat = f" (estimated at {fmt_seconds(best.seconds)} a run, likely between " if estimated else ""
     if estimated:
-        caveat += f"{fmt_seconds(best['low'])} and {fmt_seconds(best['high'])})"
+        caveat += f"{fmt_seconds(best.low)} and {fmt_seconds(best.high)})"
     saving = (
-        f"saving {fmt_duration(best['hours_saved_per_week'] * SECONDS_PER_HOUR)} a week at "
+        f"saving {fmt_duration(best.hours_saved_per_week * SECONDS_PER_HOUR)} a week at "
         f"{habits.runs_per_week:g} runs a week"
     )
-    if best["free_upgrade"]:
+    if best.free_upgrade:
         return (
-            f"Switch to {_switch_words(best, current)} on the hardware you already have ({current['device']}): "
+            f"Switch to {_switch_words(best, current)} on the hardware you already have ({current.device}): "
             f"your runs get {speed} faster for $0{caveat}, {saving}."
         )
-    if goal == Goal.COST and best["cheapest_way"] == "rent":
+    device = short_device(best.device)
+    if goal == Goal.COST and best.cheapest_way == "rent":
         return (
-            f"Renting {article(short_device(best['device'])).lower()} {short_device(best['device'])} "
-            f"({best['rental_provider']}, ${best['rental_usd_per_hour']:,.2f}/h) would make "
-            f"your runs {speed} faster{caveat} for {fmt_usd_small(best['cloud_usd_per_run'])} a run, {saving}: "
-            "the lowest cost per run of the faster options."
+            f"Renting {article(device).lower()} {device} ({best.rental_provider}, "
+            f"${best.rental_usd_per_hour:,.2f}/h) would make your runs {speed} faster{caveat} for "
+            f"{fmt_usd_small(best.cloud_usd_per_run)} a run, {saving}: the lowest cost per run of the faster options."
         )
-    cost = fmt_usd(best["upgrade_cost_usd"])
-    if (said := price_words(best)) is not None:
+    cost = fmt_usd(best.upgrade_cost_usd)
+    if (said := price_words(best.price_basis, best.price_date, best.price_stale, best.price_catalog_kind)) is not None:
         cost += f" ({said})"
-    device = short_device(best["device"])
     sentence = (
-        f"{article(device)} {device} ({best['precision']}) would make your runs {speed} faster"
-        f"{caveat} for {cost} ({fmt_usd(best['dollars_per_speedup_vs_current'])} per 1x), {saving}"
+        f"{article(device)} {device} ({best.precision}) would make your runs {speed} faster"
+        f"{caveat} for {cost} ({fmt_usd(best.dollars_per_speedup_vs_current)} per 1x), {saving}"
     )
     return sentence + "; " + _payback_words(best, habits) + "."
 
 
-def _switch_words(best: pd.Series, current: pd.Series) -> str:
+def _switch_words(best: ResultRow, current: ResultRow) -> str:
     """'mixed_float16', 'the jax backend' or 'mixed_bfloat16 with the jax backend': what changes for a free upgrade."""
-    backend = best.get("backend")
-    other_backend = isinstance(backend, str) and backend != current.get("backend")
+    backend = best.backend
+    other_backend = isinstance(backend, str) and backend != current.backend
     if not other_backend:
-        return str(best["precision"])
-    if best["precision"] == current["precision"]:
+        return str(best.precision)
+    if best.precision == current.precision:
         return f"the {backend} backend"
-    return f"{best['precision']} with the {backend} backend"
+    return f"{best.precision} with the {backend} backend"
 
 
 def article(name: str) -> str:
@@ -212,53 +220,54 @@ def article(name: str) -> str:
     return "An" if vowel_sound else "A"
 
 
-def batch_of(row: pd.Series) -> str:
-    spec = row.get("workload_spec")
+def batch_of(row: ResultRow) -> str:
+    """'batch 100': the batch a result's workload trains at ('its batch' where its description does not say)."""
+    spec = row.workload_spec
     return f"batch {spec['batch_size']}" if isinstance(spec, dict) and "batch_size" in spec else "its batch"
 
 
-def _payback_words(option: pd.Series, habits: Habits) -> str:
-    weeks = option["payback_weeks"]
-    alone = option["payback_counts"] != PaybackCounts.TIME_AND_ENERGY
+def _payback_words(option: OptionRow, habits: Habits) -> str:
+    weeks = option.payback_weeks
+    alone = option.payback_counts != PaybackCounts.TIME_AND_ENERGY
     if missing(weeks):
         if habits.hour_value == 0:
             return "say what an hour of waiting is worth to see when it pays for itself"
         return f"at ${habits.hour_value:,.0f} an hour it never pays for itself"
     counted = " (counting the time saved alone: the power is unknown)" if alone and habits.hour_value else ""
     value = f" at ${habits.hour_value:,.0f} an hour" if habits.hour_value else " in energy saved"
-    if option.get("payback_beyond_lifetime"):
+    if option.payback_beyond_lifetime:
         years = f"{habits.lifetime_years:g} years"
         return f"it does not pay for itself within the {years} you keep hardware{value}{counted}"
     return f"it pays for itself {fmt_weeks(weeks)}{value}{counted}"
 
 
-def _rent_words(best: pd.Series | None, rental: pd.Series | None, habits: Habits) -> str:
+def _rent_words(best: OptionRow | None, rental: OptionRow | None, habits: Habits) -> str:
     """Whether renting would be cheaper than buying at the user's runs per week."""
     if rental is None:
         return "No faster option has a known rental price."
     runs = habits.runs_per_week
-    device = short_device(rental["device"])
-    hourly = f"${rental['rental_usd_per_hour']:,.2f}/h"
-    billing = billing_words(rental.get("rental_billing_seconds"), rental.get("rental_minimum_seconds"))
-    rented = f"Renting {article(device).lower()} {device} ({rental['rental_provider']}, {hourly}, billed {billing})"
+    device = short_device(rental.device)
+    hourly = f"${rental.rental_usd_per_hour:,.2f}/h"
+    billing = billing_words(rental.rental_billing_seconds, rental.rental_minimum_seconds)
+    rented = f"Renting {article(device).lower()} {device} ({rental.rental_provider}, {hourly}, billed {billing})"
     session = (
         f"{habits.runs_per_session:g} run(s) a session after {habits.session_minutes:g} minutes' start-up"
         if habits.session_minutes or habits.runs_per_session != 1
         else ""
     )
-    per_run = f"costs {fmt_usd_small(rental['cloud_usd_per_run'])} a run" + (f" ({session})" if session else "")
-    if best is None or best["free_upgrade"] or missing(best.get("usd_per_run_owned")):
-        return f"{rented} {per_run} ({fmt_speedup(rental['speedup_vs_current'])} faster)."
-    owned = best["usd_per_run_owned"]
-    verdict = "cheaper" if rental["cloud_usd_per_run"] < owned else "dearer"
+    per_run = f"costs {fmt_usd_small(rental.cloud_usd_per_run)} a run" + (f" ({session})" if session else "")
+    if best is None or best.free_upgrade or missing(best.usd_per_run_owned):
+        return f"{rented} {per_run} ({fmt_speedup(rental.speedup_vs_current)} faster)."
+    owned = best.usd_per_run_owned
+    verdict = "cheaper" if rental.cloud_usd_per_run < owned else "dearer"
+    owning = short_device(best.device)
     return (
-        f"{rented} {per_run}: {verdict} than owning {article(short_device(best['device'])).lower()} "
-        f"{short_device(best['device'])} at {runs:g} runs a week "
+        f"{rented} {per_run}: {verdict} than owning {article(owning).lower()} {owning} at {runs:g} runs a week "
         f"({fmt_usd_small(owned)} a run over {habits.lifetime_years:g} years, energy included)."
     )
 
 
-def _no_option_reason(options: pd.DataFrame, current: pd.Series, budget: float | None, goal: str) -> str:
+def _no_option_reason(options: pd.DataFrame, current: ResultRow, budget: float | None, goal: str) -> str:
     """Why nothing was recommended, in the order the analysis rules options out (its options' decided columns)."""
     faster = options[options["faster"].to_numpy(dtype=bool)]
     if faster.empty:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -22,7 +23,7 @@ from advisor.format.vocabulary import Source
 from advisor.render import basis, prose
 
 
-def _machines(row: pd.Series) -> int:
+def _machines(row: Mapping[str, Any]) -> int:
     workers = row.get("scaling_workers")
     return int(workers) if workers is not None and not pd.isna(workers) else 1
 
@@ -33,12 +34,13 @@ _RECORD_FIGURES: dict[str, Any] = {
     "machines": _machines,
     "basis": lambda row: basis.sentence(row.get("basis")),
     "basis_parts": lambda row: basis.record(row.get("basis")),
-    "price_kind": prose.price_words,  # words made from the row's facts: the frame holds no sentence
+    "price_kind": prose.price_words_of,  # words made from the row's facts: the frame holds no sentence
 }
 
 
-def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:
-    """A result row as a JSON-ready dict (NaN becomes None)."""
+def row_record(row: Mapping[str, Any], keys: tuple[str, ...] = ROW_KEYS) -> dict[str, Any]:
+    """A result row (a frame's row, or a typed row's :meth:`~advisor.store.result_row.TypedRow.as_dict`) as a JSON-ready
+    dict of ``keys`` (NaN becomes None)."""
     record = {}
     for key in keys:
         value = _RECORD_FIGURES[key](row) if key in _RECORD_FIGURES else row.get(key)
@@ -50,7 +52,7 @@ def row_record(row: pd.Series, keys: tuple[str, ...] = ROW_KEYS) -> dict[str, An
     return record
 
 
-def with_estimate_keys(row: pd.Series, keys: tuple[str, ...]) -> tuple[str, ...]:
+def with_estimate_keys(row: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
     """An estimated row's JSON carries its range (and, for catalog estimates, its bound and basis)."""
     return keys + ESTIMATE_KEYS if row.get("source") == Source.ESTIMATED else keys
 
@@ -76,12 +78,13 @@ RECORD_KEYS = (
 
 def recommendation_record(rec: Recommendation) -> dict[str, Any]:
     """The recommendation as a JSON-ready dict: current, options, best (with reason), notes."""
-    current = rec.current_figures
+    current = rec.current_figures.as_dict()
     option_keys = ROW_KEYS + OPTION_KEYS
-    best = None
+    best_record = None
     if rec.best is not None:
-        best = row_record(rec.best, with_estimate_keys(rec.best, option_keys))
-        best["reason"] = prose.reason(rec)
+        chosen = rec.best.as_dict()
+        best_record = {**row_record(chosen, with_estimate_keys(chosen, option_keys)), "reason": prose.reason(rec)}
+    costs = dataclasses.asdict(rec.current_costs) if rec.current_costs is not None else {}
     ladder = rec.ladder if rec.ladder is not None else pd.DataFrame()
     devices = rec.devices if rec.devices is not None else pd.DataFrame()
     ladder_keys = (
@@ -100,10 +103,10 @@ def recommendation_record(rec: Recommendation) -> dict[str, Any]:
         "inputs": dataclasses.asdict(rec.habits),
         "current": {
             **row_record(current, with_estimate_keys(current, (*ROW_KEYS, "power_watts", "power_source"))),
-            **{k: None if missing(v) else float(v) for k, v in rec.current_costs.items()},
+            **{k: None if missing(v) else float(v) for k, v in costs.items()},
         },
         "options": [row_record(row, with_estimate_keys(row, option_keys)) for _, row in rec.options.iterrows()],
-        "best": best,
+        "best": best_record,
         "reason": prose.reason(rec),
         "rent_advice": prose.rent_advice(rec),
         "ladder": [row_record(row, ladder_keys) for _, row in ladder.iterrows()],

@@ -22,51 +22,9 @@ from advisor.format.schema import workload_key
 from advisor.format.vocabulary import DeviceKind, PriceBasis, Source
 from advisor.store.catalog import normalise_name
 from advisor.store.parse import tree_of
+from advisor.store.result_row import ResultRow
 
-FRAME_COLUMNS = (
-    "profile",
-    "name",
-    "device",
-    "device_name",
-    "device_kind",
-    "device_count",
-    "precision",
-    "seconds",
-    "price_usd",
-    "price_date",
-    "price_stale",  # a launch price over two years old: shown, never recommended to buy at
-    "price_basis",  # whose price it is (PriceBasis): the catalog's, the profile's or yours; None without a price
-    "price_catalog_kind",  # a catalog price's kind as the catalog says it (launch MSRP, system price per GPU...)
-    "source",
-    "approximate",
-    "estimate_error_seconds",
-    "source_detail",
-    "power_watts",
-    "workload",
-    "workload_name",
-    "low",  # an estimated time's range (catalog estimates, --quick totals); NaN for measured and quoted times
-    "high",
-    "bound",  # catalog estimates: arithmetic, memory or per-step
-    "basis",  # catalog estimates: what it rests on, by part (perf.basis.Basis; render.basis writes its sentence)
-    "catalog_id",  # catalog estimates: the GPU's catalog id
-    "measured_power_watts",  # the average power measure read during the run (results[].power.average_watts)
-    "backend",  # the Keras backend (or framework) that trained
-    "hardware",  # the machine's signature (results.hardware_signature): the same machine, another backend is free
-    "scaling_devices",  # several devices: how many, and the speedup over one device measured in the same run
-    "scaling_workers",  # several machines (measure --workers): how many
-    "scaling_speedup",
-    "single_device_seconds",
-    "workload_spec",  # the workload as the profile describes it (the performance model reads a model's layers)
-    "matmul_peak_gflops",  # the matmul peak measure recorded for one device in the result's dtype
-    "batch_size",  # a result's own batch per device, when it ran another than its workload's (published results)
-    "memory_gb",  # catalog estimates: the predicted peak training memory per GPU (advisor.perf.memory)
-    "fits",  # catalog estimates: whether that fits the GPU's memory (a profile's result ran, so it fit)
-    "largest_batch",  # catalog estimates: the largest batch per GPU that would fit
-    "data_wait_seconds",  # tracked runs: the run's time waiting for data (steps x the wait of a step); a faster
-    # GPU does not shorten it, so every estimate of the workload keeps it
-    "data_wait_share",  # tracked runs: the share of a step spent waiting for data
-    "catalog_estimate",  # True for the performance model's rows of a catalog GPU (no profile measured them)
-)
+FRAME_COLUMNS = ResultRow.columns()  # one column per field of a ResultRow, in its order: declared there
 
 
 def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
