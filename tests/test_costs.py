@@ -17,7 +17,7 @@ from advisor.decision.costs import Habits
 from advisor.decision.rows import DecisionRow, OptionRow
 from advisor.errors import AdvisorError
 from advisor.format import metrics
-from advisor.format.vocabulary import CostKind
+from advisor.format.vocabulary import CostKind, PaybackCounts
 from advisor.render import charts, prose
 from advisor.store import results
 from helpers import examples, post_workload_profile, typed_row
@@ -42,7 +42,8 @@ def test_the_posts_machines_at_10_runs_a_week_and_50_dollars_an_hour(shipped):
     gtx = option(rec, "post-gtx-1070-ti")
     assert gtx["hours_saved_per_week"] == pytest.approx(10 * (CPU - GTX) / 3600) == pytest.approx(6.39, abs=0.005)
     # The CPU's power is unknown: the payback counts the time saved alone, and says so.
-    assert gtx["payback_counts"] == "time saved alone (power unknown)"
+    assert gtx["payback_counts"] == PaybackCounts.TIME_ALONE
+    assert prose.payback_counts_words(gtx["payback_counts"]) == "time saved alone (power unknown)"
     assert gtx["payback_weeks"] == pytest.approx(550 / (6.386 * 50), rel=1e-3) == pytest.approx(1.7, abs=0.05)
     assert "pays for itself in 1.7 weeks at $50 an hour" in prose.reason(rec)
 
@@ -50,7 +51,7 @@ def test_the_posts_machines_at_10_runs_a_week_and_50_dollars_an_hour(shipped):
     titan = option(rec, "post-titan-rtx")
     assert titan["hours_saved_per_week"] == pytest.approx(0.32, abs=0.005)
     # Both powers are known here (the catalog's board power: 180 W and 280 W), so energy counts too.
-    assert titan["power_source"] == "catalog board power" and titan["payback_counts"] == "time and energy"
+    assert titan["power_source"] == "catalog board power" and titan["payback_counts"] == PaybackCounts.TIME_AND_ENERGY
     energy_saving = 10 * (180 * GTX - 280 * TITAN) / 3_600_000 * 0.15
     expected = 2500 / (10 * (GTX - TITAN) / 3600 * 50 + energy_saving)
     assert titan["payback_weeks"] == pytest.approx(expected) == pytest.approx(155, abs=1)

@@ -154,11 +154,12 @@ class ModelFamily(StrEnum):
 
 class PaybackCounts(StrEnum):
     """What an option's payback counts: the time saved and the energy, the time alone (the power is unknown), or
-    nothing (an hour is worth $0 and the power is unknown). The words are the values: the JSON prints them."""
+    nothing (an hour is worth $0 and the power is unknown). :data:`advisor.render.prose.PAYBACK_COUNTS_WORDS` says
+    them in words (the JSON's and the CSV's ``payback_counts``)."""
 
-    TIME_AND_ENERGY = "time and energy"
-    TIME_ALONE = "time saved alone (power unknown)"
-    NOTHING = "nothing (an hour is worth $0, power unknown)"
+    TIME_AND_ENERGY = "time_and_energy"
+    TIME_ALONE = "time_alone"
+    NOTHING = "nothing"
 
 
 class CostKind(StrEnum):

@@ -266,4 +266,5 @@ def options_csv(rec: Recommendation) -> str:
     options = rec.options.drop(columns=["workload"])
     words = [prose.price_words_of(row) for row in options.to_dict("records")]
     options.insert(list(options.columns).index("price_date") + 1, "price_kind", words)
+    options["payback_counts"] = [prose.payback_counts_words(counts) for counts in options["payback_counts"]]
     return options.assign(basis=options["basis"].map(basis.sentence)).to_csv(index=False)

@@ -104,6 +104,19 @@ def rent_advice(rec: Recommendation) -> str:
     return _rent_words(rec.best, rec.best_rental, rec.habits)
 
 
+PAYBACK_COUNTS_WORDS = {
+    PaybackCounts.TIME_AND_ENERGY: "time and energy",
+    PaybackCounts.TIME_ALONE: "time saved alone (power unknown)",
+    PaybackCounts.NOTHING: "nothing (an hour is worth $0, power unknown)",
+}
+
+
+def payback_counts_words(counts: str | None) -> str | None:
+    """What a payback counts, in words (the JSON's and the CSV's ``payback_counts``); None where it counts nothing
+    known (no option was faster)."""
+    return None if counts is None or missing(counts) else PAYBACK_COUNTS_WORDS[PaybackCounts(counts)]
+
+
 ESTIMATED_MARK = " (estimated)"  # after the name of an option whose time is the catalog's estimate
 
 

@@ -35,6 +35,7 @@ _RECORD_FIGURES: dict[str, Any] = {
     "basis": lambda row: basis.sentence(row.get("basis")),
     "basis_parts": lambda row: basis.record(row.get("basis")),
     "price_kind": prose.price_words_of,  # words made from the row's facts: the frame holds no sentence
+    "payback_counts": lambda row: prose.payback_counts_words(row.get("payback_counts")),
 }
 
 
