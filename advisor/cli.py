@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from advisor import __version__
 from advisor.commands import COMMANDS
-from advisor.commands.common import Parents, add_common, add_estimate_options, use_collection
-from advisor.errors import AdvisorError, InputError
+from advisor.commands.common import Parents, add_common, add_estimate_options, error_words, use_collection
+from advisor.errors import AdvisorError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,12 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         use_collection(args)
         return {command.NAME: command for command in COMMANDS}[args.command].run(args)
-    except InputError as error:  # the library names the field: the command line says it as its option
-        key = f" {error.key}" if error.key else ""
-        print(f"advisor: error: {error.flag}{key}: {error.message}", file=sys.stderr)
-        return 1
     except AdvisorError as error:
-        print(f"advisor: error: {error}", file=sys.stderr)
+        print(f"advisor: error: {error_words(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("advisor: interrupted", file=sys.stderr)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from advisor.cli import main
+from advisor.commands.common import error_words
 from advisor.commands.measure_options import parse_workers
 from advisor.decision import analysis
 from advisor.errors import AdvisorError
@@ -46,7 +47,7 @@ def test_workers_and_index_make_a_cluster():
 def test_cluster_mistakes_are_one_line(workers, index, message):
     with pytest.raises(AdvisorError) as caught:
         parse_workers(workers, index)
-    assert str(caught.value) == message
+    assert error_words(caught.value) == message
 
 
 def test_tf_config_puts_the_chief_first():
@@ -66,7 +67,7 @@ def test_tf_config_puts_the_chief_first():
     [
         (["--quick"], "--workers: --quick stops when one machine's epochs settle"),
         (["--backend", "jax"], "--workers: several machines are measured with TensorFlow's MultiWorker"),
-        (["--join-timeout", "0"], "--join-timeout must be positive, got 0"),
+        (["--join-timeout", "0"], "--join-timeout: must be positive, got 0"),
     ],
 )
 def test_measure_refuses_what_a_cluster_cannot_do(capsys, tmp_path: Path, extra, message):

@@ -273,7 +273,7 @@ def test_the_library_names_fields_never_flags():
     """Below the command line, a refused value is an InputError naming its field (``lifetime_years``); the command
     line says it as its option (``--lifetime-years``), the app and the service as they name it."""
     flagged = []
-    for package in ("decision", "llm", "perf", "infer", "store", "format", "render"):
+    for package in ("decision", "llm", "perf", "infer", "store", "format", "render", "measure", "track", "service"):
         for path in sorted((ROOT / "advisor" / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args:

@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 
 DEFAULT_PROFILES = "profiles"
 
@@ -197,3 +197,12 @@ def advisor(args: argparse.Namespace, loaded=None, gpus=None, catalog_needed: bo
     if gpus is None and wanted:
         gpus = catalog(args)
     return Advisor(results, gpus, prices, Habits(**habits), include_estimates=bool(getattr(args, "estimates", False)))
+
+
+def error_words(error: AdvisorError) -> str:
+    """An error as the command line says it: a refused value by its option (the library names the field:
+    ``--lifetime-years: must be ...``), any other as the library wrote it."""
+    if isinstance(error, InputError):
+        key = f" {error.key}" if error.key else ""
+        return f"{error.flag}{key}: {error.message}"
+    return str(error)

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         status = _measure(args, plan)
     except AdvisorError as error:
-        print(f"advisor: error: {error}", file=sys.stderr)
+        print(f"advisor: error: {common.error_words(error)}", file=sys.stderr)
         status = 1
     except KeyboardInterrupt:
         print("advisor: interrupted; no profile written", file=sys.stderr)

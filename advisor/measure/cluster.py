@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 
 DEFAULT_JOIN_TIMEOUT = 120.0  # seconds every worker waits for the others to start
 MAX_WORKERS = 256
@@ -98,9 +98,9 @@ def checked_cluster(workers: tuple[str, ...], index: int | None, join_timeout: f
     if index is None:
         raise AdvisorError(f"{what}: say which worker this is with --worker-index (0 is the chief)")
     if not 0 <= index < len(workers):
-        raise AdvisorError(f"--worker-index {index}: the workers are numbered 0 to {len(workers) - 1}")
+        raise InputError("worker_index", f"the workers are numbered 0 to {len(workers) - 1}", str(index))
     if not join_timeout > 0:
-        raise AdvisorError(f"--join-timeout must be positive, got {join_timeout:g}")
+        raise InputError("join_timeout", f"must be positive, got {join_timeout:g}")
     return Cluster(workers, index, float(join_timeout))
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 from advisor.format.vocabulary import DType, WorkloadKind
 from advisor.measure import flops
 from advisor.measure.train import Job
@@ -137,7 +137,7 @@ def load(path: str | Path, loss: str | None = None, optimizer: str | None = None
         raise _fail(path, "has no inputs (a model saved before it was built, or a subclassed model): refused")
     if loss or optimizer:
         if not (loss and optimizer):
-            raise AdvisorError("--loss and --optimizer go together")
+            raise InputError("loss", "goes with an optimizer: give both, or neither")
         model.compile(loss=loss, optimizer=optimizer)
     elif getattr(model, "loss", None) is None or getattr(model, "optimizer", None) is None:
         raise _fail(path, "was saved without a compile configuration: give --loss and --optimizer")

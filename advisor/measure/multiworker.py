@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 from advisor.format.vocabulary import DeviceKind
 from advisor.measure import backends, hardware
 from advisor.measure.cluster import LOOPBACK_LINK, check_port_free, fingerprint, link_facts, mismatch
@@ -123,11 +123,11 @@ def _train_on(plan: MeasurePlan, backend) -> DeviceKind:
     """Keep the GPUs this worker trains on visible (``--devices`` of them); its device kind."""
     if backend.gpus:
         if plan.devices > len(backend.gpus):
-            raise AdvisorError(f"--devices {plan.devices}: only {len(backend.gpus)} GPU(s) are visible")
+            raise InputError("devices", f"only {len(backend.gpus)} GPU(s) are visible", str(plan.devices))
         backend.tf.config.set_visible_devices(backend.gpus[: plan.devices], "GPU")  # the devices it trains on
         backend.gpus = backend.gpus[: plan.devices]
     elif plan.devices > 1:
-        raise AdvisorError("--devices with --workers counts the GPUs of each worker; a CPU worker trains on one")
+        raise InputError("devices", "counts each worker's GPUs when several workers train; a CPU worker trains on one")
     return DeviceKind.GPU if backend.gpus else DeviceKind.CPU
 
 

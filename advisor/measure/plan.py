@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from advisor.errors import AdvisorError
+from advisor.errors import InputError
 from advisor.format.vocabulary import Precision
 from advisor.measure.cluster import Cluster
 from advisor.perf.workload import Workload
@@ -50,11 +50,9 @@ class MeasurePlan:
 def check_backend(backend: str) -> None:
     """One line naming the extra to install when the backend is unknown or missing (before anything runs)."""
     if backend not in BACKENDS:
-        raise AdvisorError(f"--backend: unknown backend {backend!r} (use {', '.join(BACKENDS)})")
+        raise InputError("backend", f"unknown backend {backend!r} (use {', '.join(BACKENDS)})")
     import importlib.util
 
     if importlib.util.find_spec(backend) is None or importlib.util.find_spec("keras") is None:
         extra = BACKEND_EXTRAS[backend]
-        raise AdvisorError(
-            f"--backend {backend}: the {backend} package is not installed: pip install 'advisor[{extra}]'"
-        )
+        raise InputError("backend", f"the {backend} package is not installed: pip install 'advisor[{extra}]'", backend)

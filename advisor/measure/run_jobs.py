@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import InputError
 from advisor.format.vocabulary import MIXED_WORD, Precision
 from advisor.measure.plan import MeasurePlan
 from advisor.measure.train import Job, lstm_job
@@ -21,7 +21,7 @@ def resolve_policies(plan: MeasurePlan, device_kind: str) -> list[str]:
     mixed = plan.mixed_policy or Precision.mixed_for(device_kind).value  # float16 on GPUs, bfloat16 on CPUs
     policies = [mixed if p == MIXED_WORD else p for p in plan.precisions]
     if len(set(policies)) != len(policies):
-        raise AdvisorError(f"--precision: {mixed} is listed twice (mixed means {mixed} here)")
+        raise InputError("precision", f"{mixed} is listed twice (mixed means {mixed} here)")
     return policies
 
 

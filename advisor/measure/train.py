@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 from advisor.format.formatting import fmt_duration
 from advisor.format.vocabulary import DeviceKind, DType, Precision
 from advisor.measure import hardware, timing
@@ -231,7 +231,7 @@ def run_warnings(
         )
     placed = checks["variables_device"].upper()
     if device.kind == DeviceKind.GPU and device.count == 1 and not any(word in placed for word in accelerator_words):
-        raise AdvisorError(f"--device gpu: the model's variables live on {checks['variables_device']}, not the GPU")
+        raise InputError("device", f"the model's variables live on {checks['variables_device']}, not the GPU", "gpu")
     load = monitor.other_load()
     cpus = os.cpu_count() or 1
     if load is not None and load / cpus > OTHER_LOAD_WARNING and not others_expected:

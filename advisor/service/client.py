@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError, ProfileError
+from advisor.errors import AdvisorError, InputError, ProfileError
 from advisor.format.units import SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from advisor.service import privacy
 from advisor.store import collection
@@ -132,7 +132,7 @@ def cached_collection(url: str, root: Path | None = None) -> CachedCollection:
         archive = _fetch(url)
     except AdvisorError as error:
         if not stamp.exists():
-            raise AdvisorError(f"--collection {url}: {error} (and no copy of it is cached)") from None
+            raise InputError("collection", f"{error} (and no copy of it is cached)", str(url)) from None
         fetched = dt.datetime.fromisoformat(json.loads(stamp.read_text(encoding="utf-8"))["fetched"])
         return CachedCollection(folder, url, fetched, offline=str(error))
     fetched = dt.datetime.now(dt.UTC)

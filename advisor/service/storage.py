@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 
 # The schema, one numbered step at a time: a database at version N gets the steps after N, in order, at start.
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
@@ -415,17 +415,18 @@ def open_storage(url: str) -> Storage:
         try:
             storage: Storage = PostgresStorage(url)
         except ImportError:
-            raise AdvisorError(
-                "--database postgresql://...: install the service's extra (pip install "
-                "'advisor[serve]'): psycopg and psycopg-pool"
+            raise InputError(
+                "database",
+                "install the service's extra (pip install 'advisor[serve]'): psycopg and psycopg-pool",
+                "postgresql://...",
             ) from None
         except Exception as error:  # the server is down, refuses the login...: one line, not a traceback
             reason = " ".join(str(error).split())  # libpq's message spans lines
-            raise AdvisorError(f"--database: cannot connect to PostgreSQL: {reason}") from None
+            raise InputError("database", f"cannot connect to PostgreSQL: {reason}") from None
     else:
         path = Path(url.removeprefix("sqlite:///").removeprefix("sqlite://"))
         if not path.parent.is_dir():
-            raise AdvisorError(f"--database {url}: the folder {path.parent} does not exist")
+            raise InputError("database", f"the folder {path.parent} does not exist", str(url))
         storage = SQLiteStorage(path)
     try:
         storage.migrate()
@@ -434,5 +435,5 @@ def open_storage(url: str) -> Storage:
         raise
     except Exception as error:  # not a database, a read-only file...: one line
         storage.close()
-        raise AdvisorError(f"--database {url}: cannot use it: {' '.join(str(error).split())}") from None
+        raise InputError("database", f"cannot use it: {' '.join(str(error).split())}", str(url)) from None
     return storage

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 from advisor.format.vocabulary import DType
 
 MODULES = {"tensorflow": "tf_backend", "jax": "jax_backend", "torch": "torch_backend"}
@@ -117,7 +117,7 @@ def matmul_gflops(multiply: Callable[[], Any], wait: Callable[[Any], None], size
 def load(name: str) -> Backend:
     """The backend of that name (its framework is not imported yet)."""
     if name not in MODULES:
-        raise AdvisorError(f"--backend: unknown backend {name!r} (use {', '.join(MODULES)})")
+        raise InputError("backend", f"unknown backend {name!r} (use {', '.join(MODULES)})")
     module = importlib.import_module(f"advisor.measure.backends.{MODULES[name]}")
     return module.KerasBackend()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import InputError
 from advisor.format.vocabulary import DeviceKind, DType
 from advisor.measure import hardware
 from advisor.measure.backends import Backend, DeviceInfo, matmul_gflops, quiet_stderr, select_keras_backend
@@ -25,7 +25,7 @@ class KerasBackend(Backend):
             with quiet_stderr():
                 import jax
         except ImportError:
-            raise AdvisorError("--backend jax: the jax package is not installed: pip install 'advisor[jax]'") from None
+            raise InputError("backend", "the jax package is not installed: pip install 'advisor[jax]'", "jax") from None
         self.jax = jax
 
     def resolve_device(self, requested: str, host: dict[str, Any], devices: int) -> DeviceInfo:
@@ -35,8 +35,8 @@ class KerasBackend(Backend):
         except RuntimeError:
             gpus = []
         if requested == DeviceKind.GPU and not gpus:
-            raise AdvisorError(
-                "--device gpu: no GPU is visible to JAX (install a CUDA build, e.g. pip install 'jax[cuda12]')"
+            raise InputError(
+                "device", "no GPU is visible to JAX (install a CUDA build, e.g. pip install 'jax[cuda12]')", "gpu"
             )
         if gpus:
             smi = hardware.nvidia_gpus()

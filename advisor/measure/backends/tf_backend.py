@@ -6,7 +6,7 @@ import contextlib
 import os
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, InputError
 from advisor.format.vocabulary import DeviceKind, DType
 from advisor.measure import hardware
 from advisor.measure.backends import Backend, DeviceInfo, matmul_gflops, quiet_stderr, select_keras_backend
@@ -58,13 +58,15 @@ class KerasBackend(Backend):
         tf = self.tf
         gpus = self.gpus
         if requested == DeviceKind.GPU and not gpus:
-            raise AdvisorError(
-                "--device gpu: no GPU is visible to TensorFlow (check the driver, CUDA_VISIBLE_DEVICES and that "
-                "TensorFlow was installed with GPU support, e.g. pip install 'tensorflow[and-cuda]')"
+            raise InputError(
+                "device",
+                "no GPU is visible to TensorFlow (check the driver, CUDA_VISIBLE_DEVICES and that "
+                "TensorFlow was installed with GPU support, e.g. pip install 'tensorflow[and-cuda]')",
+                "gpu",
             )
         if gpus:
             if devices > len(gpus):
-                raise AdvisorError(f"--devices {devices}: only {len(gpus)} GPU(s) are visible")
+                raise InputError("devices", f"only {len(gpus)} GPU(s) are visible", str(devices))
             facts: dict[str, Any] = {}
             details = {}
             with contextlib.suppress(Exception):
@@ -119,7 +121,7 @@ class KerasBackend(Backend):
         kind = "GPU" if device.kind == DeviceKind.GPU else "CPU"
         names = [d.name for d in self.tf.config.list_logical_devices(kind)][: device.count]
         if len(names) < device.count:
-            raise AdvisorError(f"--devices {device.count}: only {len(names)} {kind} device(s) could be made")
+            raise InputError("devices", f"only {len(names)} {kind} device(s) could be made", str(device.count))
         self.strategy = self.tf.distribute.MirroredStrategy(devices=names)
         return self.strategy.scope()
 

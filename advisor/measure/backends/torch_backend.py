@@ -6,7 +6,7 @@ import contextlib
 import os
 from typing import Any
 
-from advisor.errors import AdvisorError
+from advisor.errors import InputError
 from advisor.format.vocabulary import DeviceKind
 from advisor.measure import hardware
 from advisor.measure.backends import Backend, DeviceInfo, matmul_gflops, quiet_stderr, select_keras_backend
@@ -24,8 +24,8 @@ class KerasBackend(Backend):
             with quiet_stderr():
                 import torch
         except ImportError:
-            raise AdvisorError(
-                "--backend torch: the torch package is not installed: pip install 'advisor[torch]'"
+            raise InputError(
+                "backend", "the torch package is not installed: pip install 'advisor[torch]'", "torch"
             ) from None
         self.torch = torch
 
@@ -33,7 +33,7 @@ class KerasBackend(Backend):
         torch = self.torch
         has_gpu = requested != DeviceKind.CPU and torch.cuda.is_available()
         if requested == DeviceKind.GPU and not has_gpu:
-            raise AdvisorError("--device gpu: no GPU is visible to PyTorch (a CUDA build and driver are needed)")
+            raise InputError("device", "no GPU is visible to PyTorch (a CUDA build and driver are needed)", "gpu")
         if has_gpu:
             facts: dict[str, Any] = {}
             smi = hardware.nvidia_gpus()
