@@ -16,7 +16,7 @@ from typing import Any
 from advisor.errors import Problem
 from advisor.format import fields as F
 from advisor.format.fields import Field, describe, is_iso_date
-from advisor.format.vocabulary import DeviceKind, ModelFamily, Precision, Source, WorkloadKind, words
+from advisor.format.vocabulary import DeviceKind, ModelFamily, Platform, Precision, Source, WorkloadKind, words
 
 __all__ = ["is_iso_date"]
 
@@ -66,6 +66,19 @@ DEVICE = (
     Field("memory_gb", "number", "memory of one device", positive=True, unit="GB"),
     Field("compute_capability", "string", "CUDA compute capability (GPUs), e.g. '8.9'"),
     Field("driver", "string", "driver version"),
+    Field("platform", "choice", "the GPU's software platform", choices=words(Platform)),
+    Field(
+        "architecture", "string", "the architecture the platform reports: ROCm's LLVM target (gfx942), Apple's M1-M4"
+    ),
+    Field("reported_name", "string", "the platform's own name, where the advisor named the device from its facts"),
+    Field("identity_note", "string", "how the device was named, or why it could not be (a ROCm device's facts)"),
+    Field(
+        "allocatable_gb",
+        "number",
+        "unified memory: what the GPU may allocate of it (Apple's recommendedMaxWorkingSetSize)",
+        positive=True,
+        unit="GB",
+    ),
 )
 HOST = (
     Field("cpu", "string", "CPU model"),
@@ -84,6 +97,7 @@ SOFTWARE = (
     Field("python", "string", "Python version"),
     Field("cuda", "string", "CUDA version the framework was built with"),
     Field("cudnn", "string", "cuDNN version the framework was built with"),
+    Field("hip", "string", "ROCm's HIP version the framework was built with"),
     Field(
         "libraries",
         "strings",
@@ -445,6 +459,14 @@ STEP = (
     ),
     Field("flops_per_step", "number", "training FLOPs of one optimizer step, counted on a real step", minimum=0),
     Field("achieved_tflops", "number", "flops_per_step / mean steady step", minimum=0, unit="TFLOP/s"),
+    Field(
+        "share_of_peak",
+        "number",
+        "achieved_tflops of one device over the GPU catalog's peak at the run's precision; never over 1 (then absent)",
+        minimum=0,
+        maximum=1,
+    ),
+    Field("peak_basis", "string", "the peak share_of_peak is taken of, or why there is none (an unknown device)"),
 )
 DATA_WAIT = (
     Field(

@@ -105,6 +105,14 @@ class DeviceKind(StrEnum):
     GPU = "gpu"
 
 
+class Platform(StrEnum):
+    """The software platform a GPU trained on: NVIDIA's CUDA, AMD's ROCm (HIP) or Apple's Metal (MPS)."""
+
+    CUDA = "cuda"
+    ROCM = "rocm"
+    MPS = "mps"
+
+
 class Bound(StrEnum):
     """What limits an estimated training step."""
 

@@ -7,6 +7,7 @@ no collector ever raises.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import shutil
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from advisor.format.vocabulary import DeviceKind
+from advisor.store import device_identity
 
 T = TypeVar("T")
 
@@ -159,6 +161,79 @@ def nvidia_gpus() -> list[dict[str, Any]]:
     """The NVIDIA GPUs nvidia-smi sees (empty when it is missing or fails)."""
     output = _run(NVIDIA_SMI_QUERY)
     return _safely(lambda: parse_nvidia_smi(output), []) if output else []
+
+
+def torch_gpu_facts(torch: Any, device: Any) -> dict[str, Any] | None:
+    """A torch device's facts where it is a GPU: CUDA (as the driver names it), ROCm (named from what it reports
+    where the driver's name is generic: :func:`advisor.store.device_identity.identify_rocm`) or Apple's MPS (the
+    chip, its memory and what the GPU may allocate of it); None for a CPU. Best effort: never raises."""
+    kind = getattr(device, "type", str(device))
+    if kind == "cuda":
+        index = device.index if getattr(device, "index", None) is not None else _safely(torch.cuda.current_device, 0)
+        return _cuda_facts(torch, index)
+    if kind == "mps":
+        return _apple_facts(torch)
+    return None
+
+
+def _cuda_facts(torch: Any, index: int) -> dict[str, Any]:
+    name = _safely(lambda: str(torch.cuda.get_device_name(index)), "")
+    properties = _safely(lambda: torch.cuda.get_device_properties(index), None)
+    total = getattr(properties, "total_memory", None)
+    facts: dict[str, Any] = {"kind": DeviceKind.GPU.value, "name": name or "GPU", "count": 1}
+    if getattr(torch.version, "hip", None):
+        identity = device_identity.identify_rocm(
+            name, getattr(properties, "gcnArchName", None), getattr(properties, "multi_processor_count", None), total
+        )
+        facts.update(identity_facts(identity))
+    else:
+        facts["platform"] = "cuda"
+        if properties is not None and getattr(properties, "major", None) is not None:
+            facts["compute_capability"] = f"{properties.major}.{properties.minor}"
+    if total:
+        facts["memory_gb"] = round(total / 1024**3, 1)
+    return facts
+
+
+def identity_facts(identity: device_identity.Identity) -> dict[str, Any]:
+    """A device identity as the profile's device fields (a field it does not know is left out)."""
+    facts = {
+        "name": identity.name,
+        "platform": identity.platform,
+        "architecture": identity.architecture,
+        "reported_name": identity.reported_name,
+        "identity_note": identity.note,
+    }
+    return {key: value for key, value in facts.items() if value}
+
+
+APPLE_CHIP_QUERY = ["sysctl", "-n", "machdep.cpu.brand_string"]
+APPLE_MEMORY_QUERY = ["sysctl", "-n", "hw.memsize"]
+APPLE_GPU_QUERY = ["system_profiler", "SPDisplaysDataType", "-json"]
+
+
+def parse_apple_gpu_cores(text: str) -> int | None:
+    """The GPU cores ``system_profiler SPDisplaysDataType -json`` reports (``sppci_cores``), None where it does not."""
+    displays = _safely(lambda: json.loads(text).get("SPDisplaysDataType", []), [])
+    for display in displays if isinstance(displays, list) else []:
+        cores = str(display.get("sppci_cores", "")) if isinstance(display, dict) else ""
+        if cores.isdigit():
+            return int(cores)
+    return None
+
+
+def _apple_facts(torch: Any) -> dict[str, Any]:
+    chip = _run(APPLE_CHIP_QUERY)
+    profile = _run(APPLE_GPU_QUERY, timeout=20.0)
+    identity = device_identity.identify_apple(chip, parse_apple_gpu_cores(profile) if profile else None)
+    facts: dict[str, Any] = {"kind": DeviceKind.GPU.value, "count": 1, **identity_facts(identity)}
+    memory = _run(APPLE_MEMORY_QUERY)
+    if memory and memory.isdigit():
+        facts["memory_gb"] = round(int(memory) / 1024**3, 1)  # unified: the machine's memory
+    allocatable = _safely(lambda: float(torch.mps.recommended_max_memory()), None)
+    if allocatable:
+        facts["allocatable_gb"] = round(allocatable / 1024**3, 1)
+    return facts
 
 
 def software_facts() -> dict[str, Any]:

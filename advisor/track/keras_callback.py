@@ -163,7 +163,9 @@ def _device(keras) -> tuple[dict[str, Any], str]:
             import torch
 
             if torch.cuda.is_available():
-                return {"kind": DeviceKind.GPU.value, "name": torch.cuda.get_device_name(0), "count": 1}, "cuda:0"
+                return hardware.torch_gpu_facts(torch, torch.device("cuda", 0)), "cuda:0"
+            if torch.backends.mps.is_available():
+                return hardware.torch_gpu_facts(torch, torch.device("mps")), "mps"
     return cpu
 
 

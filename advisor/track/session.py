@@ -23,10 +23,13 @@ from typing import Any
 
 from advisor import store
 from advisor.errors import AdvisorError
+from advisor.format import typed
 from advisor.format.vocabulary import DeviceKind, WorkloadKind
 from advisor.measure import hardware
 from advisor.measure.profile import price_section, profile_document
 from advisor.measure.timing import SteadyStats, stats_of
+from advisor.perf.peak_share import share_of_peak
+from advisor.store.catalog import load_catalog
 
 MIN_STEADY_STEPS = 5  # fewer steady steps than this and no profile is written: nothing would be known
 FEW_STEADY_STEPS = 20  # fewer steady steps than this: a warning (the spread itself is uncertain)
@@ -471,6 +474,8 @@ def _result_section(
     if flops_per_step > 0:
         step["flops_per_step"] = _sig(flops_per_step)
         step["achieved_tflops"] = _sig(flops_per_step / summary.step.mean / 1e12)
+        if facts.device.get("kind") == DeviceKind.GPU:
+            step.update(_peak_share(step["achieved_tflops"], facts))
     result: dict[str, Any] = {
         "precision": facts.precision,
         "total_seconds": _sig(steps * _sig(summary.step.mean), 8),
@@ -489,6 +494,22 @@ def _result_section(
     if warnings:
         result["warnings"] = warnings
     return result
+
+
+def _peak_share(achieved_tflops: float, facts: RunFacts) -> dict[str, Any]:
+    """The share of one device's catalog peak the run reached (``share_of_peak``), and what it rests on or why there
+    is none (``peak_basis``). Best effort: a catalog that cannot be read gives no share, and says so."""
+    try:
+        catalog = load_catalog()
+    except (AdvisorError, OSError, ValueError) as error:
+        return {"peak_basis": f"no share of its peak: the GPU catalog could not be read ({error})"}
+    per_device = achieved_tflops / max(int(facts.device.get("count") or 1), 1)
+    found = share_of_peak(per_device, str(facts.device.get("name", "")), facts.precision, catalog)
+    return (
+        {"share_of_peak": round(found.share, 4), "peak_basis": found.basis}
+        if found.share is not None
+        else {"peak_basis": found.basis}
+    )
 
 
 def _command() -> str:
@@ -524,6 +545,10 @@ def finish(session: Session, facts: RunFacts) -> Path | None:
             f"wrote {path}: {summary.step.median * 1000:.4g} ms a step (median of {summary.steady_steps} steady "
             f"steps{waiting}), {summary.samples_per_second:,.4g} samples/s"
         )
+        step = typed.of(profile).results[0].step
+        if step.peak_basis:
+            share = f"{step.share_of_peak:.1%} " if step.share_of_peak is not None else ""
+            say(f"{share}{step.peak_basis}")
         say(store.submit_hint(path))
     return path
 

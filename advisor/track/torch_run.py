@@ -444,20 +444,13 @@ class TorchTracker:
 
     def _device_facts(self) -> dict[str, Any]:
         torch, device = _torch(), self.device
-        if device.type == "cuda":
-            index = device.index if device.index is not None else torch.cuda.current_device()
-            facts: dict[str, Any] = {
-                "kind": DeviceKind.GPU.value,
-                "name": torch.cuda.get_device_name(index),
-                "count": 1,
-            }
-            with contextlib.suppress(Exception):
-                properties = torch.cuda.get_device_properties(index)
-                facts["memory_gb"] = round(properties.total_memory / 1024**3, 1)
-                facts["compute_capability"] = f"{properties.major}.{properties.minor}"
-            smi = hardware.nvidia_gpus()
-            if smi and index < len(smi) and smi[index].get("driver"):
-                facts["driver"] = smi[index]["driver"]
+        facts = hardware.torch_gpu_facts(torch, device)
+        if facts is not None:
+            if facts.get("platform") == "cuda":
+                index = device.index if device.index is not None else torch.cuda.current_device()
+                smi = hardware.nvidia_gpus()
+                if smi and index < len(smi) and smi[index].get("driver"):
+                    facts["driver"] = smi[index]["driver"]
             return facts
         host = hardware.host_facts()
         return {"kind": device_kind(False), "name": host.get("cpu", platform.processor() or "CPU"), "count": 1}
@@ -473,6 +466,8 @@ class TorchTracker:
             with contextlib.suppress(Exception):
                 if torch.version.cuda:
                     software["cuda"] = str(torch.version.cuda)
+                if getattr(torch.version, "hip", None):
+                    software["hip"] = str(torch.version.hip)
                 if torch.backends.cudnn.version():
                     software["cudnn"] = str(torch.backends.cudnn.version())
         if self.libraries:

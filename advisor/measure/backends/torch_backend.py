@@ -35,13 +35,12 @@ class KerasBackend(Backend):
         if requested == DeviceKind.GPU and not has_gpu:
             raise InputError("device", "no GPU is visible to PyTorch (a CUDA build and driver are needed)", "gpu")
         if has_gpu:
-            facts: dict[str, Any] = {}
-            smi = hardware.nvidia_gpus()
+            found = hardware.torch_gpu_facts(torch, torch.device("cuda", 0)) or {}
+            facts: dict[str, Any] = {k: v for k, v in found.items() if k not in ("kind", "name", "count")}
+            smi = hardware.nvidia_gpus() if found.get("platform") == "cuda" else []
             if smi:
                 facts.update({k: v for k, v in smi[0].items() if k != "name"})
-            with contextlib.suppress(Exception):
-                facts.setdefault("compute_capability", ".".join(map(str, torch.cuda.get_device_capability(0))))
-            return DeviceInfo(DeviceKind.GPU.value, torch.cuda.get_device_name(0), "cuda:0", facts)
+            return DeviceInfo(DeviceKind.GPU.value, found.get("name") or "GPU", "cuda:0", facts)
         return DeviceInfo(DeviceKind.CPU.value, host.get("cpu", "CPU"), "cpu", {})
 
     def software_facts(self, device: DeviceInfo) -> dict[str, Any]:
@@ -60,6 +59,8 @@ class KerasBackend(Backend):
                     facts["cuda"] = str(torch.version.cuda)
                 if torch.backends.cudnn.version():
                     facts["cudnn"] = str(torch.backends.cudnn.version())
+                if getattr(torch.version, "hip", None):
+                    facts["hip"] = str(torch.version.hip)
         return facts
 
     def matmul_peak_gflops(self, dtype: str, size: int, device: DeviceInfo) -> float:
