@@ -365,6 +365,7 @@ INFERENCE_CASES = {
     "--output": ["--output", "1024"],
     "--context": ["--context", "65536"],
     "--users": ["--users", "16"],
+    "--replicas": ["--replicas", "2"],
     "--hours-per-week": ["--hours-per-week", "168"],
     "--api-usd-per-million": ["--api-usd-per-million", "0.2"],
 }

@@ -340,3 +340,57 @@ def test_where_a_job_stopped_fitting_on_a_real_card_is_never_predicted_optimisti
             assert 0.85 * ran <= most <= ran, (model, most, ran)
         loaded = make_job(job.model, engine, weights, None, prompt=prompt, output=output, users=ran)
         assert memory_verdict(loaded, memory_gb).verdict != "does not fit" or failed is not None
+
+
+def test_data_parallel_copies_share_the_users_and_add_up_their_throughput(shipped_catalog, capsys):
+    from advisor.cli import main
+    from advisor.infer.estimate import inference_rows
+
+    model = resolve_inference_model("llama-3.1-8b")
+    one = make_job(model, "vllm", "bf16", None, users=32)
+    four = make_job(model, "vllm", "bf16", None, users=32, replicas=4)
+    assert (
+        four.gpus == 4
+        and four.per_copy().users == 8
+        and make_job(model, "vllm", None, None, users=9, replicas=2).per_copy().users == 5
+    )
+    ids = ["h100-sxm", "rtx-4090"]
+    by_one = {r.catalog_id: r for r in inference_rows(one, shipped_catalog, ids)}
+    by_four = {r.catalog_id: r for r in inference_rows(four, shipped_catalog, ids)}
+    eight = {
+        r.catalog_id: r for r in inference_rows(make_job(model, "vllm", "bf16", None, users=8), shipped_catalog, ids)
+    }
+    for gpu in ids:
+        copy, alone = by_four[gpu], eight[gpu]  # a copy of four serves 8 users: as one GPU serving 8
+        assert copy.memory == alone.memory and copy.speed == alone.speed and copy.replicas == 4
+        assert (
+            copy.usd_per_million_rented == alone.usd_per_million_rented
+        )  # four copies cost four times, make four times
+        assert copy.total_output_tokens_per_s == pytest.approx(4 * alone.speed.output_tokens_per_s)
+        assert copy.memory.cache_bytes == pytest.approx(by_one[gpu].memory.cache_bytes / 4)
+        # at the same users, more copies: each user waits less a token
+        assert copy.speed.time_per_output_token_s <= by_one[gpu].speed.time_per_output_token_s
+    with pytest.raises(AdvisorError, match="replicas: must be 1 or more"):
+        make_job(model, "vllm", None, None, replicas=0)
+    assert (
+        main(
+            [
+                "estimate",
+                "--model-config",
+                "llama-3.1-8b",
+                "--inference",
+                "--users",
+                "32",
+                "--replicas",
+                "4",
+                "--gpu",
+                "rtx-4090",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    found = json.loads(capsys.readouterr().out)[0]
+    assert found["replicas"] == 4 and found["output_tokens_per_s"] == pytest.approx(
+        by_four["rtx-4090"].total_output_tokens_per_s, rel=1e-3
+    )

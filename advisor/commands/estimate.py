@@ -160,6 +160,7 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
         users=args.users,
         devices=args.devices,
         context=args.context,
+        replicas=args.replicas,
     )
     inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
     rows = inference_rows(job, catalog, gpu_ids, inputs)

@@ -49,6 +49,13 @@ def add_inference_arguments(parser: argparse.ArgumentParser) -> None:
         "--users", type=positive_int, default=1, metavar="N", help="sequences served at once (%(default)s)"
     )
     group.add_argument(
+        "--replicas",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="copies of the model, each on --devices GPUs, sharing the users (data parallel; %(default)s)",
+    )
+    group.add_argument(
         "--hours-per-week",
         type=float,
         default=CostInputs.hours_per_week,

@@ -43,6 +43,17 @@ class InferenceRow:
     saturated_tokens_per_s: float | None = None  # all output tokens a second under maximum load
     saturated_batch: int = 0  # the sequences at once under that load
     saturated_fitted: bool = False  # False: the hardware's bound (no published throughput of this engine)
+    replicas: int = 1  # copies of the model (each on `devices` GPUs): memory and speed are one copy's, totals all's
+
+    @property
+    def total_output_tokens_per_s(self) -> float | None:
+        """Output tokens a second of all the copies at the asked load."""
+        return None if self.speed is None else self.speed.output_tokens_per_s * self.replicas
+
+    @property
+    def total_saturated_tokens_per_s(self) -> float | None:
+        """Output tokens a second of all the copies under maximum load."""
+        return None if self.saturated_tokens_per_s is None else self.saturated_tokens_per_s * self.replicas
 
 
 @lru_cache(maxsize=4)
@@ -90,7 +101,9 @@ def inference_rows(
     job: InferenceJob, catalog: Catalog, gpu_ids: list[str] | None = None, inputs: CostInputs = CostInputs()
 ) -> list[InferenceRow]:
     """The job on each catalog GPU (or those of ``gpu_ids``), the fastest single stream first; those it does not fit
-    last."""
+    last. Memory, speed and the cost of a million tokens are one copy's (its share of the users); with several copies
+    the rows' totals add them up."""
+    copies, job = job.replicas, job.per_copy()
     fits = engine_fits(catalog)
     fit = fits.get(job.engine.id, speed_model.EngineFit())
     ranges = decode_range(catalog)
@@ -126,6 +139,7 @@ def inference_rows(
                 rented,
                 provider,
                 *(saturated or (None, 0, False)),
+                copies,
             )
         )
     order = {"fits": 0, "tight": 1, "does not fit": 2}
@@ -164,15 +178,15 @@ USER_STEPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 def throughput_curve(job: InferenceJob, row: InferenceRow, catalog: Catalog) -> list[tuple[int, float, float]]:
-    """(users, output tokens a second of all of them, time per output token) as users grow, up to the most
-    sequences of the job's context that fit on ``row``'s GPU."""
+    """(users, output tokens a second of all of them, time per output token) as users grow on one copy of the model,
+    up to the most sequences of the job's context that fit on ``row``'s GPU."""
     if row.speed is None or row.memory.most_sequences < 1:
         return []
     gpu = catalog.by_id()[row.catalog_id]
     fit = engine_fits(catalog).get(job.engine.id, speed_model.EngineFit())
     out = []
     for users in (u for u in USER_STEPS if u <= row.memory.most_sequences):
-        loaded = speed_model.predict(replace(job, users=users), gpu, fit)
+        loaded = speed_model.predict(replace(job.per_copy(), users=users), gpu, fit)
         out.append((users, loaded.output_tokens_per_s, loaded.time_per_output_token_s))
     return out
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.errors import AdvisorError
 from advisor.infer.architecture import InferenceModel
@@ -14,7 +14,8 @@ GB = 1e9
 @dataclass(frozen=True)
 class InferenceJob:
     """Serving ``model`` with ``engine``: sequences of ``prompt`` + ``output`` tokens, ``users`` at once, each GPU of
-    ``devices`` holding 1/devices of the weights (tensor parallelism)."""
+    ``devices`` holding 1/devices of the weights (tensor parallelism), in ``replicas`` copies of the model (data
+    parallelism: each copy on its own ``devices`` GPUs, the users shared among the copies)."""
 
     model: InferenceModel
     engine: Engine
@@ -25,6 +26,16 @@ class InferenceJob:
     users: int = 1
     devices: int = 1
     context: int | None = None  # the longest sequence to hold (default: prompt + output)
+    replicas: int = 1  # copies of the model, each on `devices` GPUs, serving the users between them
+
+    def per_copy(self) -> InferenceJob:
+        """What one copy serves: its share of the users (the first copies take one more where they do not divide)."""
+        return replace(self, users=-(-self.users // self.replicas), replicas=1)
+
+    @property
+    def gpus(self) -> int:
+        """Every GPU the job takes: the tensor-parallel group of each copy, times the copies."""
+        return self.devices * self.replicas
 
     @property
     def sequence_tokens(self) -> int:
@@ -95,7 +106,7 @@ def make_job(
     why = None if chosen_format.id.startswith("gguf:") else refusal(chosen, job.weights, job.kv)
     if why:
         raise AdvisorError(why)
-    for name in ("prompt", "output", "users", "devices"):
+    for name in ("prompt", "output", "users", "devices", "replicas"):
         if getattr(job, name) < (0 if name == "prompt" else 1):
             raise AdvisorError(f"{name}: must be 1 or more, got {getattr(job, name)}")
     if model.max_context and job.sequence_tokens > model.max_context:

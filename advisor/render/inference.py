@@ -35,10 +35,21 @@ def inference_header(job: InferenceJob, inputs: CostInputs) -> str:
             f"Engine: {job.engine.name} ({job.engine.version}); weights {job.weights.id} "
             f"({job.weights.bits:g} bits), cache {job.kv.id}",
             f"Load: {job.users} user(s) at once, {job.prompt:,} prompt + {job.output:,} output tokens "
-            f"(context {job.sequence_tokens:,}); {job.devices} GPU(s) each (tensor parallel)",
+            f"(context {job.sequence_tokens:,}); {job.devices} GPU(s) each (tensor parallel){_copies(job)}",
             f"Costs: owned over {inputs.lifetime_years:g} years serving {inputs.hours_per_week:g} h a week, energy at "
             f"${inputs.kwh_usd:g}/kWh; rented at the catalog's cheapest on-demand price",
         ]
+    )
+
+
+def _copies(job: InferenceJob) -> str:
+    """', 2 copies of the model (data parallel, ...), 4 user(s) each: ...': where there are several."""
+    if job.replicas == 1:
+        return ""
+    return (
+        f", {job.replicas} copies of the model (data parallel, {job.gpus} GPUs in all), "
+        f"{job.per_copy().users} user(s) each: memory, speed and cost a million tokens are one copy's, "
+        "all tok/s are all copies'"
     )
 
 
@@ -52,7 +63,7 @@ def _saturated_text(row: InferenceRow) -> str:
     if row.saturated_tokens_per_s is None:
         return "-"
     bound = "" if row.saturated_fitted else " bound"
-    return f"{row.saturated_tokens_per_s:,.0f} ({row.saturated_batch:,}){bound}"
+    return f"{row.total_saturated_tokens_per_s:,.0f} ({row.saturated_batch * row.replicas:,}){bound}"
 
 
 def _speed_text(render):
@@ -68,7 +79,7 @@ COLUMNS = [
     ("TTFT ms", _speed_text(lambda r: f"{r.speed.time_to_first_token_s * 1e3:,.0f}")),
     ("TPOT ms", _speed_text(lambda r: f"{r.speed.time_per_output_token_s * 1e3:,.1f}")),
     ("1-stream tok/s", _speed_text(lambda r: _ranged(r.speed.single_stream_tokens_per_s, r.range_factor))),
-    ("all tok/s", _speed_text(lambda r: f"{r.speed.output_tokens_per_s:,.0f}")),
+    ("all tok/s", _speed_text(lambda r: f"{r.total_output_tokens_per_s:,.0f}")),
     ("max tok/s (users)", lambda r: _saturated_text(r)),
     ("$/M owned", lambda r: _money(r.usd_per_million_owned)),
     ("$/M rented", lambda r: _money(r.usd_per_million_rented)),
@@ -144,6 +155,7 @@ def inference_records(
                 "gpu": row.gpu,
                 "catalog_id": row.catalog_id,
                 "devices": row.devices,
+                "replicas": row.replicas,
                 "fits": mem.verdict,
                 "memory_needed_gb": round(mem.needed_bytes / GB, 2),
                 "memory_engine_gb": round(mem.budget_bytes / GB, 2),
@@ -156,11 +168,11 @@ def inference_records(
                 "time_per_output_token_s": None if s is None else round(s.time_per_output_token_s, 6),
                 "single_stream_tokens_per_s": None if s is None else round(s.single_stream_tokens_per_s, 2),
                 "prefill_tokens_per_s": None if s is None else round(s.prefill_tokens_per_s, 1),
-                "output_tokens_per_s": None if s is None else round(s.output_tokens_per_s, 2),
+                "output_tokens_per_s": None if s is None else round(row.total_output_tokens_per_s, 2),
                 "saturated_tokens_per_s": None
                 if row.saturated_tokens_per_s is None
-                else round(row.saturated_tokens_per_s, 1),
-                "saturated_batch": row.saturated_batch,
+                else round(row.total_saturated_tokens_per_s, 1),
+                "saturated_batch": row.saturated_batch * row.replicas,
                 "saturated_fitted": row.saturated_fitted,
                 "bound": None if s is None else s.bound,
                 "fitted": None if s is None else s.fitted,
@@ -182,7 +194,7 @@ def pick_lines(found: InferencePicks) -> list[str]:
     s = found.fastest.speed
     lines.append(
         f"Fastest that fits: {found.fastest.gpu}, {s.single_stream_tokens_per_s:,.0f} tokens/s for one user, "
-        f"{s.output_tokens_per_s:,.0f} at the asked load."
+        f"{found.fastest.total_output_tokens_per_s:,.0f} at the asked load."
     )
     if found.cheapest_owned is not None:
         lines.append(

@@ -491,6 +491,7 @@ def inference_inputs(models: Mapping[str, str], engines: Any, engine: str | None
             Input("select", "Weights", "run_weights", tuple(chosen.weights)),
             Input("select", "Cache", "run_kv", tuple(chosen.kv_cache)),
             _number("GPUs (tensor parallel)", "run_devices", 1, 64, 1),
+            _number("Copies (data parallel)", "run_replicas", 1, 64, 1),
         ],
         "right": [
             _number("Prompt tokens", "run_prompt", 1, 1_048_576, 1024, 256),
@@ -728,5 +729,5 @@ def inference_job(values: Mapping[str, Any], upload: Any) -> Any:
 
     raw, name = (upload.getvalue(), upload.name) if upload is not None else (None, "")
     model = chosen_inference_model(raw, name, values["run_model"])
-    sizes = {k: int(values[f"run_{k}"]) for k in ("prompt", "output", "users", "devices")}
+    sizes = {k: int(values[f"run_{k}"]) for k in ("prompt", "output", "users", "devices", "replicas")}
     return make_job(model, values["run_engine"], values["run_weights"], values["run_kv"], **sizes)
