@@ -182,10 +182,9 @@ def _cuda_facts(torch: Any, index: int) -> dict[str, Any]:
     total = getattr(properties, "total_memory", None)
     facts: dict[str, Any] = {"kind": DeviceKind.GPU.value, "name": name or "GPU", "count": 1}
     if getattr(torch.version, "hip", None):
-        identity = device_identity.identify_rocm(
-            name, getattr(properties, "gcnArchName", None), getattr(properties, "multi_processor_count", None), total
-        )
-        facts.update(identity_facts(identity))
+        arch, units = getattr(properties, "gcnArchName", None), getattr(properties, "multi_processor_count", None)
+        named = _safely(lambda: identity_facts(device_identity.identify_rocm(name, arch, units, total)), {})
+        facts.update(named or {"platform": "rocm"})
     else:
         facts["platform"] = "cuda"
         if properties is not None and getattr(properties, "major", None) is not None:
@@ -225,8 +224,9 @@ def parse_apple_gpu_cores(text: str) -> int | None:
 def _apple_facts(torch: Any) -> dict[str, Any]:
     chip = _run(APPLE_CHIP_QUERY)
     profile = _run(APPLE_GPU_QUERY, timeout=20.0)
-    identity = device_identity.identify_apple(chip, parse_apple_gpu_cores(profile) if profile else None)
-    facts: dict[str, Any] = {"kind": DeviceKind.GPU.value, "count": 1, **identity_facts(identity)}
+    cores = parse_apple_gpu_cores(profile) if profile else None
+    named = _safely(lambda: identity_facts(device_identity.identify_apple(chip, cores)), {})
+    facts: dict[str, Any] = {"kind": DeviceKind.GPU.value, "count": 1, "name": "Apple GPU", "platform": "mps", **named}
     memory = _run(APPLE_MEMORY_QUERY)
     if memory and memory.isdigit():
         facts["memory_gb"] = round(int(memory) / 1024**3, 1)  # unified: the machine's memory
