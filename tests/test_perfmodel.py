@@ -270,3 +270,39 @@ def test_crossval_families_reports_each_family_in_text_and_json(capsys):
     assert main(["crossval", "--families", "--experiments", "new-architecture"]) == 0
     text = capsys.readouterr().out
     assert "Each model family held out in turn" in text and "recurrent" in text
+
+
+def test_a_gpu_of_a_platform_without_fitted_results_gets_memory_but_no_time_or_speed(tmp_path, shipped_frame):
+    """A ROCm card (test data: the RTX 4090's figures under another id) gets neither the CUDA fit's time nor its
+    range: it is listed as not estimated, with why; an inference job still answers its memory, and refuses its speed."""
+    import copy
+
+    import yaml
+
+    from advisor.infer.architecture import resolve_inference_model
+    from advisor.infer.estimate import inference_rows
+    from advisor.infer.job import make_job
+    from advisor.store import catalog as catalog_store
+
+    data = yaml.safe_load(catalog_store.DEFAULT_CATALOG.read_text(encoding="utf-8"))
+    card = copy.deepcopy(next(g for g in data["gpus"] if g["id"] == "rtx-4090"))
+    card.update(id="rocm-test-card", name="Test ROCm card", aliases=[], platform="rocm")
+    data["gpus"].append(card)
+    path = tmp_path / "catalog.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    found_catalog = catalog_store.load_catalog(path)
+    assert (
+        found_catalog.by_id()["rocm-test-card"].platform == "rocm"
+        and found_catalog.by_id()["rtx-4090"].platform == "cuda"
+    )
+
+    found = estimates.estimate_catalog(shipped_frame, found_catalog, POST)
+    assert "rocm-test-card" not in set(found.rows["catalog_id"]) and "rtx-4090" in set(found.rows["catalog_id"])
+    why = [e.no_peak for e in found.not_estimated if e.device.catalog_id == "rocm-test-card"]
+    assert why and "fitted and cross-validated on CUDA (NVIDIA) results only" in render_basis.words(why[0])
+
+    job = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "bf16", None)
+    rows = {r.catalog_id: r for r in inference_rows(job, found_catalog, ["rocm-test-card", "rtx-4090"])}
+    rocm, cuda = rows["rocm-test-card"], rows["rtx-4090"]
+    assert rocm.memory == cuda.memory and rocm.speed is None and "no speed on rocm" in rocm.refused
+    assert rocm.usd_per_million_rented is None and cuda.speed is not None

@@ -11,7 +11,7 @@ from advisor.infer import speed as speed_model
 from advisor.infer.engines import architecture_refusal
 from advisor.infer.job import InferenceJob
 from advisor.infer.serving_memory import MemoryVerdict, memory_verdict
-from advisor.store.catalog import Catalog, Gpu
+from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
 HOURS_PER_YEAR = 365.25 * 24
 
@@ -97,6 +97,16 @@ def _costs(job: InferenceJob, gpu: Gpu, tokens_per_s: float, inputs: CostInputs)
     return owned, rented, rental.provider if rental else None
 
 
+def _platform_refusal(gpu: Gpu) -> str | None:
+    """No speed on a platform the engines' speed is not fitted on (its memory is still answered), never CUDA's."""
+    if gpu.platform in FITTED_PLATFORMS:
+        return None
+    return (
+        f"no speed on {gpu.platform}: the engines' speed is fitted on published {', '.join(FITTED_PLATFORMS)} results "
+        "only, and another platform's software reaches another share of its peaks (memory is answered)"
+    )
+
+
 def inference_rows(
     job: InferenceJob, catalog: Catalog, gpu_ids: list[str] | None = None, inputs: CostInputs = CostInputs()
 ) -> list[InferenceRow]:
@@ -115,7 +125,7 @@ def inference_rows(
         if not memory_gb or not gpu.value("memory_bandwidth_gbs"):
             continue  # nothing to decide with: no guess
         verdict = memory_verdict(job, memory_gb)
-        why = architecture_refusal(gpu.architecture, job.weights, job.kv)
+        why = architecture_refusal(gpu.architecture, job.weights, job.kv) or _platform_refusal(gpu)
         speed = None
         if why is None:
             try:

@@ -208,6 +208,16 @@ class NoFp8:
 
 
 @dataclass(frozen=True)
+class NoPlatformFit:
+    """Why a GPU has no estimate at all: its software platform has no published results the model is fitted and
+    cross-validated on, and another platform's fit (and its range) is never borrowed."""
+
+    platform: str  # the GPU's platform (rocm, mps)
+    device: str
+    fitted: tuple[str, ...]  # the platforms the model is fitted on
+
+
+@dataclass(frozen=True)
 class NoPeak:
     """Why a GPU has no estimate in a precision: the catalog lacks its ``peak`` (and the catalog's note on it)."""
 

@@ -31,7 +31,7 @@ from advisor.format.vocabulary import (
 )
 from advisor.llm import throughput_crossval as llm_crossval
 from advisor.perf import basis, calibration, crossval, launch, memory, perfmodel, scaling
-from advisor.store.catalog import Catalog
+from advisor.store.catalog import FITTED_PLATFORMS, Catalog
 from advisor.store.crossval_widths import Widths
 from advisor.store.results import FRAME_COLUMNS
 
@@ -287,6 +287,10 @@ def _gpu_rows(
     computing = _estimate(
         s.fit, s.widths, s.work, device, precision, s.calibrated_as, s.common, s.spec.get("kind"), s.floor
     )
+    if gpu.platform not in FITTED_PLATFORMS:
+        why = basis.NoPlatformFit(gpu.platform, gpu.name, FITTED_PLATFORMS)
+        missing.append(dataclasses.replace(computing, seconds=None, low=None, high=None, no_peak=why))
+        return
     estimate = _with_wait(computing, s.wait)
     if estimate.seconds is None:
         peak = gpu.specs[PEAK_FIELDS[precision]]

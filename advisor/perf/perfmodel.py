@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from advisor.format.vocabulary import Bound, DeviceKind, DType, Precision, WorkloadKind, words
-from advisor.perf.basis import Basis, ClauseRecord, MachineCalibration, NoPeak
+from advisor.perf.basis import Basis, ClauseRecord, MachineCalibration, NoPeak, NoPlatformFit
 from advisor.perf.workload import lstm_step_flops
 from advisor.store.catalog import Gpu
 
@@ -411,7 +411,7 @@ class Estimate:
     high: float | None
     bound: str | None
     basis: Basis
-    no_peak: NoPeak | None = None  # why there is no estimate
+    no_peak: NoPeak | NoPlatformFit | None = None  # why there is no estimate
 
     def with_clause(self, clause: ClauseRecord, **changes) -> Estimate:
         """The estimate with a clause added to its basis and ``changes``."""

@@ -23,6 +23,7 @@ from advisor.perf.basis import (
     Mirrored,
     NoFp8,
     NoPeak,
+    NoPlatformFit,
     RangeMethod,
     Several,
     Sharded,
@@ -234,6 +235,19 @@ def _no_fp8(part: NoFp8) -> str:
         f"FP8 is not estimated on {part.architecture} (the tuned FP8 stack's runs are of "
         f"{' and '.join(part.fitted)}): the 16-bit time"
     )
+
+
+@words.register
+def _no_platform_fit(part: NoPlatformFit) -> str:
+    fitted = ", ".join(PLATFORM_NAMES.get(p, p) for p in part.fitted)
+    return (
+        f"no estimate for {part.device}: the model is fitted and cross-validated on {fitted} results only, and none on "
+        f"{PLATFORM_NAMES.get(part.platform, part.platform)} (its software reaches another share of its peaks; the "
+        f"{fitted} range is never borrowed)"
+    )
+
+
+PLATFORM_NAMES = {"cuda": "CUDA (NVIDIA)", "rocm": "ROCm (AMD)", "mps": "Metal (Apple)"}
 
 
 @words.register

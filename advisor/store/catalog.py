@@ -22,6 +22,7 @@ from advisor.format import fields as F
 from advisor.format import names
 from advisor.format.fields import Field
 from advisor.format.units import SECONDS_PER_HOUR
+from advisor.format.vocabulary import Platform, words
 from advisor.store import crossval_widths as widths
 from advisor.store.crossval_widths import Widths
 
@@ -29,6 +30,11 @@ CATALOG_VERSION = 1
 # Package data (importlib.resources): the catalog travels with the package, in a wheel as in a checkout.
 DEFAULT_CATALOG = Path(str(resources.files("advisor").joinpath("data", "catalog.yaml")))
 SEGMENTS = ("consumer", "workstation", "datacenter")
+PLATFORMS = words(Platform)
+# The software platforms whose published results the estimates (training time, inference speed) are fitted and
+# cross-validated on: a GPU of another platform (ROCm, Metal) gets no time or speed until its own results are fitted,
+# never the range of this fit (its memory is still answered).
+FITTED_PLATFORMS = (Platform.CUDA.value,)
 ON_DEMAND_KINDS = ("on-demand", "serverless", "hosted")  # what "rent" means by default; spot is interruptible
 RENTAL_KINDS = (*ON_DEMAND_KINDS, "spot", "reserved")
 SLUG = r"^[a-z0-9][a-z0-9-]{0,79}$"
@@ -118,6 +124,13 @@ GPU = (
         "architecture", "string", "the architecture (Pascal, Turing, Ampere, Ada, Hopper, Blackwell...)", required=True
     ),
     Field("segment", "choice", "who it is sold to", required=True, choices=SEGMENTS),
+    Field(
+        "platform",
+        "choice",
+        "the software platform it trains and serves on (cuda where left out): an estimate uses its own platform's "
+        "fitted results only",
+        choices=PLATFORMS,
+    ),
     Field("launch_date", "section", "when it launched (or was announced)", required=True, fields=DATE_SPEC),
     *(_spec(name, doc, unit) for name, doc, unit in SPEC_FIELDS),
     Field("purchase", "sections", "purchase prices, the one the advisor uses first", fields=PURCHASE),
@@ -237,6 +250,7 @@ class Gpu:
     purchase: tuple[Price, ...] = ()
     rentals: tuple[Rental, ...] = ()
     note: str = ""
+    platform: str = Platform.CUDA.value  # the software platform (cuda, rocm, mps)
 
     def value(self, name: str) -> float | None:
         spec = self.specs.get(name)
@@ -450,6 +464,7 @@ def _gpu(item: dict[str, Any]) -> Gpu:
             for r in item.get("rentals") or ()
         ),
         note=item.get("note") or "",
+        platform=item.get("platform") or Platform.CUDA.value,
     )
 
 
@@ -464,6 +479,7 @@ def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
                 "name": gpu.name,
                 "architecture": gpu.architecture,
                 "segment": gpu.segment,
+                "platform": gpu.platform,
                 "launch_date": gpu.launch_date,
                 **{name: gpu.value(name) for name, _, _ in SPEC_FIELDS},
                 "price_usd": price.usd if price else None,
