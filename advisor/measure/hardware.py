@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from advisor.format.vocabulary import DeviceKind
+from advisor.format.vocabulary import DeviceKind, Platform
 from advisor.store import device_identity
 
 T = TypeVar("T")
@@ -184,9 +184,9 @@ def _cuda_facts(torch: Any, index: int) -> dict[str, Any]:
     if getattr(torch.version, "hip", None):
         arch, units = getattr(properties, "gcnArchName", None), getattr(properties, "multi_processor_count", None)
         named = _safely(lambda: identity_facts(device_identity.identify_rocm(name, arch, units, total)), {})
-        facts.update(named or {"platform": "rocm"})
+        facts.update(named or {"platform": Platform.ROCM.value})
     else:
-        facts["platform"] = "cuda"
+        facts["platform"] = Platform.CUDA.value
         if properties is not None and getattr(properties, "major", None) is not None:
             facts["compute_capability"] = f"{properties.major}.{properties.minor}"
     if total:
@@ -226,7 +226,13 @@ def _apple_facts(torch: Any) -> dict[str, Any]:
     profile = _run(APPLE_GPU_QUERY, timeout=20.0)
     cores = parse_apple_gpu_cores(profile) if profile else None
     named = _safely(lambda: identity_facts(device_identity.identify_apple(chip, cores)), {})
-    facts: dict[str, Any] = {"kind": DeviceKind.GPU.value, "count": 1, "name": "Apple GPU", "platform": "mps", **named}
+    facts: dict[str, Any] = {
+        "kind": DeviceKind.GPU.value,
+        "count": 1,
+        "name": "Apple GPU",
+        "platform": Platform.MPS.value,
+        **named,
+    }
     memory = _run(APPLE_MEMORY_QUERY)
     if memory and memory.isdigit():
         facts["memory_gb"] = round(int(memory) / 1024**3, 1)  # unified: the machine's memory

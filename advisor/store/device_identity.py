@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from advisor.format.vocabulary import Platform
 from advisor.store.parse import safe_load
 
 IDENTITIES_FILE = "device_identities.yaml"
 IDENTITIES_VERSION = 1
 MEMORY_TOLERANCE = 0.10  # a driver reports a little less than the nominal memory (reserved pages): 10 % either way
 GIB = 1024**3
+ROCM, MPS = Platform.ROCM.value, Platform.MPS.value
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def identify_rocm(
     reported = (reported_name or "").strip()
     target = rocm_target(arch_name)
     if reported not in _identities()["rocm"]["generic_names"]:
-        return Identity(reported, "rocm", target)
+        return Identity(reported, ROCM, target)
     found = [
         device
         for device in rocm_devices()
@@ -80,12 +82,12 @@ def identify_rocm(
     ]
     said = f"{target or 'no LLVM target'}, {compute_units or '?'} compute units"
     if len(found) == 1:
-        return Identity(found[0].name, "rocm", target, reported or None, f"named from {said} (ROCm's GPU table)")
+        return Identity(found[0].name, ROCM, target, reported or None, f"named from {said} (ROCm's GPU table)")
     shown = reported or "AMD GPU"
     if found:
         names = ", ".join(device.name for device in found)
-        return Identity(shown, "rocm", target, None, f"{said} fit several devices ({names}): not named")
-    return Identity(shown, "rocm", target, None, f"{said}: no device of ROCm's GPU table has them: not named")
+        return Identity(shown, ROCM, target, None, f"{said} fit several devices ({names}): not named")
+    return Identity(shown, ROCM, target, None, f"{said}: no device of ROCm's GPU table has them: not named")
 
 
 def _memory_fits(device: _RocmDevice, memory_bytes: float | None) -> bool:
@@ -99,7 +101,7 @@ def identify_apple(chip_name: str | None, gpu_cores: int | None) -> Identity:
     (``system_profiler SPDisplaysDataType``): 'Apple M2 Max (38-core GPU)'. Another name is kept as it is."""
     chip = (chip_name or "").strip()
     if not chip.startswith(_identities()["apple"]["prefix"]):
-        return Identity(chip or "Apple GPU", "mps", None, None, "the chip's name is not an Apple M-series name: kept")
+        return Identity(chip or "Apple GPU", MPS, None, None, "the chip's name is not an Apple M-series name: kept")
     cores = f" ({gpu_cores}-core GPU)" if gpu_cores else ""
     family = chip.removeprefix("Apple ").split()[0]  # M2
-    return Identity(chip + cores, "mps", family)
+    return Identity(chip + cores, MPS, family)

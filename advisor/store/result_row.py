@@ -37,9 +37,10 @@ class TypedRow:
         """The typed row of one frame row (a Series or a mapping), which must have exactly this stage's columns;
         NumPy scalars become Python's own (``numpy.bool_`` a ``bool``)."""
         names = cls.columns()
-        have = list(row.keys())
+        declared = set(names)
         missing = [name for name in names if name not in row]
-        extra = [name for name in have if name not in set(names)]
+        have = list(row.keys())  # a Series iterates over its values: its keys are its index
+        extra = [name for name in have if name not in declared]
         if missing or extra:
             said = "; ".join(
                 part
