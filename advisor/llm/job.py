@@ -104,6 +104,7 @@ class TrainingJob:
     transformer_engine: bool = False  # the blocks are Transformer Engine's fused modules (NeMo, Megatron-Core)
     keeps_4bit_inputs: bool = False  # QLoRA: each 4-bit layer keeps its input (bitsandbytes before July 2024)
     unties_embeddings: bool = False  # the stack's model has its own output layer where the model ties it (LitGPT)
+    shares_adapter_inputs: bool = False  # LoRA: the adapters read their layer's 16-bit input itself (torchtune)
     fp8: bool = False  # the linear layers' matmuls in FP8 (Transformer Engine), at the tuned stack's fitted speed
     tensor_parallel: bool = False  # the model split over the GPUs as Megatron does (tensor, sequence, pipeline)
     stack: str = ""  # the stack's name: its fitted memory constants ("": the pooled fit's)

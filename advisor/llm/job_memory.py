@@ -1,7 +1,8 @@
 """A language-model training job's peak GPU memory, from its parts, calibrated and checked on published peaks.
 
     memory = weights                    16-bit (2 bytes), fp32 master weights in mixed precision (4 bytes), a QLoRA
-                                        base's 4-bit blocks (0.5 byte + their scales); embeddings stay 16-bit
+                                        base's 4-bit blocks (0.5 byte + their scales) and the computing layer's
+                                        16-bit copy (:func:`dequantized_bytes`); embeddings stay 16-bit
            + gradients                  of the trained weights (4 bytes; 2 in pure 16-bit training); with the
                                         optimizer step in the backward pass only the largest one at a time
            + optimizer state            by optimizer (AdamW 8 bytes per trained weight, 8-bit AdamW 2, SGD 4); none on
@@ -254,8 +255,8 @@ def block_saved_values(job: TrainingJob) -> float:
       (3 x intermediate), a plain one the first layer's output (1 x);
     - the inputs of the layers whose weights train. Full fine-tuning: each norm's output (which the next linear
       layers keep) and, RMSNorm's weight training, its normalized 16-bit value; the down projection's input (the
-      output projection's is the attention's output, already kept). LoRA: each adapter keeps its own copy of its
-      layer's input (PEFT casts it to the adapter's dtype, LitGPT's dropout makes one) and its rank-wide product;
+      output projection's is the attention's output, already kept). LoRA: each adapter's input (a copy each, or
+      once per tensor where the stack's adapters share it: :func:`_adapter_values`) and its rank-wide product;
       the frozen layers keep nothing (their weight gradients are not needed), but for old bitsandbytes' 4-bit
       layers (:func:`_kept_4bit_inputs`).
 
@@ -291,10 +292,46 @@ def _kept_4bit_inputs(job: TrainingJob) -> float:
     return (1 if m.shared_norm else 2) * m.hidden + m.intermediate
 
 
+# The tensor each linear layer of a block reads (a stack whose adapters read it as it is keeps it once): the query,
+# key and value projections the attention's norm output, the output projection the attention's output (kept by the
+# attention already), the MLP's first layers the MLP's norm output (the same tensor where one norm serves both:
+# ``shared_norm``), the down projection the MLP's product
+LAYER_INPUTS = {
+    "q_proj": "attention_norm",
+    "k_proj": "attention_norm",
+    "v_proj": "attention_norm",
+    "o_proj": "attention_output",
+    "gate_proj": "mlp_norm",
+    "up_proj": "mlp_norm",
+    "down_proj": "mlp_product",
+}
+KEPT_ALREADY = frozenset({"attention_output"})
+
+
 def _adapter_values(job: TrainingJob) -> float:
-    """LoRA's own: each adapter's copy of its layer's input and its rank-wide product (none in full fine-tuning)."""
+    """LoRA's own: each adapter's input and its rank-wide product (none in full fine-tuning). PEFT's adapters keep a
+    copy of their layer's input each (it casts the input to the adapter's dtype; LitGPT's dropout makes one); where
+    the stack's 16-bit adapters read the input itself (``shares_adapter_inputs``: torchtune's ``LoRALinear``, its
+    configs' dropout 0) it is kept once per tensor read, and not at all where the block keeps it already
+    (``tests/test_llm_saved.py`` counts both on real layers)."""
     shapes = job.model.linear_shapes()
-    return float(sum(shapes[t][0] + job.lora_rank for t in job.lora_targets if t in shapes))
+    targets = [t for t in job.lora_targets if t in shapes]
+    products = float(len(targets) * job.lora_rank)
+    if not job.shares_adapter_inputs:
+        return products + sum(shapes[t][0] for t in targets)
+    read = {LAYER_INPUTS[t]: shapes[t][0] for t in targets}
+    if job.model.shared_norm and "mlp_norm" in read:
+        read["attention_norm"] = read.pop("mlp_norm")
+    return products + sum(width for tensor, width in read.items() if tensor not in KEPT_ALREADY)
+
+
+def dequantized_bytes(job: TrainingJob) -> float:
+    """QLoRA: the layer computing, its 4-bit weight turned back into 16 bits for the matmul (bitsandbytes'
+    ``MatMul4Bit`` and torchao's ``linear_nf4``, which torchtune calls, dequantize in each forward and backward and
+    free the copy after it): one layer's at a time, the largest's at the peak. None otherwise."""
+    if job.method != Method.QLORA:
+        return 0.0
+    return 2.0 * max(i * o for i, o in job.model.linear_shapes().values())
 
 
 def _transformer_engine_values(job: TrainingJob) -> float:
@@ -362,6 +399,7 @@ def predict(
         everywhere = split.model * split.data
         weights = (weights - master) / split.model + master / everywhere
         gradients, optimizer, loading = gradients / split.model, optimizer / everywhere, loading / split.model
+    weights += dequantized_bytes(job)  # one layer's, whatever the split
     return Footprint(
         weights / GB,
         gradients / GB,

@@ -164,6 +164,7 @@ class Stack:
     transformer_engine: bool = False  # the blocks are Transformer Engine's fused modules (what they keep: memory)
     keeps_4bit_inputs: bool = False  # QLoRA: each 4-bit layer keeps its input (bitsandbytes before July 2024)
     unties_embeddings: bool = False  # its model keeps an output layer of its own where the model ties it
+    shares_adapter_inputs: bool = False  # LoRA: its adapters keep their layer's input itself, once per input
     of: str = ""  # a past version's: the stack it is an earlier version of (checked on its peaks, never offered)
 
     def choices_for(self, method: Method) -> Choices:
@@ -191,6 +192,7 @@ FLAGS = (
     "transformer_engine",
     "keeps_4bit_inputs",
     "unties_embeddings",
+    "shares_adapter_inputs",
 )
 
 
