@@ -117,6 +117,48 @@ def test_a_tracked_gpu_run_records_its_share_of_the_peak_or_why_not():
     found = session._peak_share(41.3, known)
     assert found["share_of_peak"] == pytest.approx(0.5, abs=0.001) and "82.6 TFLOP/s" in found["peak_basis"]
     radeon = SimpleNamespace(device={"kind": "gpu", "name": "AMD Radeon RX 7900 XTX", "count": 1}, precision="float32")
-    assert session._peak_share(30.0, radeon) == {
-        "peak_basis": "no share of its peak: AMD Radeon RX 7900 XTX is not in the GPU catalog, so its peak is unknown"
+    found = session._peak_share(30.5, radeon)  # the catalog's quoted dual-issue peak
+    assert (
+        found["share_of_peak"] == pytest.approx(0.5) and "Radeon RX 7900 XTX's float32 peak, 61" in found["peak_basis"]
+    )
+    pro = SimpleNamespace(device={"kind": "gpu", "name": "AMD Radeon AI PRO R9700", "count": 1}, precision="float32")
+    assert session._peak_share(30.0, pro) == {
+        "peak_basis": "no share of its peak: AMD Radeon AI PRO R9700 is not in the GPU catalog, so its peak is unknown"
     }
+    mixed = SimpleNamespace(
+        device={"kind": "gpu", "name": "AMD Radeon RX 7900 XTX", "count": 1}, precision="mixed_float16"
+    )
+    assert session._peak_share(30.0, mixed) == {
+        "peak_basis": "no share of its peak: the catalog gives the Radeon RX 7900 XTX no mixed_float16 peak"
+    }
+
+
+@pytest.mark.parametrize("precision", ["float32", "mixed_float16", "mixed_bfloat16"])
+def test_no_share_of_a_peak_is_over_one_on_any_catalog_gpu(shipped_catalog, precision):
+    from advisor.perf.perfmodel import device_from_gpu
+
+    for gpu in shipped_catalog.gpus:
+        peak = device_from_gpu(gpu).peak(precision)
+        over = share_of_peak(1.2 * peak if peak else 1e6, gpu.name, precision, shipped_catalog)
+        assert over.share is None, (gpu.id, precision)
+        if peak:
+            assert share_of_peak(0.5 * peak, gpu.name, precision, shipped_catalog).share == pytest.approx(0.5)
+
+
+def test_what_rocm_reports_finds_the_catalogs_amd_gpus(shipped_catalog):
+    """The names the identity code gives ROCm devices (the driver's own, or the table's where the driver's is generic)
+    are the catalog's AMD GPUs: a package of two GCDs is two devices of half its memory and peaks."""
+    named = {
+        ("AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 304, 192): "mi300x",
+        ("AMD Instinct MI300X VF", "gfx942:sramecc+:xnack-", 304, 192): "mi300x",  # a cloud's virtual function
+        ("AMD Radeon Graphics", "gfx942", 304, 256): "mi325x",
+        ("AMD Radeon Graphics", "gfx90a", 110, 64): "mi250x-gcd",
+        ("", "gfx1100", 96, 24): "rx-7900-xtx",
+        ("AMD Radeon RX 7900 XT", "gfx1100", 84, 20): "rx-7900-xt",
+    }
+    for (reported, arch, units, memory_gib), catalog_id in named.items():
+        identity = identify_rocm(reported, arch, units, memory_gib * GIB * ALMOST)
+        gpu = shipped_catalog.match(identity.name)
+        assert gpu is not None and gpu.id == catalog_id and gpu.platform == "rocm", (reported, identity.name)
+    by_id = shipped_catalog.by_id()
+    assert by_id["mi250x-gcd"].value("memory_gb") * 2 == 128 and by_id["mi250-gcd"].value("bf16_tflops") * 2 == 362.1

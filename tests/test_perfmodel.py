@@ -306,3 +306,24 @@ def test_a_gpu_of_a_platform_without_fitted_results_gets_memory_but_no_time_or_s
     rocm, cuda = rows["rocm-test-card"], rows["rtx-4090"]
     assert rocm.memory == cuda.memory and rocm.speed is None and "no speed on rocm" in rocm.refused
     assert rocm.usd_per_million_rented is None and cuda.speed is not None
+
+    # a language-model job: no time on the ROCm card, its memory answered as the CUDA twin's; priced below the
+    # cheapest CUDA card that fits, it is named as cheaper with its speed not estimated
+    from advisor.llm.advice import advise
+    from advisor.llm.config import load_presets
+    from advisor.llm.stack import JobShape, job_request
+    from advisor.render.jobs import summary_lines
+
+    card["purchase"] = [{"usd": 999, "kind": "street price", "date": "2026-11-01", "source": "wiki"}]
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    job = job_request(JobShape(load_presets()["llama-3.1-8b"], "lora", tokens=1000 * 2048)).job
+    advice = advise(shipped_frame, catalog_store.load_catalog(path), job, gpu_ids=["rocm-test-card", "rtx-4090"])
+    [twin] = advice.options
+    [memory_only] = advice.memory_only
+    assert (twin.gpu.id, memory_only.gpu.id) == ("rtx-4090", "rocm-test-card")
+    assert memory_only.footprint == twin.footprint and memory_only.verdict == twin.verdict
+    assert advice.cheaper_without_time() is memory_only and memory_only.price_usd == 999
+    said = summary_lines(advice)
+    assert any(
+        line.startswith("Cheaper, fits, speed not estimated: Test ROCm card ($999, ROCm (AMD))") for line in said
+    )

@@ -75,10 +75,28 @@ class JobOption:
 
 
 @dataclass(frozen=True)
+class MemoryOnly:
+    """A GPU whose software platform has no fitted time (ROCm, Metal): whether the job fits its memory, answered as on
+    any GPU, with no time and no cost (the other platform's fit is never borrowed)."""
+
+    gpu: Gpu
+    devices: int
+    footprint: memory.Footprint
+    verdict: memory.Fit
+    why: basis.NoPlatformFit
+    price_usd: float | None  # to buy the GPUs (None: no price, or only a launch price too old to buy at)
+
+    @property
+    def name(self) -> str:
+        return device_label(self.gpu.name, self.devices)
+
+
+@dataclass(frozen=True)
 class JobAdvice:
     job: TrainingJob
     options: tuple[JobOption, ...]
     missing: tuple[Any, ...]  # the GPUs with no estimate (perfmodel.Estimate, each saying why)
+    memory_only: tuple[MemoryOnly, ...] = ()  # of those, the ones of another platform: their memory answered
 
     def fitting(self) -> list[JobOption]:
         return [o for o in self.options if o.verdict == memory.Fit.FITS]
@@ -96,6 +114,14 @@ class JobAdvice:
     def fastest(self) -> JobOption | None:
         found = self.fitting()
         return min(found, key=lambda o: o.seconds) if found else None
+
+    def cheaper_without_time(self) -> MemoryOnly | None:
+        """The cheapest GPU to buy that the job fits but whose platform has no fitted time, where it is cheaper than
+        the cheapest that fits with a time: a buyer weighs it, knowing its speed is not estimated."""
+        found = [m for m in self.memory_only if m.verdict == memory.Fit.FITS and m.price_usd]
+        best = min(found, key=lambda m: (m.price_usd, m.gpu.name)) if found else None
+        buy = self.cheapest_purchase()
+        return best if best is not None and (buy is None or best.price_usd < buy.price_usd) else None
 
     def cheapest_with_choices(self) -> JobOption | None:
         """Among the GPUs the job does not fit as asked, the cheapest to buy that the stack's choices make it fit
@@ -168,7 +194,48 @@ def advise(
             options.append(_option(catalog, planned, ranged, count, pure_16bit, sharded, job.run_tokens))
     order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
     options.sort(key=lambda o: (order[o.verdict], o.seconds, o.gpu.name, o.devices))
-    return JobAdvice(job, tuple(options), tuple(missing))
+    answered = _memory_answers(catalog, job, missing, checkpointing, devices, pure_16bit, sharded)
+    return JobAdvice(job, tuple(options), tuple(missing), answered)
+
+
+def _memory_answers(
+    catalog: Catalog,
+    job: TrainingJob,
+    missing: list[Any],
+    checkpointing: Checkpointing,
+    devices: int,
+    pure_16bit: bool,
+    sharded: bool,
+) -> tuple[MemoryOnly, ...]:
+    """The GPUs left without an estimate because their platform has no fitted time: their memory, fits first."""
+    unfitted = {e.device.catalog_id: e.no_peak for e in missing if isinstance(e.no_peak, basis.NoPlatformFit)}
+    answered = [
+        _memory_only(catalog, catalog.by_id()[gpu_id], job, checkpointing, devices, pure_16bit, sharded, why)
+        for gpu_id, why in unfitted.items()
+    ]
+    order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
+    return tuple(sorted(answered, key=lambda m: (order[m.verdict], m.gpu.name)))
+
+
+def _memory_only(
+    catalog: Catalog,
+    gpu: Gpu,
+    job: TrainingJob,
+    checkpointing: Checkpointing,
+    devices: int,
+    pure_16bit: bool,
+    sharded: bool,
+    why: basis.NoPlatformFit,
+) -> MemoryOnly:
+    """The job's memory on a GPU whose platform has no fitted time, planned and split as :func:`_option` plans it."""
+    capacity = float(gpu.value("memory_gb") or 0.0)
+    planned = job.with_checkpointing(_choose_checkpointing(job, capacity, checkpointing, pure_16bit))
+    shards = devices if sharded and devices > 1 else 1
+    split = memory.split_for(planned, capacity, devices, pure_16bit)
+    footprint = memory.predict(planned, pure_16bit, shards=shards, split=split)
+    price = gpu.current_price(catalog.as_of)
+    price_usd = price.usd * devices if price is not None and not price.stale(catalog.as_of) else None
+    return MemoryOnly(gpu, devices, footprint, footprint.verdict(capacity), why, price_usd)
 
 
 def _fp8_several(

@@ -29,6 +29,7 @@ def catalog_text(catalog: Catalog) -> str:
     columns: list[Column] = [
         ("id", lambda g: g.id),
         ("architecture", lambda g: g.architecture),
+        ("platform", lambda g: g.platform),
         ("launched", lambda g: g.launch_date[:7]),
         ("FP32", spec("fp32_tflops", ".1f")),
         ("TF32", spec("tf32_tflops", ".1f")),
@@ -39,7 +40,7 @@ def catalog_text(catalog: Catalog) -> str:
         ("price", price),
         ("rent", rental),
     ]
-    table = text_table_of(list(catalog.gpus), columns, left={"id", "architecture", "launched", "rent"})
+    table = text_table_of(list(catalog.gpus), columns, left={"id", "architecture", "platform", "launched", "rent"})
     return "\n".join(
         [
             f"GPU catalog: {len(catalog.gpus)} GPUs, prices as of {catalog.as_of} ({_shown_path(catalog.origin)})",

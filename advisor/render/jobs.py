@@ -4,6 +4,7 @@ and their JSON records. No I/O."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small
@@ -152,10 +153,25 @@ def job_advice_text(advice: Any) -> str:
         "",
         *summary_lines(advice),
     ]
+    if advice.memory_only:
+        head.append(memory_only_line(advice.memory_only))
     if advice.missing:
         said = [f"{e.device.name}: {basis.words(e.no_peak)}" for e in advice.missing[:5]]
         head.append(f"Not estimated: {'; '.join(said)}" + (" ..." if len(advice.missing) > 5 else ""))
     return "\n".join(head)
+
+
+def memory_only_line(answers: Sequence[Any]) -> str:
+    """The GPUs of a platform with no fitted time: whether the job fits each one's memory (no time, no cost)."""
+    platforms = sorted({basis.PLATFORM_NAMES.get(a.why.platform, a.why.platform) for a in answers})
+    said = [
+        f"{a.name} {a.verdict}, {a.footprint.total_gb:.1f} GB ({a.footprint.low_gb:.1f}-{a.footprint.high_gb:.1f}) "
+        f"of {a.gpu.value('memory_gb'):g} GB"
+        for a in answers
+    ]
+    return f"Memory only, no time or cost ({' and '.join(platforms)}: no published results fitted yet): " + "; ".join(
+        said
+    )
 
 
 def option_record(option: Any) -> dict[str, Any]:
@@ -260,6 +276,15 @@ def summary_lines(advice: Any) -> list[str]:
     if fast is not None:
         lines.append(
             f"Fastest that fits: {fast.name}: {fmt_duration(fast.seconds)} ({fast.tokens_per_second:,.0f} tokens/s)"
+        )
+    unestimated = advice.cheaper_without_time()
+    if unestimated is not None:
+        platform = basis.PLATFORM_NAMES.get(unestimated.why.platform, unestimated.why.platform)
+        lines.append(
+            f"Cheaper, fits, speed not estimated: {unestimated.name} (${unestimated.price_usd:,.0f}, {platform}): "
+            f"{unestimated.footprint.total_gb:.1f} GB (up to {unestimated.footprint.high_gb:.1f}) of "
+            f"{unestimated.gpu.value('memory_gb'):g} GB; no {platform} training results are fitted yet, so its time "
+            "is not estimated"
         )
     cheaper = advice.cheapest_with_choices()
     if cheaper is not None and cheaper.ladder is not None and cheaper.ladder.fits is not None:

@@ -679,7 +679,8 @@ class Answer:
 def job_answer(found: Any) -> Answer:
     """A language-model training job's answer."""
     table = pd.DataFrame([{name: render(o) for name, render in render_jobs.job_table(found)} for o in found.options])
-    return Answer(job_title(found), render_jobs.summary_lines(found), table, None, [job_caption(found)])
+    memory_only = [render_jobs.memory_only_line(found.memory_only)] if found.memory_only else []
+    return Answer(job_title(found), render_jobs.summary_lines(found), table, None, [job_caption(found), *memory_only])
 
 
 def inference_answer(found: Any, job: Any) -> Answer:
