@@ -29,6 +29,7 @@ from advisor.store.catalog import Catalog, Gpu
 # What a job computes in on a GPU: bfloat16 where the GPU has it (Ampere and newer), else float16 (Volta, Turing).
 JOB_PRECISIONS = (Precision.MIXED_BFLOAT16.value, Precision.MIXED_FLOAT16.value)
 FP8_PRECISION = "fp8"  # an option's precision where the tuned FP8 stack's time applies
+FIT_ORDER = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}  # how options are listed: fits first
 
 
 @dataclass(frozen=True)
@@ -192,8 +193,7 @@ def advise(
             if fitted is not None:
                 ranged = _fp8_row(ranged, planned, catalog.by_id()[gpu_id], count, fitted)
             options.append(_option(catalog, planned, ranged, count, pure_16bit, sharded, job.run_tokens))
-    order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
-    options.sort(key=lambda o: (order[o.verdict], o.seconds, o.gpu.name, o.devices))
+    options.sort(key=lambda o: (FIT_ORDER[o.verdict], o.seconds, o.gpu.name, o.devices))
     answered = _memory_answers(catalog, job, missing, checkpointing, devices, pure_16bit, sharded)
     return JobAdvice(job, tuple(options), tuple(missing), answered)
 
@@ -213,8 +213,7 @@ def _memory_answers(
         _memory_only(catalog, catalog.by_id()[gpu_id], job, checkpointing, devices, pure_16bit, sharded, why)
         for gpu_id, why in unfitted.items()
     ]
-    order = {memory.Fit.FITS: 0, memory.Fit.TIGHT: 1, memory.Fit.NO: 2}
-    return tuple(sorted(answered, key=lambda m: (order[m.verdict], m.gpu.name)))
+    return tuple(sorted(answered, key=lambda m: (FIT_ORDER[m.verdict], m.gpu.name)))
 
 
 def _memory_only(
