@@ -20,9 +20,15 @@ from advisor.llm.job import ALL_LINEAR, Method, TrainingJob
 WIDTHS = {"hidden": 96, "heads": 4, "kv_heads": 2, "head_dim": 16, "intermediate": 160, "vocab": 256}
 BATCH, SEQ, RANK = 2, 40, 8
 DEPTHS = (2, 4)
-# per token and block, beside the 16-bit values: each RMSNorm's fp32 inverse root (4 bytes) and the attention's fp32
-# log-sum-exp per head (4 bytes each): the count leaves these few bytes out
-STATISTICS_BYTES = 2 * 4 + WIDTHS["heads"] * 4
+
+
+def statistics_bytes(widths: dict[str, int]) -> int:
+    """Per token and block, beside the 16-bit values: each RMSNorm's fp32 inverse root (4 bytes) and the attention's
+    fp32 log-sum-exp per head (4 bytes each): the count leaves these few bytes out."""
+    return 2 * 4 + widths["heads"] * 4
+
+
+STATISTICS_BYTES = statistics_bytes(WIDTHS)
 PLAIN_PARAMETER_TYPES = ("Parameter", "Tensor", "Params4bit")
 
 
@@ -283,7 +289,7 @@ def test_qlora_layers_keep_what_is_counted(library, shares_inputs, targets):
     4-bit weight, already counted); the adapters keep theirs: PEFT's a copy each, torchtune's the layer's input itself,
     once per tensor read and not the attention's output again (``shares_adapter_inputs``, torchtune's stack)."""
     shallow, deep = (saved_bytes_per_token(n, targets, base=library, widths=NF4_WIDTHS) for n in DEPTHS)
-    measured = (deep - shallow) / (DEPTHS[1] - DEPTHS[0]) - (2 * 4 + NF4_WIDTHS["heads"] * 4)
+    measured = (deep - shallow) / (DEPTHS[1] - DEPTHS[0]) - statistics_bytes(NF4_WIDTHS)
     job = TrainingJob(
         _tiny_model_config(NF4_WIDTHS),
         Method.QLORA,

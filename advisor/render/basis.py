@@ -239,15 +239,20 @@ def _no_fp8(part: NoFp8) -> str:
 
 @words.register
 def _no_platform_fit(part: NoPlatformFit) -> str:
-    fitted = ", ".join(PLATFORM_NAMES.get(p, p) for p in part.fitted)
+    fitted = ", ".join(platform_name(p) for p in part.fitted)
     return (
         f"no estimate for {part.device}: the model is fitted and cross-validated on {fitted} results only, and none on "
-        f"{PLATFORM_NAMES.get(part.platform, part.platform)} (its software reaches another share of its peaks; the "
+        f"{platform_name(part.platform)} (its software reaches another share of its peaks; the "
         f"{fitted} range is never borrowed)"
     )
 
 
 PLATFORM_NAMES = {"cuda": "CUDA (NVIDIA)", "rocm": "ROCm (AMD)", "mps": "Metal (Apple)"}
+
+
+def platform_name(platform: str) -> str:
+    """A software platform as a reader knows it, with its vendor ('ROCm (AMD)'); an unknown one as written."""
+    return PLATFORM_NAMES.get(platform, platform)
 
 
 @words.register

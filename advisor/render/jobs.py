@@ -163,7 +163,7 @@ def job_advice_text(advice: Any) -> str:
 
 def memory_only_line(answers: Sequence[Any]) -> str:
     """The GPUs of a platform with no fitted time: whether the job fits each one's memory (no time, no cost)."""
-    platforms = sorted({basis.PLATFORM_NAMES.get(a.why.platform, a.why.platform) for a in answers})
+    platforms = sorted({basis.platform_name(a.why.platform) for a in answers})
     said = [
         f"{a.name} {a.verdict}, {a.footprint.total_gb:.1f} GB ({a.footprint.low_gb:.1f}-{a.footprint.high_gb:.1f}) "
         f"of {a.gpu.value('memory_gb'):g} GB"
@@ -279,7 +279,7 @@ def summary_lines(advice: Any) -> list[str]:
         )
     unestimated = advice.cheaper_without_time()
     if unestimated is not None:
-        platform = basis.PLATFORM_NAMES.get(unestimated.why.platform, unestimated.why.platform)
+        platform = basis.platform_name(unestimated.why.platform)
         lines.append(
             f"Cheaper, fits, speed not estimated: {unestimated.name} (${unestimated.price_usd:,.0f}, {platform}): "
             f"{unestimated.footprint.total_gb:.1f} GB (up to {unestimated.footprint.high_gb:.1f}) of "
