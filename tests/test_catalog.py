@@ -100,6 +100,16 @@ def write(tmp_path: Path, data) -> Path:
         ),
         (lambda d: d["gpus"][0].update(segment="gaming"), "gpus[0].segment", "must be one of consumer"),
         (lambda d: d.pop("as_of"), "as_of", "is missing"),
+        (
+            lambda d: d["gpus"][0].update(allocatable_gb={"value": 10, "source": "wiki"}),
+            "gpus[0].allocatable_gb.value",
+            "10 GB is more than memory_gb (8)",
+        ),
+        (
+            lambda d: d["gpus"][0].update(whole_machine=True),
+            "gpus[0].purchase[0].kind",
+            "a whole machine's price must say 'whole machine'",
+        ),
     ],
 )
 def test_bad_catalog_entries_give_clear_messages(tmp_path: Path, change, field, message):

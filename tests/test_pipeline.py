@@ -133,15 +133,19 @@ def test_a_jobs_advice_is_worked_out_once(shipped_frame, shipped_catalog):
     assert advisor.with_choices(habits=Habits(runs_per_week=1)).job_advice(request) is advice
     choice = advisor.job_choice(request, "value", 3000)
     assert choice.best is not None and choice.best.price_usd <= 3000 and choice.best in advice.fitting()
-    # a GPU of a platform with no fitted time (ROCm) gets no time and no cost, but its memory is answered as any
-    # GPU's: the same footprint as the CUDA GPUs', judged against its own card
+    # a GPU of a platform with no fitted time (ROCm, Metal) gets no time and no cost, but its memory is answered as
+    # any GPU's: the same footprint as the CUDA GPUs', judged against its own card (a unified-memory GPU's share)
     assert all(o.gpu.platform == "cuda" for o in advice.options)
     memory_only = {m.gpu.id: m for m in advice.memory_only}
-    assert {"mi300x", "rx-7900-xtx"} <= set(memory_only) and all(m.why.platform == "rocm" for m in memory_only.values())
+    assert {"mi300x", "rx-7900-xtx", "mac-studio-m4-max-36gb"} <= set(memory_only)
+    assert all(memory_only[i].why.platform == "rocm" for i in ("mi300x", "rx-7900-xtx"))
     same_plan = next(o for o in advice.options if o.gpu.id == "rtx-4090")
     assert memory_only["rx-7900-xtx"].footprint.total_gb == pytest.approx(same_plan.footprint.total_gb)
     assert memory_only["mi300x"].verdict == "fits"
-    assert "Memory only, no time or cost (ROCm (AMD)" in page.job_answer(advice).captions[-1]
+    assert "no ROCm (AMD) training results are fitted yet" in page.job_answer(advice).captions[-1]
+    # a CUDA GPU whose 16-bit peak nobody published (the DGX Spark) is answered for memory too, saying why no time
+    assert memory_only["dgx-spark"].why.peak == "float16 tensor"
+    assert "of 108.8 GB usable of 128 GB unified" in page.job_answer(advice).captions[-1]
 
 
 def test_the_workloads_profiles_are_offered_slowest_first(shipped_frame):

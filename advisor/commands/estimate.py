@@ -111,11 +111,12 @@ def _check_counts(args: argparse.Namespace) -> None:
 def _job(args: argparse.Namespace, advisor, gpu_ids: list[str] | None) -> int:
     """``estimate --model-config``: a language-model training job on every catalog GPU."""
     from advisor.commands.job_options import request_from_args
-    from advisor.render.jobs import job_advice_text, option_record
+    from advisor.render.jobs import job_advice_text, memory_only_record, option_record
 
     advice = advisor.job_advice(request_from_args(args, tuple(gpu_ids) if gpu_ids is not None else None))
-    if args.json:
-        common.print_json([option_record(option) for option in advice.options])
+    if args.json:  # the estimated GPUs, then those answered for memory only (no time: seconds_estimate null)
+        records = [option_record(option) for option in advice.options]
+        common.print_json(records + [memory_only_record(answer) for answer in advice.memory_only])
     else:
         print(job_advice_text(advice))
     return 0

@@ -39,6 +39,7 @@ class Engine:
     weights: tuple[str, ...]
     kv_cache: tuple[str, ...]
     sources: dict[str, str]
+    platforms: tuple[str, ...] = ("cuda",)  # the software platforms whose GPUs it runs on
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class EngineData:
 def _engine(key: str, entry: dict[str, Any]) -> Engine:
     sources = {
         name: entry[name]["source"]
-        for name in ("memory_share", "block_tokens", "largest_step_tokens", "reserve_fixed_gb")
+        for name in ("memory_share", "block_tokens", "largest_step_tokens", "reserve_fixed_gb", "platforms")
     }
     return Engine(
         id=key,
@@ -88,6 +89,7 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         weights=tuple(entry["weights"]),
         kv_cache=tuple(entry["kv_cache"]),
         sources=sources,
+        platforms=tuple(entry["platforms"]["value"]),
     )
 
 
@@ -111,6 +113,14 @@ def engine_data() -> EngineData:
             if name not in formats and name not in kv:
                 raise AdvisorError(f"advisor/data/{ENGINES_FILE}: engines.{engine.id}: unknown format {name!r}")
     return EngineData(engines, formats, kv)
+
+
+def platform_refusal(engine: Engine, platform: str) -> str | None:
+    """Why ``engine`` does not run on a GPU of ``platform`` (None when it does), with its source."""
+    if platform in engine.platforms:
+        return None
+    runs = ", ".join(engine.platforms)
+    return f"{engine.name} does not run on {platform} GPUs (it runs on {runs}: {engine.sources['platforms']})"
 
 
 def refusal(engine: Engine, weights: Format, kv: KvFormat) -> str | None:

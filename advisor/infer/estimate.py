@@ -8,7 +8,7 @@ from functools import lru_cache
 from advisor.errors import AdvisorError
 from advisor.infer import saturated
 from advisor.infer import speed as speed_model
-from advisor.infer.engines import architecture_refusal
+from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
 from advisor.infer.serving_memory import MemoryVerdict, memory_verdict
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
@@ -121,11 +121,15 @@ def inference_rows(
     for gpu in catalog.gpus:
         if gpu_ids is not None and gpu.id not in gpu_ids:
             continue
-        memory_gb = gpu.value("memory_gb")
+        memory_gb = gpu.usable_memory_gb
         if not memory_gb or not gpu.value("memory_bandwidth_gbs"):
             continue  # nothing to decide with: no guess
         verdict = memory_verdict(job, memory_gb)
-        why = architecture_refusal(gpu.architecture, job.weights, job.kv) or _platform_refusal(gpu)
+        why = (
+            platform_refusal(job.engine, gpu.platform)
+            or architecture_refusal(gpu.architecture, job.weights, job.kv)
+            or _platform_refusal(gpu)
+        )
         speed = None
         if why is None:
             try:

@@ -82,7 +82,7 @@ def load_saturated() -> tuple[SaturatedRow, ...]:
 
 def terms(job: InferenceJob, gpu: Gpu) -> Terms:
     """The batch the engine runs and the terms of one cycle, for ``job`` (prompt = isl, output = osl)."""
-    memory_gb = float(gpu.value("memory_gb") or 0)
+    memory_gb = float(gpu.usable_memory_gb or 0)
     verdict = memory_verdict(replace(job, users=1), memory_gb)
     batch = min(job.engine.max_batch, verdict.most_sequences)
     if batch < 1:

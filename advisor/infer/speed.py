@@ -85,10 +85,19 @@ def weight_class(job: InferenceJob) -> int:
     return 0 if job.weights.bits >= 16 else 1
 
 
+# Architectures without matrix units: their float32 peak is what their matrix products reach. Any other GPU whose
+# catalog entry gives no 16-bit tensor peak (one nobody published, as the DGX Spark's) gets no speed: its float32 peak
+# would be a guess several times too slow.
+NO_MATRIX_UNITS = ("Pascal",)
+
+
 def _peak_tflops(gpu: Gpu, job: InferenceJob) -> float:
     """The tensor peak the engine's matrix products reach for: float16 accumulation (GeForce cards run it at twice
     the float32-accumulate rate the catalog gives) where the engine uses it."""
-    peak = float(gpu.value("bf16_tflops") or gpu.value("fp16_tensor_tflops") or gpu.value("fp32_tflops") or 0.0)
+    tensor = gpu.value("bf16_tflops") or gpu.value("fp16_tensor_tflops")
+    if not tensor and gpu.architecture not in NO_MATRIX_UNITS:
+        raise AdvisorError(f"{gpu.name}: the catalog gives no 16-bit tensor peak (none published); no speed estimated")
+    peak = float(tensor or gpu.value("fp32_tflops") or 0.0)
     if job.engine.fp16_accumulate and gpu.segment == "consumer":
         peak *= 2
     return peak

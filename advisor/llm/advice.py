@@ -84,7 +84,7 @@ class MemoryOnly:
     devices: int
     footprint: memory.Footprint
     verdict: memory.Fit
-    why: basis.NoPlatformFit
+    why: basis.NoPlatformFit | basis.NoPeak  # no fitted results on its platform, or a peak nobody published
     price_usd: float | None  # to buy the GPUs (None: no price, or only a launch price too old to buy at)
 
     @property
@@ -157,7 +157,7 @@ def advise(
     chosen = [catalog.by_id()[i] for i in gpu_ids] if gpu_ids is not None else list(catalog.gpus)
     plans: dict[bool, list[Gpu]] = {False: [], True: []}
     for gpu in chosen:
-        capacity = gpu.value("memory_gb")
+        capacity = gpu.usable_memory_gb
         if capacity is not None:
             plans[_choose_checkpointing(job, capacity, checkpointing, pure_16bit)].append(gpu)
     options, missing = [], []
@@ -207,8 +207,13 @@ def _memory_answers(
     pure_16bit: bool,
     sharded: bool,
 ) -> tuple[MemoryOnly, ...]:
-    """The GPUs left without an estimate because their platform has no fitted time: their memory, fits first."""
-    unfitted = {e.device.catalog_id: e.no_peak for e in missing if isinstance(e.no_peak, basis.NoPlatformFit)}
+    """The catalog GPUs left without an estimate (their platform has no fitted time, or the catalog lacks the peak the
+    time needs): their memory, fits first."""
+    unfitted = {
+        e.device.catalog_id: e.no_peak
+        for e in missing
+        if isinstance(e.no_peak, basis.NoPlatformFit | basis.NoPeak) and e.device.catalog_id in catalog.by_id()
+    }
     answered = [
         _memory_only(catalog, catalog.by_id()[gpu_id], job, checkpointing, devices, pure_16bit, sharded, why)
         for gpu_id, why in unfitted.items()
@@ -224,10 +229,10 @@ def _memory_only(
     devices: int,
     pure_16bit: bool,
     sharded: bool,
-    why: basis.NoPlatformFit,
+    why: basis.NoPlatformFit | basis.NoPeak,
 ) -> MemoryOnly:
     """The job's memory on a GPU whose platform has no fitted time, planned and split as :func:`_option` plans it."""
-    capacity = float(gpu.value("memory_gb") or 0.0)
+    capacity = float(gpu.usable_memory_gb or 0.0)
     planned = job.with_checkpointing(_choose_checkpointing(job, capacity, checkpointing, pure_16bit))
     shards = devices if sharded and devices > 1 else 1
     split = memory.split_for(planned, capacity, devices, pure_16bit)
@@ -291,7 +296,7 @@ def _option(
     """One GPU (or ``count`` of them) for the planned job: its estimate's row, the memory the job needs there, the
     least memory it could need where it does not fit, and what the GPUs cost."""
     gpu = catalog.by_id()[row["catalog_id"]]
-    capacity = float(gpu.value("memory_gb") or 0.0)
+    capacity = float(gpu.usable_memory_gb or 0.0)
     shards = count if sharded and count > 1 else 1
     split = memory.split_for(planned, capacity, count, pure_16bit)
     footprint = memory.predict(planned, pure_16bit, shards=shards, split=split)

@@ -339,7 +339,7 @@ def _memory(spec: dict[str, Any], precision: str, gpu, observed_gb: float | None
     would (unknown: NaN, and taken as fitting). A peak measured on a GPU at the same batch and precision (plus the
     CUDA context its counter leaves out) is a floor: the prediction is never below what a run used."""
     footprint = memory.predict(spec, precision, DeviceKind.GPU)
-    capacity = gpu.value("memory_gb")
+    capacity = gpu.usable_memory_gb
     if (footprint is None and observed_gb is None) or capacity is None:
         return {"memory_gb": math.nan, "fits": True, "largest_batch": math.nan}
     total = max(

@@ -250,9 +250,26 @@ def _no_platform_fit(part: NoPlatformFit) -> str:
 PLATFORM_NAMES = {"cuda": "CUDA (NVIDIA)", "rocm": "ROCm (AMD)", "mps": "Metal (Apple)"}
 
 
+def no_time_reason(why: NoPlatformFit | NoPeak) -> str:
+    """Why a GPU answered for memory has no time, in a few words: 'no ROCm (AMD) training results are fitted yet',
+    'no bfloat16 peak in the catalog for ...'."""
+    if isinstance(why, NoPlatformFit):
+        return f"no {platform_name(why.platform)} training results are fitted yet"
+    return f"no {why.peak} peak in the catalog for {why.device}"
+
+
 def platform_name(platform: str) -> str:
     """A software platform as a reader knows it, with its vendor ('ROCm (AMD)'); an unknown one as written."""
     return PLATFORM_NAMES.get(platform, platform)
+
+
+def capacity_text(gpu: Any) -> str:
+    """The memory a fit is decided against, in GB as the catalog states it: '24 GB'; a unified-memory GPU's allocatable
+    share with the whole it comes from: '96 GB usable of 128 GB unified'."""
+    usable = gpu.usable_memory_gb
+    if gpu.allocatable is None or usable is None:
+        return f"{usable:g} GB"
+    return f"{usable:g} GB usable of {gpu.value('memory_gb'):g} GB unified"
 
 
 @words.register

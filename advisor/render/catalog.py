@@ -20,7 +20,15 @@ def catalog_text(catalog: Catalog) -> str:
         return lambda g: "-" if g.value(name) is None else format(g.value(name), digits)
 
     def price(gpu: Gpu) -> str:
-        return f"{fmt_usd(gpu.price.usd)} ({gpu.price.date[:7]})" if gpu.price else "unknown"
+        if not gpu.price:
+            return "unknown"
+        return f"{fmt_usd(gpu.price.usd)} ({gpu.price.date[:7]}{', machine' if gpu.whole_machine else ''})"
+
+    def memory(gpu: Gpu) -> str:
+        usable = gpu.usable_memory_gb
+        if gpu.allocatable is None:
+            return "-" if usable is None else f"{usable:g}"
+        return f"{usable:g} of {gpu.value('memory_gb'):g}"
 
     def rental(gpu: Gpu) -> str:
         best = gpu.best_rental
@@ -31,6 +39,7 @@ def catalog_text(catalog: Catalog) -> str:
         ("architecture", lambda g: g.architecture),
         ("platform", lambda g: g.platform),
         ("launched", lambda g: g.launch_date[:7]),
+        ("GB", memory),
         ("FP32", spec("fp32_tflops", ".1f")),
         ("TF32", spec("tf32_tflops", ".1f")),
         ("FP16 tensor", spec("fp16_tensor_tflops", ".1f")),
@@ -46,6 +55,8 @@ def catalog_text(catalog: Catalog) -> str:
             f"GPU catalog: {len(catalog.gpus)} GPUs, prices as of {catalog.as_of} ({_shown_path(catalog.origin)})",
             "TFLOPS are dense peaks; FP16 tensor is with float32 accumulation (mixed_float16); '-' means no "
             "source gives it.",
+            "GB: the memory a fit counts ('96 of 128': what the GPU may allocate of a machine's unified memory); "
+            "'machine': the whole machine's price.",
             "",
             table,
         ]

@@ -13,9 +13,16 @@ from advisor.render import basis
 from advisor.render.tables import Column, text_table_of
 
 
+def _to_buy(option: Any) -> str:
+    """What the GPUs cost; a whole machine's price says so ('$3,999 (machine)')."""
+    if not option.price_usd:
+        return fmt_usd(math.nan)
+    return fmt_usd(option.price_usd) + (" (machine)" if option.gpu.whole_machine else "")
+
+
 def _job_memory(option: Any) -> str:
     f = option.footprint
-    return f"{f.total_gb:.1f} GB ({f.low_gb:.0f}-{f.high_gb:.0f}) of {option.gpu.value('memory_gb'):g}"
+    return f"{f.total_gb:.1f} GB ({f.low_gb:.0f}-{f.high_gb:.0f}) of {basis.capacity_text(option.gpu)}"
 
 
 MOVE_WORDS = {
@@ -96,7 +103,7 @@ JOB_TABLE: list[Column] = [
     ("precision", lambda o: o.precision),
     ("tokens/s", lambda o: f"{o.tokens_per_second:,.0f}"),
     ("the run", lambda o: f"{fmt_seconds(o.seconds)} ({fmt_seconds(o.low)} - {fmt_seconds(o.high)})"),
-    ("to buy", lambda o: fmt_usd(o.price_usd if o.price_usd else math.nan)),
+    ("to buy", lambda o: _to_buy(o)),
     ("rented, the run", lambda o: _rented(o)),
     ("largest batch / seq that fits", lambda o: f"{o.largest_micro_batch} / {o.largest_seq_len:,}"),
     ("least memory that fits (the stack's choices)", ladder_text),
@@ -155,23 +162,52 @@ def job_advice_text(advice: Any) -> str:
     ]
     if advice.memory_only:
         head.append(memory_only_line(advice.memory_only))
-    if advice.missing:
-        said = [f"{e.device.name}: {basis.words(e.no_peak)}" for e in advice.missing[:5]]
-        head.append(f"Not estimated: {'; '.join(said)}" + (" ..." if len(advice.missing) > 5 else ""))
+    answered = {a.gpu.id for a in advice.memory_only}
+    unanswered = [e for e in advice.missing if e.device.catalog_id not in answered]
+    if unanswered:
+        said = [f"{e.device.name}: {basis.words(e.no_peak)}" for e in unanswered[:5]]
+        head.append(f"Not estimated: {'; '.join(said)}" + (" ..." if len(unanswered) > 5 else ""))
     return "\n".join(head)
 
 
 def memory_only_line(answers: Sequence[Any]) -> str:
-    """The GPUs of a platform with no fitted time: whether the job fits each one's memory (no time, no cost)."""
-    platforms = sorted({basis.platform_name(a.why.platform) for a in answers})
+    """The GPUs left without a time (a platform with no fitted results, a peak nobody published): whether the job fits
+    each one's memory (no time, no cost), with why."""
+    reasons = list(dict.fromkeys(basis.no_time_reason(a.why) for a in answers))
     said = [
         f"{a.name} {a.verdict}, {a.footprint.total_gb:.1f} GB ({a.footprint.low_gb:.1f}-{a.footprint.high_gb:.1f}) "
-        f"of {a.gpu.value('memory_gb'):g} GB"
+        f"of {basis.capacity_text(a.gpu)}"
         for a in answers
     ]
-    return f"Memory only, no time or cost ({' and '.join(platforms)}: no published results fitted yet): " + "; ".join(
-        said
-    )
+    return f"Memory only, no time or cost ({'; '.join(reasons)}): " + "; ".join(said)
+
+
+def _fit_record(found: Any) -> dict[str, Any]:
+    """The memory fields of a GPU's JSON record (an estimated option's or a memory-only answer's)."""
+    f = found.footprint
+    return {
+        "fits": str(found.verdict),
+        "memory_gb": round(f.total_gb, 2),
+        "memory_low_gb": round(f.low_gb, 2),
+        "memory_high_gb": round(f.high_gb, 2),
+        "gpu_memory_gb": found.gpu.value("memory_gb"),
+        "gpu_usable_memory_gb": found.gpu.usable_memory_gb,  # unified memory: the share the GPU may allocate
+    }
+
+
+def memory_only_record(answer: Any) -> dict[str, Any]:
+    """``estimate --model-config --json``: a GPU of a platform with no fitted time, its memory answered, no time."""
+    return {
+        "gpu": answer.name,
+        "catalog_id": answer.gpu.id,
+        "devices": answer.devices,
+        "platform": answer.gpu.platform,
+        **_fit_record(answer),
+        "seconds_estimate": None,
+        "time_not_estimated": basis.no_time_reason(answer.why),
+        "price_usd": answer.price_usd,
+        "price_is_whole_machine": answer.gpu.whole_machine,
+    }
 
 
 def option_record(option: Any) -> dict[str, Any]:
@@ -185,11 +221,7 @@ def option_record(option: Any) -> dict[str, Any]:
         "pipeline_parallel": option.split.pipeline,
         "precision": option.precision,
         "checkpointing": option.checkpointing,
-        "fits": str(option.verdict),
-        "memory_gb": round(f.total_gb, 2),
-        "memory_low_gb": round(f.low_gb, 2),
-        "memory_high_gb": round(f.high_gb, 2),
-        "gpu_memory_gb": option.gpu.value("memory_gb"),
+        **_fit_record(option),
         "memory_parts_gb": {k: round(v, 2) for k, v in f.parts().items()},
         "gradients_apart": f.gradients_apart,  # the parts peak at two moments: memory_gb is the larger, not the sum
         "largest_micro_batch": option.largest_micro_batch,
@@ -200,6 +232,7 @@ def option_record(option: Any) -> dict[str, Any]:
         "tokens_per_second": option.tokens_per_second,
         "bound": option.bound,
         "price_usd": option.price_usd,
+        "price_is_whole_machine": option.gpu.whole_machine,  # a Mac, a mini-PC, a DGX Spark: the machine's price
         "rental_usd_per_hour": option.rental_usd_per_hour,
         "rental_provider": option.rental_provider,
         "rental_cost_usd": option.rental_cost_usd,
@@ -279,11 +312,11 @@ def summary_lines(advice: Any) -> list[str]:
         )
     unestimated = advice.cheaper_without_time()
     if unestimated is not None:
-        platform = basis.platform_name(unestimated.why.platform)
+        platform = basis.platform_name(unestimated.gpu.platform)
         lines.append(
             f"Cheaper, fits, speed not estimated: {unestimated.name} (${unestimated.price_usd:,.0f}, {platform}): "
             f"{unestimated.footprint.total_gb:.1f} GB (up to {unestimated.footprint.high_gb:.1f}) of "
-            f"{unestimated.gpu.value('memory_gb'):g} GB; no {platform} training results are fitted yet, so its time "
+            f"{basis.capacity_text(unestimated.gpu)}; {basis.no_time_reason(unestimated.why)}, so its time "
             "is not estimated"
         )
     cheaper = advice.cheapest_with_choices()
@@ -332,7 +365,7 @@ def choice_lines(choice: Any) -> list[str]:
         f"Best ({choice.goal}): {best.name}, {choice_reason(choice)}: {cost}; {fmt_duration(best.seconds)} a run "
         f"({fmt_duration(best.low)} to {fmt_duration(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
         f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
-        f"{best.gpu.value('memory_gb'):g}" + (", activation checkpointing on" if best.checkpointing else "")
+        f"{basis.capacity_text(best.gpu)}" + (", activation checkpointing on" if best.checkpointing else "")
     ]
     if choice.break_even_runs is not None and rent is not None:
         lines.append(

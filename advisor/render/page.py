@@ -336,7 +336,7 @@ def job_headline(choice: Any, mine: Any | None) -> Headline:
     if mine is not None:
         captions.append(
             f"On the hardware you have ({mine.gpu.name}): {mine.verdict}, {mine.footprint.total_gb:.1f} GB "
-            f"(up to {mine.footprint.high_gb:.1f}) of {mine.gpu.value('memory_gb'):g}."
+            f"(up to {mine.footprint.high_gb:.1f}) of {render_basis.capacity_text(mine.gpu)}."
         )
     captions.append("The profiles' workload is another job: 'Compare the profiles instead' above answers for it.")
     if best is None:

@@ -133,6 +133,21 @@ GPU = (
     ),
     Field("launch_date", "section", "when it launched (or was announced)", required=True, fields=DATE_SPEC),
     *(_spec(name, doc, unit) for name, doc, unit in SPEC_FIELDS),
+    Field(
+        "allocatable_gb",
+        "section",
+        "unified memory (shared with the CPU): what the GPU may really allocate of memory_gb by default (Apple's "
+        "working-set limit, a mini-PC's firmware split), in memory_gb's unit; every fit decision uses it. Left out "
+        "where the GPU has memory of its own",
+        fields=SPEC,
+        unit="GB",
+    ),
+    Field(
+        "whole_machine",
+        "boolean",
+        "true when the GPU is sold only in a machine (a Mac, a mini-PC, a DGX Spark): its prices are the whole "
+        "machine's, never a card's, and every table says so",
+    ),
     Field("purchase", "sections", "purchase prices, the one the advisor uses first", fields=PURCHASE),
     Field("rentals", "sections", "cloud rental prices per GPU-hour", fields=RENTAL),
     Field("note", "string", "anything a reader should know"),
@@ -251,10 +266,20 @@ class Gpu:
     rentals: tuple[Rental, ...] = ()
     note: str = ""
     platform: str = Platform.CUDA.value  # the software platform (cuda, rocm, mps)
+    allocatable: Spec | None = None  # unified memory: what the GPU may allocate of memory_gb
+    whole_machine: bool = False  # sold only in a machine: its prices are the machine's
 
     def value(self, name: str) -> float | None:
         spec = self.specs.get(name)
         return None if spec is None else spec.value
+
+    @property
+    def usable_memory_gb(self) -> float | None:
+        """The memory every fit decision counts (memory_gb's unit): a unified-memory GPU's allocatable share where the
+        catalog gives it, else memory_gb (a unified-memory GPU whose share is unknown is never counted whole)."""
+        if self.allocatable is not None:
+            return self.allocatable.value
+        return self.value("memory_gb")
 
     @property
     def price(self) -> Price | None:
@@ -363,6 +388,7 @@ def validate(data: Any, file: str) -> tuple[list[Problem], list[Problem]]:
                 continue
             if value not in sources and not value.startswith(("http://", "https://")):
                 c.problem(key, f"unknown source {value!r} (add it to sources, or give a URL)")
+        _check_unified(c, gpu, path)
         for name in (gpu.get("id"), gpu.get("name"), *(gpu.get("aliases") or [])):
             if not isinstance(name, str):
                 continue
@@ -371,6 +397,29 @@ def validate(data: Any, file: str) -> tuple[list[Problem], list[Problem]]:
                 c.problem(f"{path}", f"the name {name!r} is also used by {seen[key]}")
             seen.setdefault(key, path)
     return c.problems, c.warnings
+
+
+WHOLE_MACHINE_WORDS = "whole machine"  # what a whole machine's price kind says, so that every table shows it
+
+
+def _check_unified(c: F.Checker, gpu: dict, path: str) -> None:
+    """A unified-memory GPU's allocatable share is at most its memory; a whole machine's prices say so."""
+    allocatable, memory = (_number_in(gpu.get(name)) for name in ("allocatable_gb", "memory_gb"))
+    if allocatable is not None and memory is not None and allocatable > memory:
+        c.problem(f"{path}.allocatable_gb.value", f"{allocatable:g} GB is more than memory_gb ({memory:g})")
+    if gpu.get("whole_machine") is True:
+        for index, price in enumerate(gpu.get("purchase") or []):
+            if isinstance(price, dict) and WHOLE_MACHINE_WORDS not in str(price.get("kind", "")):
+                c.problem(
+                    f"{path}.purchase[{index}].kind",
+                    f"a whole machine's price must say '{WHOLE_MACHINE_WORDS}' (never mistaken for a card's price)",
+                )
+
+
+def _number_in(spec: Any) -> float | None:
+    """A sourced value's number (None where it is missing or not a number: the field table reports that)."""
+    value = spec.get("value") if isinstance(spec, dict) else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _sourced_values(gpu: dict, path: str) -> list[tuple[str, Any]]:
@@ -436,15 +485,7 @@ def _text(value: Any) -> str:
 
 
 def _gpu(item: dict[str, Any]) -> Gpu:
-    specs = {
-        name: Spec(
-            value=None if item[name].get("value") is None else float(item[name]["value"]),
-            source=str(item[name]["source"]),
-            note=str(item[name].get("note") or ""),
-            derived=bool(item[name].get("derived")),
-        )
-        for name, _, _ in SPEC_FIELDS
-    }
+    specs = {name: _spec_of(item[name]) for name, _, _ in SPEC_FIELDS}
     return Gpu(
         id=item["id"],
         name=item["name"],
@@ -465,6 +506,17 @@ def _gpu(item: dict[str, Any]) -> Gpu:
         ),
         note=item.get("note") or "",
         platform=item.get("platform") or Platform.CUDA.value,
+        allocatable=_spec_of(item["allocatable_gb"]) if item.get("allocatable_gb") else None,
+        whole_machine=bool(item.get("whole_machine")),
+    )
+
+
+def _spec_of(entry: dict[str, Any]) -> Spec:
+    return Spec(
+        value=None if entry.get("value") is None else float(entry["value"]),
+        source=str(entry["source"]),
+        note=str(entry.get("note") or ""),
+        derived=bool(entry.get("derived")),
     )
 
 
@@ -482,6 +534,8 @@ def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
                 "platform": gpu.platform,
                 "launch_date": gpu.launch_date,
                 **{name: gpu.value(name) for name, _, _ in SPEC_FIELDS},
+                "allocatable_gb": gpu.allocatable.value if gpu.allocatable else None,
+                "whole_machine": gpu.whole_machine,
                 "price_usd": price.usd if price else None,
                 "price_kind": price.kind if price else None,
                 "price_date": price.date if price else None,
