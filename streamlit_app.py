@@ -281,7 +281,7 @@ def language_model_section(advisor: Advisor) -> JobRequest | None:
             st.caption(page.JOB_HINT)
             return None
         try:
-            request = page.job_request(model, v)
+            request = page.job_request(model, v, advisor.catalog)
             found = advisor.job_advice(request)  # kept in the cached advisor: a re-run does not work it out again
         except AdvisorError as error:
             st.error(safe(str(error)))
@@ -309,10 +309,11 @@ def inference_section(catalog: Catalog | None) -> None:
             return
         try:
             job = page.inference_job(v, v["run_config"])
+            found = infer_estimate.answer(job, catalog, page.hardware_ids(catalog, v, "run_hardware"))
         except AdvisorError as error:
             st.error(safe(str(error)))
             return
-        answer_section(page.inference_answer(infer_estimate.answer(job, catalog), job), "run_table")
+        answer_section(page.inference_answer(found, job), "run_table")
 
 
 def inputs(specs: dict[str, list[page.Input]]) -> dict[str, Any]:

@@ -327,6 +327,11 @@ def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     mine = [plain(c.value) for c in at.caption if "On the hardware you have" in c.value]
     assert mine and mine[0].startswith("On the hardware you have (NVIDIA Titan RTX): "), mine
     assert " of 24 GB." in mine[0], mine
+    at.selectbox(key="llm_hardware").set_value("whole machines only").run()  # a Mac, a mini-PC, a DGX Spark
+    assert not at.exception, at.exception
+    said = " ".join(plain(c.value) for c in at.caption)
+    assert "Mac Studio (M4 Max, 32-core GPU, 36 GB)" in said and "GB usable of 36 GB unified" in said
+    assert "H100" not in said
     at.button(key="llm_back").click().run()  # back to the profiles' workload: its answer again
     assert not at.exception, at.exception
     assert any(m.label == "Best upgrade" for m in at.metric) and at.selectbox(key="llm_model").value is None
@@ -390,6 +395,17 @@ def test_running_a_model_is_answered_per_gpu(monkeypatch):
     )
     assert rtx_3090["TPOT ms"] == "-"
     assert any("nvfp4 weights need Blackwell" in plain(c.value) for c in at.caption)
+    # narrowed to Apple's machines: only the Macs, their memory the GPU's allocatable share, vLLM refused on Metal
+    at.selectbox(key="run_engine").set_value("llama.cpp").run()
+    at.selectbox(key="run_weights").set_value("q4_k_m").run()
+    at.selectbox(key="run_hardware").set_value("Apple").run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns)
+    assert len(table) == 4 and table["gpu"].str.startswith("Mac Studio").all()
+    mac = table.set_index("gpu").loc["Mac Studio (M4 Max, 32-core GPU, 36 GB)"]
+    assert mac["memory"] == "fits" and mac["GB need/engine"].endswith("/25.6")  # 24 GB allocatable of 36
+    at.selectbox(key="run_engine").set_value("vllm").run()
+    assert any("vLLM does not run on mps GPUs" in plain(c.value) for c in at.caption)
 
 
 def test_a_model_no_single_gpu_holds_says_so(monkeypatch):

@@ -94,3 +94,22 @@ def test_a_fine_tune_on_the_machines_is_answered_for_memory(shipped_frame, shipp
     assert main(["catalog"]) == 0
     shown = capsys.readouterr().out
     assert "$1,999 (2025-03, machine)" in shown and "24 of 36" in shown
+
+
+def test_the_catalog_narrows_to_a_vendor_or_to_whole_machines(shipped_catalog):
+    from advisor.errors import AdvisorError
+
+    choices = catalog_store.hardware_choices()
+    assert choices == ("every GPU and machine", "NVIDIA", "AMD", "Apple", "whole machines only")
+    assert catalog_store.gpu_ids_of(shipped_catalog, "every GPU and machine") is None
+    apple = catalog_store.gpu_ids_of(shipped_catalog, "Apple")
+    amd = catalog_store.gpu_ids_of(shipped_catalog, "AMD")
+    nvidia = catalog_store.gpu_ids_of(shipped_catalog, "NVIDIA")
+    assert len(apple) == 4 and "mi300x" in amd and "framework-desktop-395-128gb" in amd and "dgx-spark" in nvidia
+    assert len(apple) + len(amd) + len(nvidia) == len(shipped_catalog.gpus)  # every GPU has one vendor
+    machines = catalog_store.gpu_ids_of(shipped_catalog, "whole machines only")
+    assert set(machines) == {gpu.id for gpu in shipped_catalog.gpus if gpu.whole_machine} and set(UNIFIED) <= set(
+        machines
+    )
+    with pytest.raises(AdvisorError, match="hardware: 'Intel' is not one of every GPU and machine, NVIDIA"):
+        catalog_store.gpu_ids_of(shipped_catalog, "Intel")

@@ -113,6 +113,11 @@ class Platform(StrEnum):
     MPS = "mps"
 
 
+# Each platform's software as a reader knows it, and the vendor whose GPUs run it.
+PLATFORM_SOFTWARE = {Platform.CUDA: "CUDA", Platform.ROCM: "ROCm", Platform.MPS: "Metal"}
+PLATFORM_VENDORS = {Platform.CUDA: "NVIDIA", Platform.ROCM: "AMD", Platform.MPS: "Apple"}
+
+
 class Bound(StrEnum):
     """What limits an estimated training step."""
 

@@ -218,9 +218,10 @@ class InferenceAnswer:
     curves: dict[str, list[tuple[int, float, float]]]
 
 
-def answer(job: InferenceJob, catalog: Catalog) -> InferenceAnswer:
-    """Every GPU's row for the job, what the analysis picks and the curves the page draws."""
-    rows = inference_rows(job, catalog)
+def answer(job: InferenceJob, catalog: Catalog, gpu_ids: tuple[str, ...] | None = None) -> InferenceAnswer:
+    """Every GPU's row for the job (or those of ``gpu_ids``), what the analysis picks and the curves the page
+    draws."""
+    rows = inference_rows(job, catalog, list(gpu_ids) if gpu_ids is not None else None)
     fitting = [r for r in rows if r.memory.verdict != "does not fit" and r.speed is not None][:CURVE_GPUS]
     return InferenceAnswer(rows, picks(rows), {r.gpu: throughput_curve(job, r, catalog) for r in fitting})
 

@@ -8,6 +8,7 @@ import dataclasses
 import functools
 from typing import Any
 
+from advisor.format.vocabulary import PLATFORM_SOFTWARE, PLATFORM_VENDORS, Platform
 from advisor.perf import launch
 from advisor.perf.basis import (
     Basis,
@@ -247,7 +248,7 @@ def _no_platform_fit(part: NoPlatformFit) -> str:
     )
 
 
-PLATFORM_NAMES = {"cuda": "CUDA (NVIDIA)", "rocm": "ROCm (AMD)", "mps": "Metal (Apple)"}
+PLATFORM_NAMES = {str(p): f"{PLATFORM_SOFTWARE[p]} ({PLATFORM_VENDORS[p]})" for p in Platform}
 
 
 def no_time_reason(why: NoPlatformFit | NoPeak) -> str:

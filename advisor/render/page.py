@@ -207,6 +207,26 @@ def habit_inputs() -> list[Input]:
 # --------------------------------------------------------------------------- a language-model job
 
 
+HARDWARE_HELP = (
+    "Narrow the GPUs to one vendor's (by the platform they run: CUDA, ROCm, Metal) or to whole machines (a Mac, a "
+    "128 GB mini-PC, a DGX Spark), whose price is the machine's and whose memory counts what the GPU may allocate."
+)
+
+
+def hardware_input(key: str) -> Input:
+    """Which GPUs a job is answered on: every one, one vendor's, or the whole machines."""
+    from advisor.store.catalog import hardware_choices
+
+    return Input("select", "Hardware", key, hardware_choices(), help=HARDWARE_HELP)
+
+
+def hardware_ids(catalog: Any, values: Mapping[str, Any], key: str) -> tuple[str, ...] | None:
+    """The catalog GPUs the hardware input chose (None: every one)."""
+    from advisor.store.catalog import EVERY_GPU, gpu_ids_of
+
+    return gpu_ids_of(catalog, values.get(key) or EVERY_GPU)
+
+
 def _job_left(presets: Mapping, sizes: Mapping[str, str], stacks: Mapping, default_stack: str, why: str) -> list:
     """The job's model (a preset or an uploaded config.json), its training stack and checkpointing."""
     return [
@@ -237,6 +257,7 @@ def _job_left(presets: Mapping, sizes: Mapping[str, str], stacks: Mapping, defau
             tuple(c.value for c in Checkpointing),
             "auto: on only where the job does not fit without it",
         ),
+        hardware_input("llm_hardware"),
     ]
 
 
@@ -486,6 +507,7 @@ def inference_inputs(models: Mapping[str, str], engines: Any, engine: str | None
                 tuple(engines.engines),
                 {e: v.name for e, v in engines.engines.items()},
             ),
+            hardware_input("run_hardware"),
         ],
         "middle": [
             Input("select", "Weights", "run_weights", tuple(chosen.weights)),
@@ -651,8 +673,9 @@ def epoch_glance(detail: Any) -> Glance:
     )
 
 
-def job_request(model: Any, values: Mapping[str, Any]) -> Any:
-    """The job the inputs describe (``values``: each job input's value by its key), as the command line makes it."""
+def job_request(model: Any, values: Mapping[str, Any], catalog: Any = None) -> Any:
+    """The job the inputs describe (``values``: each job input's value by its key), as the command line makes it; on
+    the GPUs of the hardware input (``catalog``: the one they are of; None: every GPU)."""
     from advisor.llm import stack as llm_stack
 
     tokens = int(values["llm_examples"]) * int(values["llm_seq"]) * float(values["llm_epochs"])
@@ -661,7 +684,10 @@ def job_request(model: Any, values: Mapping[str, Any]) -> Any:
     )
     options = {"pure_bf16": stack_choice(values["llm_pure_bf16"]), "compile": stack_choice(values["llm_compile"])}
     checkpointing, devices = stack_choice(values["llm_ckpt"]), int(values["llm_devices"])
-    return llm_stack.job_request(shape, values["llm_stack"], options, checkpointing, devices, values["llm_fsdp"])
+    gpu_ids = hardware_ids(catalog, values, "llm_hardware") if catalog is not None else None
+    return llm_stack.job_request(
+        shape, values["llm_stack"], options, checkpointing, devices, values["llm_fsdp"], gpu_ids
+    )
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from advisor.format import fields as F
 from advisor.format import names
 from advisor.format.fields import Field
 from advisor.format.units import SECONDS_PER_HOUR
-from advisor.format.vocabulary import Platform, words
+from advisor.format.vocabulary import PLATFORM_VENDORS, Platform, words
 from advisor.store import crossval_widths as widths
 from advisor.store.crossval_widths import Widths
 
@@ -518,6 +518,27 @@ def _spec_of(entry: dict[str, Any]) -> Spec:
         note=str(entry.get("note") or ""),
         derived=bool(entry.get("derived")),
     )
+
+
+EVERY_GPU = "every GPU and machine"
+WHOLE_MACHINES = "whole machines only"  # a Mac, a mini-PC, a DGX Spark: the GPU with the computer around it
+
+
+def hardware_choices() -> tuple[str, ...]:
+    """What a buyer may narrow the catalog to: everything, one vendor's GPUs (by the platform they run), or the
+    whole machines."""
+    return (EVERY_GPU, *dict.fromkeys(PLATFORM_VENDORS.values()), WHOLE_MACHINES)
+
+
+def gpu_ids_of(catalog: Catalog, choice: str) -> tuple[str, ...] | None:
+    """The catalog GPUs of one of :func:`hardware_choices` (None: every one); an unknown choice is an error."""
+    if choice == EVERY_GPU:
+        return None
+    if choice == WHOLE_MACHINES:
+        return tuple(gpu.id for gpu in catalog.gpus if gpu.whole_machine)
+    if choice not in PLATFORM_VENDORS.values():
+        raise AdvisorError(f"hardware: {choice!r} is not one of {', '.join(hardware_choices())}")
+    return tuple(gpu.id for gpu in catalog.gpus if PLATFORM_VENDORS[Platform(gpu.platform)] == choice)
 
 
 def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
