@@ -4,6 +4,7 @@ model's cross-validated accuracy, and the command's answers and refusals."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -394,3 +395,53 @@ def test_data_parallel_copies_share_the_users_and_add_up_their_throughput(shippe
     assert found["replicas"] == 4 and found["output_tokens_per_s"] == pytest.approx(
         by_four["rtx-4090"].total_output_tokens_per_s, rel=1e-3
     )
+
+
+def test_sglang_works_its_share_out_per_card_as_its_source_does(shipped_catalog):
+    """SGLang's mem_fraction_static (server_args.py, _handle_gpu_memory_settings): the card's memory less what it
+    reserves for activations and CUDA graphs, by tiers of the card's memory; the share holds weights and cache."""
+    from advisor.infer.engines import GIB as RULE_GIB
+    from advisor.infer.engines import engine_data
+    from advisor.infer.serving_memory import GIB, REPORTED_SHARE
+
+    rule = engine_data().engines["sglang"].memory_rule
+    h100 = 80 * GIB * REPORTED_SHARE  # what the driver reports of an "80 GB" card, in bytes
+    # 512 MiB + 8,192 prefill tokens x 1.5 MiB + 256 graph batches x 2 MiB + 1 GPU x 128 MiB = 13,440 MiB (> 10 GiB)
+    assert rule.share(h100, 1) == round((h100 / 2**20 - 13_440) / (h100 / 2**20), 3) == 0.835
+    rtx_4090 = 24 * GIB * REPORTED_SHARE  # below 35 GiB: 2,048 prefill tokens, 24 graph batches
+    assert rule.share(rtx_4090, 1) == round((rtx_4090 / 2**20 - 3_760) / (rtx_4090 / 2**20), 3)
+    assert rule.share(h100, 8) < rule.share(h100, 1)  # more GPUs: larger graph batches, more reserved
+    small = 16 * RULE_GIB * REPORTED_SHARE  # a 16 GB card: 2,048 prefill tokens, 8 graph batches
+    assert rule.share(small, 1) == round((small / 2**20 - 3_728) / (small / 2**20), 3)
+    job = make_job(resolve_inference_model("llama-3.1-8b"), "sglang", "bf16", None)
+    verdict = memory_verdict(job, 80)
+    assert verdict.budget_bytes == pytest.approx(verdict.card_bytes * 0.835)
+    assert verdict.reserve_bytes == pytest.approx(job.model.vocab * 4)  # its activations are outside the share
+    from advisor.infer.estimate import inference_rows
+
+    [row] = inference_rows(job, shipped_catalog, ["mi300x"])
+    assert row.runs and "no speed on rocm" in row.refused  # SGLang runs on ROCm; its speed there is not fitted
+
+
+def test_mlx_runs_on_apple_only_and_grows_its_cache_in_steps_of_256(shipped_catalog, capsys):
+    from advisor.cli import main
+    from advisor.infer.estimate import inference_rows, picks
+
+    model = resolve_inference_model("llama-3.1-70b")
+    job = make_job(model, "mlx", "mlx-4bit", None, prompt=200, output=100)
+    assert job.kv_bytes(300) == job.kv_bytes(512) < job.kv_bytes(513)  # KVCache.step = 256
+    assert job.weight_bytes() == pytest.approx(model.parameters * 4.5 / 8, rel=0.01)  # 4 bits + scale and bias / 64
+    rows = {r.catalog_id: r for r in inference_rows(job, shipped_catalog, ["mac-studio-m4-max-128gb", "rtx-4090"])}
+    assert rows["mac-studio-m4-max-128gb"].runs and not rows["rtx-4090"].runs
+    assert rows["rtx-4090"].refused.startswith("MLX (mlx-lm) does not run on cuda GPUs")
+    found = picks(list(rows.values()))
+    assert found.fastest is None and [r.catalog_id for r in found.fit_without_speed] == ["mac-studio-m4-max-128gb"]
+    argv = ["estimate", "--model-config", "llama-3.1-70b", "--inference", "--engine", "mlx", "--weights", "mlx-4bit"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "Holds the job, speed not estimated: Mac Studio (M4 Max, 40-core GPU, 128 GB)" in text
+    assert "GeForce RTX 4090" not in text.split("\n\n")[2]  # the table lists the GPUs the engine runs on
+    assert re.search(r"not shown: \d+ GPU\(s\): MLX \(mlx-lm\) does not run on cuda GPUs", text)
+    assert main([*argv, "--json"]) == 0
+    records = {r["catalog_id"]: r for r in json.loads(capsys.readouterr().out)}
+    assert records["rtx-4090"]["runs"] is False and records["mac-studio-m4-max-128gb"]["runs"] is True

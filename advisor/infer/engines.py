@@ -20,6 +20,41 @@ class Sourced:
     source: str
 
 
+MIB = 2**20
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class MemoryRule:
+    """An engine that works its memory share out per card (SGLang's mem_fraction_static): the card's memory reserved
+    for activations and graphs, by tiers of the card's memory, and what is left as the share of weights and cache."""
+
+    tiers: tuple[tuple[float | None, int, int, int], ...]  # (below GiB or None, prefill tokens, graph batch <4, >=4)
+    fixed_mib: float
+    prefill_mib_per_token: float
+    least_prefill_tokens: int
+    graph_mib_per_batch: float
+    parallel_mib: float  # per GPU of tensor parallelism
+    floor_mib: float  # the least reserved on a card above floor_above_gib
+    floor_above_gib: float
+    source: str
+
+    def share(self, card_bytes: float, tensor_parallel: int) -> float:
+        """The share of a card of ``card_bytes`` the engine keeps for weights and cache (rounded as it rounds)."""
+        card_mib = card_bytes / MIB
+        _, prefill, graph_small, graph_large = next(t for t in self.tiers if t[0] is None or card_mib < t[0] * 1024)
+        graphs = graph_small if tensor_parallel < 4 else graph_large
+        reserved = (
+            self.fixed_mib
+            + max(prefill, self.least_prefill_tokens) * self.prefill_mib_per_token
+            + graphs * self.graph_mib_per_batch
+            + tensor_parallel * self.parallel_mib
+        )
+        if card_mib > self.floor_above_gib * 1024:
+            reserved = max(reserved, self.floor_mib)
+        return max(round((card_mib - reserved) / card_mib, 3), 0.0)
+
+
 @dataclass(frozen=True)
 class Engine:
     """An engine's memory defaults and the formats it runs."""
@@ -40,6 +75,7 @@ class Engine:
     kv_cache: tuple[str, ...]
     sources: dict[str, str]
     platforms: tuple[str, ...] = ("cuda",)  # the software platforms whose GPUs it runs on
+    memory_rule: MemoryRule | None = None  # share_of "rule": the share worked out per card
 
 
 @dataclass(frozen=True)
@@ -90,7 +126,14 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         kv_cache=tuple(entry["kv_cache"]),
         sources=sources,
         platforms=tuple(entry["platforms"]["value"]),
+        memory_rule=_memory_rule(entry["memory_rule"]) if entry.get("memory_rule") else None,
     )
+
+
+def _memory_rule(entry: dict[str, Any]) -> MemoryRule:
+    numbers = {k: v for k, v in entry.items() if k not in ("tiers", "source")}
+    tiers = tuple((None if t[0] is None else float(t[0]), int(t[1]), int(t[2]), int(t[3])) for t in entry["tiers"])
+    return MemoryRule(tiers=tiers, source=entry["source"], **numbers)
 
 
 @lru_cache(maxsize=1)
@@ -109,6 +152,8 @@ def engine_data() -> EngineData:
     }
     engines = {key: _engine(key, entry) for key, entry in data["engines"].items()}
     for engine in engines.values():
+        if (engine.share_of == "rule") != (engine.memory_rule is not None):
+            raise AdvisorError(f"advisor/data/{ENGINES_FILE}: engines.{engine.id}: 'of: rule' goes with a memory_rule")
         for name in (*engine.weights, *engine.kv_cache):
             if name not in formats and name not in kv:
                 raise AdvisorError(f"advisor/data/{ENGINES_FILE}: engines.{engine.id}: unknown format {name!r}")

@@ -44,6 +44,7 @@ class InferenceRow:
     saturated_batch: int = 0  # the sequences at once under that load
     saturated_fitted: bool = False  # False: the hardware's bound (no published throughput of this engine)
     replicas: int = 1  # copies of the model (each on `devices` GPUs): memory and speed are one copy's, totals all's
+    runs: bool = True  # False: the engine does not run on this GPU's platform (``refused`` says why): not an option
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -125,11 +126,8 @@ def inference_rows(
         if not memory_gb or not gpu.value("memory_bandwidth_gbs"):
             continue  # nothing to decide with: no guess
         verdict = memory_verdict(job, memory_gb)
-        why = (
-            platform_refusal(job.engine, gpu.platform)
-            or architecture_refusal(gpu.architecture, job.weights, job.kv)
-            or _platform_refusal(gpu)
-        )
+        not_run = platform_refusal(job.engine, gpu.platform)
+        why = not_run or architecture_refusal(gpu.architecture, job.weights, job.kv) or _platform_refusal(gpu)
         speed = None
         if why is None:
             try:
@@ -154,12 +152,14 @@ def inference_rows(
                 provider,
                 *(saturated or (None, 0, False)),
                 copies,
+                not_run is None,
             )
         )
     order = {"fits": 0, "tight": 1, "does not fit": 2}
     return sorted(
         rows,
         key=lambda r: (
+            not r.runs,
             order[r.memory.verdict],
             r.refused is not None,
             -(r.speed.single_stream_tokens_per_s if r.speed else 0),
@@ -174,18 +174,22 @@ class InferencePicks:
     fastest: InferenceRow | None  # the most single-stream tokens a second
     cheapest_owned: InferenceRow | None  # the least $ a million output tokens, owned
     cheapest_rented: InferenceRow | None  # the least $ a million output tokens, rented
+    fit_without_speed: tuple[InferenceRow, ...] = ()  # hold the job, no speed estimated (a platform not fitted)
 
 
 def picks(rows: list[InferenceRow]) -> InferencePicks:
-    """The fastest fitting GPU, and the cheapest a million tokens owned and rented (tight rows count: they run)."""
-    ok = [r for r in rows if r.memory.verdict != "does not fit" and r.speed is not None]
+    """The fastest fitting GPU, and the cheapest a million tokens owned and rented (tight rows count: they run); the
+    GPUs that hold the job with no speed estimated (another platform, a peak nobody published)."""
+    holding = [r for r in rows if r.runs and r.memory.verdict != "does not fit"]
+    ok = [r for r in holding if r.speed is not None]
 
     def least(attribute: str) -> InferenceRow | None:
         priced = [r for r in ok if getattr(r, attribute) is not None]
         return min(priced, key=lambda r: getattr(r, attribute)) if priced else None
 
     fastest = max(ok, key=lambda r: r.speed.single_stream_tokens_per_s) if ok else None
-    return InferencePicks(fastest, least("usd_per_million_owned"), least("usd_per_million_rented"))
+    unestimated = tuple(r for r in holding if r.speed is None)
+    return InferencePicks(fastest, least("usd_per_million_owned"), least("usd_per_million_rented"), unestimated)
 
 
 USER_STEPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)

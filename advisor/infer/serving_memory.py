@@ -38,6 +38,8 @@ class MemoryVerdict:
 
 def _budget(job: InferenceJob, card: float, weights: float, reserve: float) -> float:
     engine = job.engine
+    if engine.memory_rule is not None:  # SGLang: the share worked out for this card
+        return card * engine.memory_rule.share(card, job.devices)
     if engine.share_of == "free":  # TensorRT-LLM: a share of what is free after the weights and activations
         return weights + reserve + max(card - weights - reserve, 0) * engine.memory_share
     return card * engine.memory_share

@@ -98,7 +98,11 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
         "limit or what the cache holds): fitted on published saturated throughputs where the engine has them "
         "(TensorRT-LLM's), else the hardware's bound.",
     ]
-    return notes + [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in rows if r.refused})]
+    shown = [r for r in rows if r.runs]
+    refused = [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in shown if r.refused})]
+    not_run = sorted({r.refused for r in rows if not r.runs})
+    hidden = [f"not shown: {sum(not r.runs for r in rows)} GPU(s): {'; '.join(not_run)}"] if not_run else []
+    return notes + refused + hidden
 
 
 def api_line(found: InferencePicks, api_usd: float | None, versus_api: dict[str, int | None]) -> list[str]:
@@ -128,7 +132,7 @@ def inference_text(
 ) -> str:
     """The header, one line per GPU, and what the columns mean."""
     notes = table_notes(rows)
-    table = tables.text_table_of(rows, COLUMNS, left={"gpu", "memory"})
+    table = tables.text_table_of([r for r in rows if r.runs], COLUMNS, left={"gpu", "memory"})
     return "\n".join(
         [
             inference_header(job, inputs),
@@ -164,6 +168,7 @@ def inference_records(
                 "longest_context": mem.longest_context,
                 "most_sequences": mem.most_sequences,
                 "refused": row.refused,
+                "runs": row.runs,  # false: the engine does not run on this GPU's platform
                 "time_to_first_token_s": None if s is None else round(s.time_to_first_token_s, 5),
                 "time_per_output_token_s": None if s is None else round(s.time_per_output_token_s, 6),
                 "single_stream_tokens_per_s": None if s is None else round(s.single_stream_tokens_per_s, 2),
@@ -189,6 +194,10 @@ def inference_records(
 def pick_lines(found: InferencePicks) -> list[str]:
     """The analysis' picks in words (the app's headline and the CLI's summary)."""
     lines = []
+    if found.fastest is None and found.fit_without_speed:
+        held = found.fit_without_speed
+        names = ", ".join(r.gpu for r in held[:4]) + (" ..." if len(held) > 4 else "")
+        return [f"Holds the job, speed not estimated: {names} (why: the notes under the table)."]
     if found.fastest is None:
         return ["No GPU of the catalog holds this job: fewer users, a shorter context, smaller weights or more GPUs."]
     s = found.fastest.speed
@@ -210,8 +219,8 @@ def pick_lines(found: InferencePicks) -> list[str]:
 
 
 def table_frame(rows: list[InferenceRow]) -> pd.DataFrame:
-    """The per-GPU table as the app shows it: the CLI's columns, as text."""
-    return tables.table_frame(rows, COLUMNS)
+    """The per-GPU table as the app shows it: the CLI's columns, as text (the GPUs the engine runs on)."""
+    return tables.table_frame([r for r in rows if r.runs], COLUMNS)
 
 
 def throughput_chart(curves: dict[str, list[tuple[int, float, float]]]) -> dict[str, Any]:
