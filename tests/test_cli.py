@@ -366,6 +366,7 @@ INFERENCE_CASES = {
     "--context": ["--context", "65536"],
     "--users": ["--users", "16"],
     "--replicas": ["--replicas", "2"],
+    "--mixed": ["--engine", "llama.cpp", "--mixed", "rtx-4090,rtx-3090"],
     "--hours-per-week": ["--hours-per-week", "168"],
     "--api-usd-per-million": ["--api-usd-per-million", "0.2"],
 }

@@ -445,3 +445,55 @@ def test_mlx_runs_on_apple_only_and_grows_its_cache_in_steps_of_256(shipped_cata
     assert main([*argv, "--json"]) == 0
     records = {r["catalog_id"]: r for r in json.loads(capsys.readouterr().out)}
     assert records["rtx-4090"]["runs"] is False and records["mac-studio-m4-max-128gb"]["runs"] is True
+
+
+def test_mixed_cards_split_a_model_layer_by_layer_as_llama_cpp_does(shipped_catalog, capsys):
+    """llama.cpp's default split over several GPUs: by each card's free memory, the output layer counted as one more
+    layer; each card holds its layers' weights and caches and its own compute buffer; a token passes the cards in
+    turn, so one stream goes no faster than on one card of the kind (the layers add up, they do not overlap)."""
+    from advisor.cli import main
+    from advisor.infer import speed as speed_model
+    from advisor.infer.estimate import engine_fits, inference_rows
+    from advisor.infer.mixed import mixed_cards, split_layers
+
+    assert split_layers(80, [24, 24]) == ([41, 39], 1)  # layer il to the first card whose point is above il / 81
+    assert split_layers(80, [24, 16]) == ([49, 31], 1)
+    assert split_layers(32, [1, 1, 1]) == ([11, 11, 10], 2)
+    gpus = shipped_catalog.by_id()
+    job = make_job(resolve_inference_model("llama-3.1-70b"), "llama.cpp", "q4_k_m", None, context=8192)
+    [alone] = inference_rows(job, shipped_catalog, ["rtx-4090"])
+    assert alone.memory.verdict == "does not fit"  # 42 GB of weights
+    pair = mixed_cards(job, [gpus["rtx-4090"], gpus["rtx-3090"]], shipped_catalog)
+    assert pair.verdict == "fits" and [s.layers for s in pair.shares] == [41, 39] and pair.shares[1].holds_output
+    held = sum(s.needed_bytes for s in pair.shares)
+    assert held == pytest.approx(
+        job.weight_bytes() + job.kv_bytes(8192) + 2 * (job.engine.reserve_fixed_gb * 1e9 + job.activation_bytes())
+    )  # the weights and the cache once, a compute buffer on each card
+    twins = mixed_cards(job, [gpus["rtx-4090"], gpus["rtx-4090"]], shipped_catalog)
+    one_card = speed_model.predict(job, gpus["rtx-4090"], engine_fits(shipped_catalog)["llama.cpp"])
+    assert twins.single_stream_tokens_per_s == pytest.approx(one_card.single_stream_tokens_per_s)
+    assert pair.single_stream_tokens_per_s < twins.single_stream_tokens_per_s  # the 3090's part is slower
+    assert pair.range_factor is not None and pair.why is None
+    too_small = mixed_cards(job, [gpus["rtx-4090"], gpus["rtx-4060-ti"]], shipped_catalog)
+    assert too_small.verdict == "does not fit"
+    for names, message in (
+        (["rtx-4090", "mac-studio-m4-max-36gb"], "is a whole machine"),
+        (["rtx-4090", "rx-7900-xtx"], "cards of one platform"),
+        (["rtx-4090"], "name two GPUs or more"),
+    ):
+        with pytest.raises(AdvisorError, match=message):
+            mixed_cards(job, [gpus[n] for n in names], shipped_catalog)
+    vllm = make_job(job.model, "vllm", "bf16", None)
+    with pytest.raises(AdvisorError, match=r"costed for llama\.cpp only"):
+        mixed_cards(vllm, [gpus["h100-sxm"], gpus["a100-80gb-sxm4"]], shipped_catalog)
+    argv = ["estimate", "--model-config", "llama-3.1-70b", "--inference", "--engine", "llama.cpp"]
+    argv += ["--weights", "q4_k_m"]
+    assert main([*argv, "--context", "8192", "--mixed", "rtx-4090,rtx-3090"]) == 0
+    text = capsys.readouterr().out
+    assert "Split over GeForce RTX 4090 + GeForce RTX 3090" in text and "39 + output" in text
+    assert "Together: fits." in text
+    assert main([*argv, "--context", "8192", "--mixed", "rtx-4090,rtx-3090", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["fits"] == "fits" and [c["layers"] for c in record["cards"]] == [41, 39]
+    assert main([*argv, "--mixed", "rtx-4090,rtx-4095"]) == 1
+    assert "no GPU named 'rtx-4095'" in capsys.readouterr().err

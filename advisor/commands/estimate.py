@@ -122,6 +122,20 @@ def _job(args: argparse.Namespace, advisor, gpu_ids: list[str] | None) -> int:
     return 0
 
 
+def _mixed(args: argparse.Namespace, job, catalog) -> int:
+    """``estimate --inference --mixed A,B``: the model split over different GPUs as llama.cpp splits it."""
+    from advisor.infer.mixed import mixed_cards
+    from advisor.render.inference import mixed_record, mixed_text
+
+    gpus = [catalog.find(name.strip()) for name in args.mixed.split(",") if name.strip()]
+    found = mixed_cards(job, gpus, catalog)
+    if args.json:
+        common.print_json(mixed_record(found))
+    else:
+        print(mixed_text(job, found))
+    return 0
+
+
 def _model_workload(path: str, args: argparse.Namespace, sizes) -> dict:
     """The workload of a model file (Keras starts here, quietly, on the CPU)."""
     from advisor.measure import backends, model_file
@@ -163,6 +177,8 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
         context=args.context,
         replicas=args.replicas,
     )
+    if args.mixed:
+        return _mixed(args, job, catalog)
     inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
     rows = inference_rows(job, catalog, gpu_ids, inputs)
     api = args.api_usd_per_million

@@ -36,6 +36,11 @@ def add_inference_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--kv-cache", choices=list(data.kv_formats), default=None, help="the cache's format (default: 16bit)"
     )
+    _add_load_arguments(group)
+
+
+def _add_load_arguments(group: argparse._ArgumentGroup) -> None:
+    """The job's lengths, load and GPUs, and how an owned card is paid for."""
     group.add_argument("--prompt", type=positive_int, default=1024, metavar="N", help="prompt tokens (%(default)s)")
     group.add_argument("--output", type=positive_int, default=256, metavar="N", help="output tokens (%(default)s)")
     group.add_argument(
@@ -54,6 +59,13 @@ def add_inference_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         metavar="N",
         help="copies of the model, each on --devices GPUs, sharing the users (data parallel; %(default)s)",
+    )
+    group.add_argument(
+        "--mixed",
+        default=None,
+        metavar="GPU,GPU",
+        help="split the model over these different GPUs, layer by layer as llama.cpp does by default (by each "
+        "card's memory): each card's share, whether it fits, the speed",
     )
     group.add_argument(
         "--hours-per-week",

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -82,12 +83,12 @@ class InferenceModel:
         """How many layers of each kind."""
         return dict(Counter(layer.kind for layer in self.layers))
 
-    def kv_elements(self, context: int, window_extra: int = 0) -> int:
-        """Elements one sequence of ``context`` tokens keeps in every layer's cache (a linear layer's state
-        included); a sliding layer keeps ``window + window_extra`` tokens at most (an engine's own slack: transformers
-        keeps ``window - 1``, the newest token's own keys being computed afresh)."""
+    def kv_elements(self, context: int, window_extra: int = 0, layers: Sequence[LayerCache] | None = None) -> int:
+        """Elements one sequence of ``context`` tokens keeps in every layer's cache (or in ``layers``: a card's part
+        of a split), a linear layer's state included; a sliding layer keeps ``window + window_extra`` tokens at most
+        (an engine's own slack: transformers keeps ``window - 1``, the newest token's own keys computed afresh)."""
         total = 0
-        for layer in self.layers:
+        for layer in self.layers if layers is None else layers:
             tokens = context if layer.window is None else min(context, layer.window + window_extra)
             total += tokens * layer.per_token + layer.per_sequence
         return total

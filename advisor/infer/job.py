@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from advisor.errors import AdvisorError
-from advisor.infer.architecture import InferenceModel
+from advisor.infer.architecture import InferenceModel, LayerCache
 from advisor.infer.engines import Engine, Format, KvFormat, engine_data, refusal
 
 GB = 1e9
@@ -60,11 +61,12 @@ class InferenceJob:
         touched = 1 - (1 - m.experts_per_token / m.experts) ** batch
         return dense + m.expert_parameters * scale * touched
 
-    def kv_bytes(self, context: int) -> float:
-        """One sequence's cache at ``context`` tokens, as the engine keeps it (its window slack and blocks)."""
+    def kv_bytes(self, context: int, layers: Sequence[LayerCache] | None = None) -> float:
+        """One sequence's cache at ``context`` tokens, as the engine keeps it (its window slack and blocks), in every
+        layer (or in ``layers``: a card's part of a split)."""
         block = self.engine.block_tokens
         rounded = -(-context // block) * block
-        return self.model.kv_elements(rounded, self.engine.window_extra) * self.kv.bytes
+        return self.model.kv_elements(rounded, self.engine.window_extra, layers) * self.kv.bytes
 
     def activation_bytes(self) -> float:
         """The engine's largest forward pass: its tokens x the widest tensors (the engine's activation_width x the

@@ -9,6 +9,7 @@ import pandas as pd
 from advisor.infer.architecture import unknown_maximum_cap
 from advisor.infer.estimate import CostInputs, InferencePicks, InferenceRow
 from advisor.infer.job import InferenceJob
+from advisor.infer.mixed import LLAMA_CPP_SPLIT_SOURCE, MixedAnswer
 from advisor.render import charts, tables
 
 GB = 1e9
@@ -245,3 +246,59 @@ def throughput_chart(curves: dict[str, list[tuple[int, float, float]]]) -> dict[
             ],
         ),
     )
+
+
+MIXED_COLUMNS = [
+    ("card", lambda s: s.gpu.name),
+    ("layers", lambda s: f"{s.layers}" + (" + output" if s.holds_output else "")),
+    ("GB need/card", lambda s: f"{s.needed_bytes / GB:.1f}/{s.card_bytes / GB:.1f}"),
+    ("memory", lambda s: s.verdict),
+]
+
+
+def mixed_text(job: InferenceJob, found: MixedAnswer) -> str:
+    """``--mixed``: the header, each card's share and the verdict and speed of the whole."""
+    model_and_engine = inference_header(job, CostInputs()).split("\n")[:2]
+    lines = [
+        *model_and_engine,
+        f"Load: {job.users} user(s) at once, {job.prompt:,} prompt + {job.output:,} output tokens (context "
+        f"{job.sequence_tokens:,})",
+        "",
+        f"Split over {found.names}, layer by layer by each card's memory (llama.cpp's default: "
+        f"{LLAMA_CPP_SPLIT_SOURCE}):",
+        "",
+        tables.text_table_of(list(found.shares), MIXED_COLUMNS, left={"card", "layers", "memory"}),
+        "",
+        f"Together: {found.verdict}." + (f" Speed: {found.why}; not estimated." if found.why else ""),
+    ]
+    if found.single_stream_tokens_per_s is not None:
+        lines.append(
+            f"One user: {_ranged(found.single_stream_tokens_per_s, found.range_factor)} tokens/s, first token in "
+            f"{found.time_to_first_token_s * 1e3:,.0f} ms; a token passes the cards in turn, so each card's part of "
+            "a step (the single-GPU model's, by the layers it holds) adds up."
+        )
+    return "\n".join(lines)
+
+
+def mixed_record(found: MixedAnswer) -> dict[str, Any]:
+    """``--mixed --json``: each card's share and the whole's verdict and speed."""
+    return {
+        "gpus": [s.gpu.id for s in found.shares],
+        "fits": found.verdict,
+        "cards": [
+            {
+                "catalog_id": s.gpu.id,
+                "layers": s.layers,
+                "holds_output": s.holds_output,
+                "memory_needed_gb": round(s.needed_bytes / GB, 2),
+                "card_gb": round(s.card_bytes / GB, 2),
+                "fits": s.verdict,
+            }
+            for s in found.shares
+        ],
+        "single_stream_tokens_per_s": found.single_stream_tokens_per_s,
+        "time_to_first_token_s": found.time_to_first_token_s,
+        "time_per_output_token_s": found.time_per_output_token_s,
+        "range_factor": found.range_factor,
+        "speed_not_estimated": found.why,
+    }
