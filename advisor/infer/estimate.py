@@ -98,7 +98,7 @@ def _costs(job: InferenceJob, gpu: Gpu, tokens_per_s: float, inputs: CostInputs)
     return owned, rented, rental.provider if rental else None
 
 
-def _platform_refusal(gpu: Gpu) -> str | None:
+def unfitted_platform_refusal(gpu: Gpu) -> str | None:
     """No speed on a platform the engines' speed is not fitted on (its memory is still answered), never CUDA's."""
     if gpu.platform in FITTED_PLATFORMS:
         return None
@@ -127,7 +127,7 @@ def inference_rows(
             continue  # nothing to decide with: no guess
         verdict = memory_verdict(job, memory_gb)
         not_run = platform_refusal(job.engine, gpu.platform)
-        why = not_run or architecture_refusal(gpu.architecture, job.weights, job.kv) or _platform_refusal(gpu)
+        why = not_run or architecture_refusal(gpu.architecture, job.weights, job.kv) or unfitted_platform_refusal(gpu)
         speed = None
         if why is None:
             try:

@@ -22,7 +22,7 @@ from advisor.infer import speed as speed_model
 from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
 from advisor.infer.serving_memory import GIB, REPORTED_SHARE, TIGHT_SHARE
-from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
+from advisor.store.catalog import Catalog, Gpu
 
 MIXED_ENGINES = ("llama.cpp",)  # the engines whose default split over several GPUs is costed here
 LLAMA_CPP_SPLIT_SOURCE = "ggml-org/llama.cpp src/llama-model.cpp, load_tensors: '// default split, by free memory'"
@@ -128,16 +128,18 @@ def _share(job: InferenceJob, gpu: Gpu, size: float, per_card: list[int], index:
 def _with_speed(job: InferenceJob, shares: tuple[CardShare, ...], verdict: str, catalog: Catalog) -> MixedAnswer:
     """Each card's part of a step from the single-GPU model, weighted by the layers it holds (a token passes the
     cards in turn); no speed where any card has none (its platform, formats or peaks), with why."""
-    from advisor.infer.estimate import decode_range, engine_fits
+    from advisor.infer.estimate import decode_range, engine_fits, unfitted_platform_refusal
 
     fit = engine_fits(catalog).get(job.engine.id, speed_model.EngineFit())
     total_layers = len(job.model.layers)
     ttft = tpot = single = 0.0
     for share in shares:
         gpu = share.gpu
-        why = platform_refusal(job.engine, gpu.platform) or architecture_refusal(gpu.architecture, job.weights, job.kv)
-        if why is None and gpu.platform not in FITTED_PLATFORMS:
-            why = f"no speed on {gpu.platform}: the engines' speed is fitted on {', '.join(FITTED_PLATFORMS)} results"
+        why = (
+            platform_refusal(job.engine, gpu.platform)
+            or architecture_refusal(gpu.architecture, job.weights, job.kv)
+            or unfitted_platform_refusal(gpu)
+        )
         if why is None:
             try:
                 alone = speed_model.predict(job, gpu, fit)
