@@ -22,7 +22,6 @@ from advisor.decision import analysis, costs, pipeline
 from advisor.decision.pipeline import Advisor
 from advisor.errors import AdvisorError
 from advisor.format import metrics
-from advisor.infer import estimate as infer_estimate
 from advisor.infer.architecture import model_choices
 from advisor.infer.engines import engine_data
 from advisor.llm import config as llm_config
@@ -97,6 +96,8 @@ def widget(where: Any, spec: page.Input, **more: Any) -> Any:
         chooser = where.selectbox if spec.kind == "select" else where.radio
         extra = {"placeholder": spec.placeholder} if spec.kind == "select" else {}
         return chooser(spec.label, list(spec.options), index=spec.index, format_func=spec.shown, **extra, **common)
+    if spec.kind == "multiselect":
+        return where.multiselect(spec.label, list(spec.options), format_func=spec.shown, **common)
     if spec.kind in ("toggle", "checkbox"):
         return (where.toggle if spec.kind == "toggle" else where.checkbox)(spec.label, value=spec.value, **common)
     return where.file_uploader(spec.label, type=list(spec.types), **common)
@@ -301,19 +302,18 @@ def inference_section(catalog: Catalog | None) -> None:
     """A model to run or serve: per GPU, fits, tokens/s, the cost of a million tokens; users' curves."""
     if catalog is None:
         return
-    specs = page.inference_inputs(model_choices(), engine_data(), st.session_state.get("run_engine"))
+    specs = page.inference_inputs(model_choices(), engine_data(), st.session_state.get("run_engine"), catalog)
     with st.expander(page.INFERENCE_EXPANDER, expanded=bool(st.session_state.get("run_model"))):
         v = inputs(specs)
         if v["run_config"] is None and v["run_model"] is None:
             st.caption(page.INFERENCE_HINT)
             return
         try:
-            job = page.inference_job(v, v["run_config"])
-            found = infer_estimate.answer(job, catalog, page.hardware_ids(catalog, v, "run_hardware"))
+            answer = page.run_answer(page.inference_job(v, v["run_config"]), catalog, v)
         except AdvisorError as error:
             st.error(safe(str(error)))
             return
-        answer_section(page.inference_answer(found, job), "run_table")
+        answer_section(answer, "run_table")
 
 
 def inputs(specs: dict[str, list[page.Input]]) -> dict[str, Any]:

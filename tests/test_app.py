@@ -406,6 +406,14 @@ def test_running_a_model_is_answered_per_gpu(monkeypatch):
     assert mac["memory"] == "fits" and mac["GB need/engine"].endswith("/25.6")  # 24 GB allocatable of 36
     at.selectbox(key="run_engine").set_value("vllm").run()
     assert any("vLLM does not run on mps GPUs" in plain(c.value) for c in at.caption)
+    # two different cards: the model split layer by layer as llama.cpp splits it; another engine is refused, said
+    at.multiselect(key="run_mixed").set_value(["rtx-4090", "rtx-3090"]).run()
+    assert any("costed for llama.cpp only" in plain(e.value) for e in at.error)
+    at.selectbox(key="run_engine").set_value("llama.cpp").run()
+    assert not at.exception and not at.error, at.exception
+    shares = next(d.value for d in at.dataframe if "card" in d.value.columns)
+    assert list(shares["card"]) == ["GeForce RTX 4090", "GeForce RTX 3090"] and set(shares["memory"]) == {"fits"}
+    assert any(plain(m.value).startswith("- Together: fits.") for m in at.markdown)
 
 
 def test_a_model_no_single_gpu_holds_says_so(monkeypatch):

@@ -280,6 +280,11 @@ def mixed_text(job: InferenceJob, found: MixedAnswer) -> str:
     return "\n".join(lines)
 
 
+def mixed_frame(found: MixedAnswer) -> pd.DataFrame:
+    """Each card's share as the app shows it: the CLI's columns, as text."""
+    return tables.table_frame(list(found.shares), MIXED_COLUMNS)
+
+
 def mixed_record(found: MixedAnswer) -> dict[str, Any]:
     """``--mixed --json``: each card's share and the whole's verdict and speed."""
     return {

@@ -58,7 +58,7 @@ METHOD_LABELS = {
 }
 
 
-INPUT_KINDS = ("number", "select", "radio", "toggle", "checkbox", "file")  # each has its widget in the app
+INPUT_KINDS = ("number", "select", "multiselect", "radio", "toggle", "checkbox", "file")  # each has its app widget
 
 
 @dataclass(frozen=True)
@@ -492,10 +492,30 @@ INFERENCE_EXPANDER = "Running or serving a model? Memory, tokens/s and the cost 
 INFERENCE_HINT = "Pick a model (inference presets carry their sliding windows, latent attention and experts)."
 
 
-def inference_inputs(models: Mapping[str, str], engines: Any, engine: str | None) -> dict[str, list[Input]]:
+MIXED_HELP = (
+    "Two cards or more of one platform in one machine, the model split layer by layer as llama.cpp does by default "
+    "(by each card's memory): each card's share, whether it fits, one stream's speed."
+)
+
+
+def mixed_picked(values: Mapping[str, Any]) -> list[str] | None:
+    """The cards the job is to be split over (two or more picked), else None: the job on every GPU."""
+    picked = list(values.get("run_mixed") or ())
+    return picked if len(picked) > 1 else None
+
+
+def mixed_choices(catalog: Any) -> dict[str, str]:
+    """The cards a model can be split over (a whole machine is not a card), by id."""
+    return {gpu.id: gpu.name for gpu in catalog.gpus if not gpu.whole_machine}
+
+
+def inference_inputs(
+    models: Mapping[str, str], engines: Any, engine: str | None, catalog: Any = None
+) -> dict[str, list[Input]]:
     """The inference job's inputs by column (``engine``: the one picked, whose formats the middle column offers;
-    None: the first)."""
+    None: the first; ``catalog``: the cards the mixed-cards menu offers, none without it)."""
     chosen = engines.engines[engine or next(iter(engines.engines))]
+    cards = mixed_choices(catalog) if catalog is not None else {}
     return {
         "left": [
             Input("select", "Model", "run_model", tuple(models), models, index=None, placeholder="Pick a model"),
@@ -519,6 +539,11 @@ def inference_inputs(models: Mapping[str, str], engines: Any, engine: str | None
             _number("Prompt tokens", "run_prompt", 1, 1_048_576, 1024, 256),
             _number("Output tokens", "run_output", 1, 1_048_576, 256, 64),
             _number("Users at once", "run_users", 1, 4096, 1),
+            *(
+                [Input("multiselect", "Mixed cards (llama.cpp)", "run_mixed", tuple(cards), cards, help=MIXED_HELP)]
+                if cards
+                else []
+            ),
         ],
     }
 
@@ -720,6 +745,27 @@ def inference_answer(found: Any, job: Any) -> Answer:
     return Answer(
         "", lines, render_inference.table_frame(found.rows), chart, [header, *render_inference.table_notes(found.rows)]
     )
+
+
+def run_answer(job: Any, catalog: Any, values: Mapping[str, Any]) -> Answer:
+    """The answer for running a model: split over the mixed cards picked, else on every GPU of the hardware menu."""
+    from advisor.infer import estimate as infer_estimate
+    from advisor.infer.mixed import mixed_cards
+
+    picked = mixed_picked(values)
+    if picked is not None:
+        return mixed_answer(mixed_cards(job, [catalog.by_id()[i] for i in picked], catalog), job)
+    return inference_answer(infer_estimate.answer(job, catalog, hardware_ids(catalog, values, "run_hardware")), job)
+
+
+def mixed_answer(found: Any, job: Any) -> Answer:
+    """A job split over mixed cards: the verdict and speed, each card's share, what it rests on."""
+    from advisor.render import inference as render_inference
+
+    text = render_inference.mixed_text(job, found).split("\n")
+    table = render_inference.mixed_frame(found)
+    said = [line for line in text if line.startswith(("Together:", "One user:"))]
+    return Answer("", said, table, None, [line for line in text[:4] if line])
 
 
 def column_width(head: str, cells: Any, extra: int = 0) -> int:
