@@ -10,7 +10,7 @@ from advisor.infer import saturated
 from advisor.infer import speed as speed_model
 from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
-from advisor.infer.serving_memory import MemoryVerdict, memory_verdict
+from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
 HOURS_PER_YEAR = 365.25 * 24
@@ -155,12 +155,11 @@ def inference_rows(
                 not_run is None,
             )
         )
-    order = {"fits": 0, "tight": 1, "does not fit": 2}
     return sorted(
         rows,
         key=lambda r: (
             not r.runs,
-            order[r.memory.verdict],
+            VERDICTS.index(r.memory.verdict),
             r.refused is not None,
             -(r.speed.single_stream_tokens_per_s if r.speed else 0),
         ),

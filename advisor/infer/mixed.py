@@ -21,7 +21,7 @@ from advisor.errors import AdvisorError
 from advisor.infer import speed as speed_model
 from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
-from advisor.infer.serving_memory import GIB, REPORTED_SHARE, TIGHT_SHARE
+from advisor.infer.serving_memory import VERDICTS, card_bytes, verdict_of
 from advisor.store.catalog import Catalog, Gpu
 
 MIXED_ENGINES = ("llama.cpp",)  # the engines whose default split over several GPUs is costed here
@@ -79,7 +79,7 @@ def _card_bytes(gpu: Gpu) -> float:
     usable = gpu.usable_memory_gb
     if not usable:
         raise AdvisorError(f"{gpu.name}: the catalog gives no memory; it cannot be part of a split")
-    return usable * GIB * REPORTED_SHARE
+    return card_bytes(usable)
 
 
 def mixed_cards(job: InferenceJob, gpus: list[Gpu], catalog: Catalog) -> MixedAnswer:
@@ -103,8 +103,7 @@ def mixed_cards(job: InferenceJob, gpus: list[Gpu], catalog: Catalog) -> MixedAn
         _share(job, gpu, size, per_card, index, output_card)
         for index, (gpu, size) in enumerate(zip(gpus, sizes, strict=True))
     )
-    order = ("fits", "tight", "does not fit")
-    verdict = max((s.verdict for s in shares), key=order.index)
+    verdict = max((s.verdict for s in shares), key=VERDICTS.index)
     return _with_speed(job, shares, verdict, catalog)
 
 
@@ -120,8 +119,7 @@ def _share(job: InferenceJob, gpu: Gpu, size: float, per_card: list[int], index:
     needed = blocks * len(mine) / layers + cache + job.engine.reserve_fixed_gb * 1e9 + job.activation_bytes()
     if index == output_card:
         needed += embeddings
-    budget = size * job.engine.memory_share
-    verdict = "fits" if needed <= TIGHT_SHARE * budget else "tight" if needed <= budget else "does not fit"
+    verdict = verdict_of(needed, size * job.engine.memory_share)
     return CardShare(gpu, len(mine), index == output_card, needed, size, verdict)
 
 

@@ -10,11 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.infer.architecture import unknown_maximum_cap
+from advisor.infer.engines import GIB
 from advisor.infer.job import InferenceJob
 
-GIB = 2**30
 REPORTED_SHARE = 0.995  # nvidia-smi's total of an "80 GB" H100: 81,559 MiB = 79.6 GiB
 TIGHT_SHARE = 0.95  # over this part of the engine's share: tight
+VERDICTS = ("fits", "tight", "does not fit")  # best first
+
+
+def card_bytes(memory_gb: float) -> float:
+    """What the driver reports of a card the catalog gives as ``memory_gb`` (its stated GiB), in bytes."""
+    return memory_gb * GIB * REPORTED_SHARE
+
+
+def verdict_of(needed: float, budget: float) -> str:
+    """fits, tight (over TIGHT_SHARE of what the engine takes) or does not fit."""
+    return VERDICTS[0] if needed <= TIGHT_SHARE * budget else VERDICTS[1] if needed <= budget else VERDICTS[2]
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ def _cache_per_gpu(job: InferenceJob, context: int) -> float:
 
 def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     """``job`` on GPUs of ``memory_gb`` each (the catalog's figure)."""
-    card = memory_gb * GIB * REPORTED_SHARE
+    card = card_bytes(memory_gb)
     weights = job.weight_bytes() / job.devices
     reserve = job.engine.reserve_fixed_gb * 1e9 + job.activation_bytes()
     budget = _budget(job, card, weights, reserve)
@@ -67,7 +78,7 @@ def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     per_sequence = _cache_per_gpu(job, job.sequence_tokens)
     cache = job.users * per_sequence
     needed = weights + reserve + cache
-    verdict = "fits" if needed <= TIGHT_SHARE * budget else "tight" if needed <= budget else "does not fit"
+    verdict = verdict_of(needed, budget)
     per_user = per_sequence + job.activation_per_user_bytes()
     most = int(shared_room // per_user) if shared_room > 0 else 0
     longest = _longest(job, room)

@@ -209,13 +209,14 @@ def _memory_answers(
 ) -> tuple[MemoryOnly, ...]:
     """The catalog GPUs left without an estimate (their platform has no fitted time, or the catalog lacks the peak the
     time needs): their memory, fits first."""
+    gpus = catalog.by_id()
     unfitted = {
         e.device.catalog_id: e.no_peak
         for e in missing
-        if isinstance(e.no_peak, basis.NoPlatformFit | basis.NoPeak) and e.device.catalog_id in catalog.by_id()
+        if isinstance(e.no_peak, basis.NoPlatformFit | basis.NoPeak) and e.device.catalog_id in gpus
     }
     answered = [
-        _memory_only(catalog, catalog.by_id()[gpu_id], job, checkpointing, devices, pure_16bit, sharded, why)
+        _memory_only(catalog, gpus[gpu_id], job, checkpointing, devices, pure_16bit, sharded, why)
         for gpu_id, why in unfitted.items()
     ]
     return tuple(sorted(answered, key=lambda m: (FIT_ORDER[m.verdict], m.gpu.name)))

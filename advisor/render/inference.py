@@ -25,18 +25,28 @@ def _ranged(value: float, factor: float | None) -> str:
     return f"{value:,.0f} ({value / factor:,.0f}-{value * factor:,.0f})"
 
 
-def inference_header(job: InferenceJob, inputs: CostInputs) -> str:
+def model_and_load(job: InferenceJob) -> list[str]:
+    """The header's model, engine and load lines (the load without how many GPUs)."""
     m = job.model
     kinds = ", ".join(f"{n} {kind}" for kind, n in m.kinds.items())
     moe = f"; {m.experts} experts, {m.experts_per_token} a token" if m.experts else ""
+    return [
+        f"Model: {m.name}: {m.parameters / 1e9:.3g} B weights "
+        f"({m.active_parameters / 1e9:.3g} B read a token{moe}); layers: {kinds}",
+        f"Engine: {job.engine.name} ({job.engine.version}); weights {job.weights.id} "
+        f"({job.weights.bits:g} bits), cache {job.kv.id}",
+        f"Load: {job.users} user(s) at once, {job.prompt:,} prompt + {job.output:,} output tokens "
+        f"(context {job.sequence_tokens:,})",
+    ]
+
+
+def inference_header(job: InferenceJob, inputs: CostInputs) -> str:
+    model, engine, load = model_and_load(job)
     return "\n".join(
         [
-            f"Model: {m.name}: {m.parameters / 1e9:.3g} B weights "
-            f"({m.active_parameters / 1e9:.3g} B read a token{moe}); layers: {kinds}",
-            f"Engine: {job.engine.name} ({job.engine.version}); weights {job.weights.id} "
-            f"({job.weights.bits:g} bits), cache {job.kv.id}",
-            f"Load: {job.users} user(s) at once, {job.prompt:,} prompt + {job.output:,} output tokens "
-            f"(context {job.sequence_tokens:,}); {job.devices} GPU(s) each (tensor parallel){_copies(job)}",
+            model,
+            engine,
+            f"{load}; {job.devices} GPU(s) each (tensor parallel){_copies(job)}",
             f"Costs: owned over {inputs.lifetime_years:g} years serving {inputs.hours_per_week:g} h a week, energy at "
             f"${inputs.kwh_usd:g}/kWh; rented at the catalog's cheapest on-demand price",
         ]
@@ -256,28 +266,32 @@ MIXED_COLUMNS = [
 ]
 
 
-def mixed_text(job: InferenceJob, found: MixedAnswer) -> str:
-    """``--mixed``: the header, each card's share and the verdict and speed of the whole."""
-    model_and_engine = inference_header(job, CostInputs()).split("\n")[:2]
-    lines = [
-        *model_and_engine,
-        f"Load: {job.users} user(s) at once, {job.prompt:,} prompt + {job.output:,} output tokens (context "
-        f"{job.sequence_tokens:,})",
-        "",
+def mixed_header(job: InferenceJob, found: MixedAnswer) -> list[str]:
+    """``--mixed``: the model, engine and load, and how the cards share it."""
+    return [
+        *model_and_load(job),
         f"Split over {found.names}, layer by layer by each card's memory (llama.cpp's default: "
         f"{LLAMA_CPP_SPLIT_SOURCE}):",
-        "",
-        tables.text_table_of(list(found.shares), MIXED_COLUMNS, left={"card", "layers", "memory"}),
-        "",
-        f"Together: {found.verdict}." + (f" Speed: {found.why}; not estimated." if found.why else ""),
     ]
+
+
+def mixed_lines(found: MixedAnswer) -> list[str]:
+    """``--mixed``: the verdict of the whole and one stream's speed (or why none)."""
+    lines = [f"Together: {found.verdict}." + (f" Speed: {found.why}; not estimated." if found.why else "")]
     if found.single_stream_tokens_per_s is not None:
         lines.append(
             f"One user: {_ranged(found.single_stream_tokens_per_s, found.range_factor)} tokens/s, first token in "
             f"{found.time_to_first_token_s * 1e3:,.0f} ms; a token passes the cards in turn, so each card's part of "
             "a step (the single-GPU model's, by the layers it holds) adds up."
         )
-    return "\n".join(lines)
+    return lines
+
+
+def mixed_text(job: InferenceJob, found: MixedAnswer) -> str:
+    """``--mixed``: the header, each card's share and the verdict and speed of the whole."""
+    *head, split = mixed_header(job, found)
+    table = tables.text_table_of(list(found.shares), MIXED_COLUMNS, left={"card", "layers", "memory"})
+    return "\n".join([*head, "", split, "", table, "", *mixed_lines(found)])
 
 
 def mixed_frame(found: MixedAnswer) -> pd.DataFrame:

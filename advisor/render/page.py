@@ -762,10 +762,8 @@ def mixed_answer(found: Any, job: Any) -> Answer:
     """A job split over mixed cards: the verdict and speed, each card's share, what it rests on."""
     from advisor.render import inference as render_inference
 
-    text = render_inference.mixed_text(job, found).split("\n")
     table = render_inference.mixed_frame(found)
-    said = [line for line in text if line.startswith(("Together:", "One user:"))]
-    return Answer("", said, table, None, [line for line in text[:4] if line])
+    return Answer("", render_inference.mixed_lines(found), table, None, render_inference.model_and_load(job))
 
 
 def column_width(head: str, cells: Any, extra: int = 0) -> int:

@@ -276,7 +276,7 @@ class Gpu:
     @property
     def usable_memory_gb(self) -> float | None:
         """The memory every fit decision counts (memory_gb's unit): a unified-memory GPU's allocatable share where the
-        catalog gives it, else memory_gb (a unified-memory GPU whose share is unknown is never counted whole)."""
+        catalog gives it (None where that share's value is null: never the whole), else memory_gb."""
         if self.allocatable is not None:
             return self.allocatable.value
         return self.value("memory_gb")
