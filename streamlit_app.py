@@ -55,7 +55,8 @@ def folder_watch(folder: str) -> tuple[store.FolderWatch, store.ProfileCache]:
 
 @st.cache_resource(show_spinner="Loading profiles...", max_entries=4)  # read-only: no copy per run
 def load_folder(folder: str, signature: str) -> tuple[results.LoadedFrame, list[str], int, list[str]]:
-    """A folder's results frame (its rows from the index at a restart), problems, bad file count and warnings."""
+    """A folder's results frame (its rows from the index at a restart), problems, bad file count and warnings (its
+    inference profiles: ``loaded.generations()``)."""
     loaded = results.load_frame(folder, folder_watch(folder)[1], signature)
     return loaded, [str(p) for p in loaded.problems], len(loaded.rows.bad_files), [str(w) for w in loaded.warnings]
 
@@ -117,10 +118,8 @@ def profile_picker(where, label: str, names: pd.Series, key: str, default: str, 
     """A profile of ``names`` (id -> name, in order), with a search where a list cannot show them all."""
     query = ""
     if len(names) > analysis.PICK_LIMIT:
-        search_help = f"{len(names):,} profiles: type part of a name to narrow the list."
-        query = where.text_input(
-            f"Find {label.lower()}", key=f"{key}_search", placeholder="part of a name", help=search_help
-        )
+        tip = f"{len(names):,} profiles: type part of a name to narrow the list."
+        query = where.text_input(f"Find {label.lower()}", key=f"{key}_search", placeholder="part of a name", help=tip)
     chosen = st.session_state.get(key)
     picks = analysis.pick_list(names, query, keep=chosen if chosen in names.index else default)
     if picks.searchable:
@@ -183,11 +182,8 @@ def options_section(rec: analysis.Recommendation) -> None:
     table = render_compare.options_display(shown)
     if not st.toggle("More columns", key="more_columns", help=page.MORE_COLUMNS_HELP):
         table = table.drop(columns=list(render_compare.MORE_COLUMNS))
-    prices, ids, edits = (
-        dict(st.session_state.get("your_prices", {})),
-        list(shown["profile"]),
-        st.session_state.get("price_edits", 0),
-    )
+    prices, ids = dict(st.session_state.get("your_prices", {})), list(shown["profile"])
+    edits = st.session_state.get("price_edits", 0)
     # text, so that a row without a price is an empty cell (Streamlit draws a missing number as "None")
     table.insert(4, page.YOUR_PRICE, [f"${prices[pid]:,.0f}" if pid in prices else "" for pid in ids])
     config = {
@@ -298,8 +294,9 @@ def forget_job() -> None:
     st.session_state.pop("llm_config", None)
 
 
-def inference_section(catalog: Catalog | None) -> None:
-    """A model to run or serve: per GPU, fits, tokens/s, the cost of a million tokens; users' curves."""
+def inference_section(catalog: Catalog | None, generations: list[Any]) -> None:
+    """A model to run or serve: per GPU, fits, tokens/s, the cost of a million tokens; users' curves; the timed
+    generations (``generations``: inference profiles) beside their estimates."""
     if catalog is None:
         return
     specs = page.inference_inputs(model_choices(), engine_data(), st.session_state.get("run_engine"), catalog)
@@ -314,6 +311,8 @@ def inference_section(catalog: Catalog | None) -> None:
             st.error(safe(str(error)))
             return
         answer_section(answer, "run_table")
+        if (measured := page.measured_answer(generations, catalog)) is not None:
+            answer_section(measured, "measured_table")
 
 
 def inputs(specs: dict[str, list[page.Input]]) -> dict[str, Any]:
@@ -373,7 +372,7 @@ problems_section(page.problem_blocks(problems, bad_files, uploaded.problems if u
 upload_key = uploaded.key if uploaded is not None else ""
 collection = collection_advisor((folder_key, upload_key, id(catalog)), frame, catalog)
 job = language_model_section(collection)  # a language-model job, when one is picked, is the page's question
-inference_section(catalog)
+inference_section(catalog, loaded.generations())
 if frame.empty:
     st.info(page.no_profiles(profiles_dir.name))
     st.stop()

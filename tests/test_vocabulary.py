@@ -28,6 +28,9 @@ NOT_THE_WORD = {
     ("advisor/store/collection.py", '**({"model": described["model"]}'): "a published workload's model field",
     ("advisor/commands/crossval.py", '"tracked": crossval.tracked_errors'): "crossval --json's key",
     ("advisor/commands/arguments.py", 'name = f"lstm{w.units}'): "a sized LSTM workload's name",
+    ("advisor/commands/generation_options.py", '"model": "--model is a Keras'): "the measure option's name",
+    ("advisor/commands/listing.py", '{"model": tree.generation.model'): "list --json's key: a generation's model",
+    ("advisor/measure/inference_profile.py", '"model": record["model_name"]'): "the generation section's field",
 }
 
 

@@ -39,10 +39,15 @@ def add_inference_arguments(parser: argparse.ArgumentParser) -> None:
     _add_load_arguments(group)
 
 
-def _add_load_arguments(group: argparse._ArgumentGroup) -> None:
-    """The job's lengths, load and GPUs, and how an owned card is paid for."""
+def add_length_arguments(group: argparse._ArgumentGroup) -> None:
+    """--prompt and --output: a sequence's lengths, the same words for an estimate and a timed generation."""
     group.add_argument("--prompt", type=positive_int, default=1024, metavar="N", help="prompt tokens (%(default)s)")
     group.add_argument("--output", type=positive_int, default=256, metavar="N", help="output tokens (%(default)s)")
+
+
+def _add_load_arguments(group: argparse._ArgumentGroup) -> None:
+    """The job's lengths, load and GPUs, and how an owned card is paid for."""
+    add_length_arguments(group)
     group.add_argument(
         "--context",
         type=positive_int,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from advisor.commands import common
 from advisor.commands.common import Parents
+from advisor.format.vocabulary import Job
 
 NAME = "list"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
@@ -42,11 +43,11 @@ def run(args: argparse.Namespace) -> int:
                 {
                     "id": p.id,
                     "name": p.typed.name,
+                    "job": p.typed.job or Job.TRAINING.value,
                     "device": p.typed.device.name,
                     "kind": p.typed.device.kind,
                     "price_usd": p.typed.price.usd,
-                    "workload": p.typed.workload.name,
-                    "precisions": [r.precision for r in p.typed.results],
+                    **_what_was_timed(p.typed),
                     "source": p.typed.provenance.method,
                     "file": p.origin,
                 }
@@ -55,9 +56,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     collections: dict[str, list] = {}
-    shown = []
+    shown, generations = [], []
     for profile in profile_set.profiles:
-        if "#" in profile.origin and not args.published:  # a published collection: one line for all of it
+        if profile.typed.job == Job.INFERENCE:
+            generations.append(_generation_line(profile.typed))
+        elif "#" in profile.origin and not args.published:  # a published collection: one line for all of it
             collections.setdefault(profile.origin.split("#")[0], []).append(profile)
         else:
             shown.append(profile)
@@ -76,13 +79,34 @@ def run(args: argparse.Namespace) -> int:
             f"{Path(origin).name}: {len(members):,} published profiles of {workloads} workloads, quoted "
             "(list --published shows them)"
         )
+    for line in generations:
+        print(line)
     return 0
+
+
+def _what_was_timed(tree) -> dict:
+    """A profile's job in JSON: its workload and precisions, or its generation's model and batches."""
+    if tree.job == Job.INFERENCE:
+        return {"model": tree.generation.model, "users": [r.batch for r in tree.generation_results]}
+    return {"workload": tree.workload.name, "precisions": [r.precision for r in tree.results]}
+
+
+def _generation_line(tree) -> str:
+    """An inference profile's line: its device, price and what its generation reached per batch."""
+    from advisor.format.formatting import fmt_usd
+
+    g = tree.generation
+    speeds = ", ".join(f"{r.decode_tokens_per_s:,.1f} tok/s at {r.batch}" for r in tree.generation_results)
+    return (
+        f"{tree.id}: {tree.device.name} [{tree.device.kind}], {fmt_usd(tree.price.usd)}, {tree.provenance.method}; "
+        f"inference, {g.model} {g.dtype} with {g.engine}, prompt {g.prompt_tokens} + {g.output_tokens}: {speeds}"
+    )
 
 
 def _workloads(args: argparse.Namespace, profiles: list) -> int:
     """Each workload's name and how many profiles measured or quoted it, by name."""
     counts: dict[str, int] = {}
-    for profile in profiles:
+    for profile in (p for p in profiles if p.typed.job != Job.INFERENCE):
         counts[profile.typed.workload.name] = counts.get(profile.typed.workload.name, 0) + 1
     if args.json:
         common.print_json([{"workload": name, "profiles": n} for name, n in sorted(counts.items())])

@@ -33,6 +33,16 @@ def parse_workers(text: str, index: int | None, join_timeout: float = DEFAULT_JO
     return checked_cluster(listed, index, join_timeout, "--workers")
 
 
+def price_date_from_args(args: argparse.Namespace) -> str | None:
+    """--price-date checked (today where a price is given without one): the date the profile's price was true."""
+    price_date = args.price_date
+    if price_date is not None and not schema.is_iso_date(price_date):
+        raise AdvisorError(f"--price-date must be a date like 2026-11-30, got {price_date!r}")
+    if (args.price_usd is not None or args.price_usd_per_hour is not None) and price_date is None:
+        price_date = _dt.date.today().isoformat()
+    return price_date
+
+
 def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
     workload = workload_from_args(args)
     devices = getattr(args, "devices", 1) or 1
@@ -41,11 +51,7 @@ def plan_from_args(args: argparse.Namespace) -> MeasurePlan:
     if replicas > 1 and args.scale_batch:
         workload = Workload(**{**workload.as_dict(), "batch_size": workload.batch_size * replicas})
         workload = Workload(**{**workload.as_dict(), "name": workload.name + f"-x{replicas}batch"})
-    price_date = args.price_date
-    if price_date is not None and not schema.is_iso_date(price_date):
-        raise AdvisorError(f"--price-date must be a date like 2026-11-30, got {price_date!r}")
-    if (args.price_usd is not None or args.price_usd_per_hour is not None) and price_date is None:
-        price_date = _dt.date.today().isoformat()
+    price_date = price_date_from_args(args)
     if args.name is not None and not args.name.strip():
         raise AdvisorError("--name must not be empty")
     _check_replicas(args, devices, replicas, cluster)

@@ -15,16 +15,19 @@ from typing import Any
 
 from advisor.errors import Problem
 from advisor.format import fields as F
+from advisor.format import generation as G
 from advisor.format.fields import Field, describe, is_iso_date
-from advisor.format.vocabulary import DeviceKind, ModelFamily, Platform, Precision, Source, WorkloadKind, words
+from advisor.format.vocabulary import DeviceKind, Job, ModelFamily, Platform, Precision, Source, WorkloadKind, words
 
 __all__ = ["is_iso_date"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 WORKLOAD_KINDS = words(WorkloadKind)
 PHASE_KINDS = ("matmul", "attention", "recurrent", "elementwise")
 PRECISIONS = words(Precision)
 DEVICE_KINDS = words(DeviceKind)
+JOBS = words(Job)
+INFERENCE = Job.INFERENCE.value
 PROVENANCE_METHODS = (Source.MEASURED.value, Source.QUOTED.value)
 MAX_EPOCHS = 100_000
 SLUG_MAX = 80  # characters of a profile's id (its file name)
@@ -574,12 +577,31 @@ PROFILE = (
         pattern_hint=SLUG_HINT,
     ),
     Field("name", "string", "shown in the app (default: the device's name)"),
+    Field("job", "choice", "what was timed: training (the default) or inference (a generation)", choices=JOBS),
     Field("device", "section", "the device that trained", required=True, fields=DEVICE),
     Field("host", "section", "best-effort facts about the machine; unknown ones are left out", fields=HOST),
     Field("software", "section", "the software that trained", required=True, fields=SOFTWARE),
     Field("price", "section", "what the hardware cost", required=True, fields=PRICE),
-    Field("workload", "section", "the training job that was timed", required=True, fields=WORKLOAD),
-    Field("results", "sections", "one result per precision", required=True, fields=RESULT),
+    Field(
+        "workload", "section", "the training job that was timed", required_unless=("job", INFERENCE), fields=WORKLOAD
+    ),
+    Field("results", "sections", "one result per precision", required_unless=("job", INFERENCE), fields=RESULT),
+    Field(
+        "generation",
+        "section",
+        "job inference: the generation that was timed",
+        required_if=("job", INFERENCE),
+        only_if=("job", INFERENCE),
+        fields=G.GENERATION,
+    ),
+    Field(
+        "generation_results",
+        "sections",
+        "job inference: one result per batch (sequences at once)",
+        required_if=("job", INFERENCE),
+        only_if=("job", INFERENCE),
+        fields=G.GENERATION_RESULT,
+    ),
     Field("cluster", "section", "several machines (measure --workers): how they were joined", fields=CLUSTER),
     Field("provenance", "section", "where the results come from", required=True, fields=PROVENANCE),
     Field("notes", "text", "anything a reader should know: a string or a list of strings"),
@@ -622,10 +644,17 @@ def _migrate_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 3}
 
 
+def _migrate_3_to_4(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 added inference profiles (``job: inference``, ``generation`` and ``generation_results``); a version
+    3 profile is a training one and reads the same."""
+    return {**data, "schema_version": 4}
+
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     0: _migrate_0_to_1,
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
+    3: _migrate_3_to_4,
 }
 
 
@@ -676,6 +705,12 @@ def validate(data: Any, file: str = "", expected_id: str | None = None) -> tuple
     profile_id = values.get("id")
     if profile_id is not None and expected_id is not None and profile_id != expected_id:
         c.problem("id", f"{profile_id!r} does not match the file name ({expected_id!r} expected)")
+    if data.get("job") == INFERENCE:
+        for name in ("workload", "results", "cluster"):
+            if data.get(name) is not None:
+                c.problem(name, "is given but job is inference (a generation's figures are in generation_results)")
+        G.check_results(c, data.get("generation"), data.get("generation_results"))
+        return c.problems, c.warnings
     workload = data.get("workload") if isinstance(data.get("workload"), dict) else {}
     epochs = _valid_number(workload.get("epochs"), integer=True)
     results = data.get("results")
@@ -782,7 +817,10 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         device["count"] = 1
     out["device"] = device
     # An explicit null in an optional field means the same as leaving it out.
-    out["results"] = [{k: v for k, v in result.items() if v is not None} for result in out["results"]]
+    if out.get("job") == INFERENCE:
+        out["generation_results"] = [{k: v for k, v in r.items() if v is not None} for r in out["generation_results"]]
+    else:
+        out["results"] = [{k: v for k, v in result.items() if v is not None} for result in out["results"]]
     for section in ("price", "provenance"):
         mapping = dict(out[section])
         for key, value in mapping.items():
@@ -791,8 +829,14 @@ def normalise(data: dict[str, Any]) -> dict[str, Any]:
         out[section] = mapping
     if out.get("name") is None:
         out["name"] = device["name"]
-    out["workload"] = {"kind": WorkloadKind.LSTM, **{k: v for k, v in out["workload"].items() if v is not None}}
+    if out.get("job") != INFERENCE:
+        out["workload"] = {"kind": WorkloadKind.LSTM, **{k: v for k, v in out["workload"].items() if v is not None}}
     return out
+
+
+def is_inference(data: dict[str, Any]) -> bool:
+    """Whether a (validated) profile timed a generation rather than a training."""
+    return data.get("job") == INFERENCE
 
 
 def workload_key(workload: dict[str, Any]) -> tuple:
@@ -831,7 +875,8 @@ def json_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": JSON_SCHEMA_ID,
         "title": "advisor profile",
-        "description": f"A measured or quoted training-time profile (schema version {SCHEMA_VERSION}). "
+        "description": f"A measured or quoted training-time (or, job inference, generation) profile (schema version "
+        f"{SCHEMA_VERSION}). "
         "Checks the advisor cannot express here (epoch times adding up to the total, one result per "
         "precision, the id matching the file name) are made by `python -m advisor validate`.",
         **schema,

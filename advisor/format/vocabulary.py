@@ -144,6 +144,13 @@ class PriceBasis(StrEnum):
     YOURS = "yours"
 
 
+class Job(StrEnum):
+    """What a profile timed: training (a workload's results by precision) or inference (a model's generation)."""
+
+    TRAINING = "training"
+    INFERENCE = "inference"
+
+
 class WorkloadKind(StrEnum):
     """What a profile's workload is: the post's LSTM sized, your own Keras model (its layers), a published
     benchmark (described by its phases), your own job tracked where it runs (advisor.track)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.format.vocabulary import DType
+from advisor.format.vocabulary import DeviceKind, DType
 from advisor.llm.config import ModelConfig
 from advisor.measure import timing
 
@@ -94,6 +94,16 @@ def hf_config_of(model: ModelConfig) -> dict[str, Any]:
     }
 
 
+def _config_keys(config: Any) -> dict[str, Any]:
+    """The loaded config's own keys (those it sets apart from transformers' defaults), its local path left out."""
+    keys = config.to_diff_dict() if hasattr(config, "to_diff_dict") else dict(config)
+    return {
+        key: value
+        for key, value in keys.items()
+        if not key.startswith("_") and key not in ("transformers_version", "torch_dtype", "dtype")
+    }
+
+
 def _build(plan: GenerationPlan, torch, transformers, device: str):
     dtype = getattr(torch, plan.dtype)
     if plan.model_path is not None:
@@ -114,12 +124,10 @@ def _build(plan: GenerationPlan, torch, transformers, device: str):
 
 
 def _timed(torch, device: str, fn: Callable[[], Any]) -> float:
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
+    _synchronize(torch, device)
     start = time.perf_counter()
     fn()
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
+    _synchronize(torch, device)
     return time.perf_counter() - start
 
 
@@ -130,8 +138,8 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
         import transformers
     except ImportError:
         raise AdvisorError("timing a generation needs torch and transformers: pip install torch transformers") from None
-    on_gpu = _on_gpu(plan, torch)
-    device = "cuda:0" if on_gpu else "cpu"
+    device = _device_of(plan, torch)
+    on_gpu = device.startswith("cuda")  # the allocator's peak is read on CUDA (and ROCm's HIP) only
     torch.manual_seed(plan.seed)
     progress(f"building the model on {device} ({plan.dtype})")
     model = _build(plan, torch, transformers, device)
@@ -169,10 +177,16 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
             result.peak_memory_bytes = int(torch.cuda.max_memory_allocated())
         results.append(result.record(plan.prompt_tokens, plan.output_tokens))
         gc.collect()
-    device_facts, software = _facts(torch, transformers, on_gpu, plan.attention)
+    return _record(plan, model, parameters, results, *_facts(torch, transformers, device, plan.attention))
+
+
+def _record(plan: GenerationPlan, model: Any, parameters: int, results: list, device_facts: dict, software: dict):
+    """What was timed and how it went: measure_generation's record (advisor.measure.inference_profile makes the
+    profile of it)."""
     return {
         "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "model_name": plan.model.name if plan.model is not None else str(plan.model_path),
+        "model_name": plan.model.name if plan.model is not None else plan.model_path.name,
+        "config": _config_keys(model.config),
         "parameters": parameters,
         "weights": "random (the config's shapes)" if plan.model is not None else "as loaded",
         "dtype": plan.dtype,
@@ -185,18 +199,14 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
     }
 
 
-def _facts(torch, transformers, on_gpu: bool, attention: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The device's and the software's facts, best effort."""
-    device_facts: dict[str, Any] = {"kind": "gpu" if on_gpu else "cpu"}
-    if on_gpu:
-        props = torch.cuda.get_device_properties(0)
-        device_facts.update(
-            {
-                "name": torch.cuda.get_device_name(0),
-                "memory_gb": round(props.total_memory / 1e9, 2),
-                "compute_capability": f"{props.major}.{props.minor}",
-            }
-        )
+def _facts(torch, transformers, device: str, attention: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The device's and the software's facts, best effort (a GPU named as :mod:`advisor.measure.hardware` names it
+    for training: CUDA's name, ROCm's or Apple's identity)."""
+    from advisor.measure import hardware
+
+    facts = hardware.torch_gpu_facts(torch, torch.device(device)) if device != "cpu" else None
+    cpu = {"kind": DeviceKind.CPU.value, "name": hardware.host_facts().get("cpu", "CPU")}
+    device_facts: dict[str, Any] = facts or cpu
     software = {
         "engine": "transformers",
         "engine_version": str(transformers.__version__),
@@ -204,16 +214,29 @@ def _facts(torch, transformers, on_gpu: bool, attention: str) -> tuple[dict[str,
         "attention": attention,
     }
     with contextlib.suppress(Exception):
-        if on_gpu and torch.version.cuda:
+        if device.startswith("cuda") and torch.version.cuda:
             software["cuda"] = str(torch.version.cuda)
     return device_facts, software
 
 
-def _on_gpu(plan: GenerationPlan, torch) -> bool:
-    """Whether the run goes to the GPU; a clear error for a dtype or device that cannot be had."""
+def _device_of(plan: GenerationPlan, torch) -> str:
+    """The device the run goes to (a CUDA or ROCm GPU, Apple's GPU, else the CPU); a clear error for a dtype or a
+    device that cannot be had."""
     if plan.dtype not in DTYPES:
         raise AdvisorError(f"dtype: {plan.dtype!r} is not one of {', '.join(DTYPES)}")
-    on_gpu = plan.device != "cpu" and torch.cuda.is_available()
-    if plan.device == "gpu" and not on_gpu:
+    if plan.device != "cpu":
+        if torch.cuda.is_available():
+            return "cuda:0"
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return "mps"
+    if plan.device == "gpu":
         raise AdvisorError("device: gpu asked, but no GPU is visible to PyTorch")
-    return on_gpu
+    return "cpu"
+
+
+def _synchronize(torch, device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()

@@ -6,9 +6,11 @@ from typing import Any
 
 import pandas as pd
 
+from advisor.format.formatting import fmt_seconds
 from advisor.infer.architecture import unknown_maximum_cap
 from advisor.infer.estimate import CostInputs, InferencePicks, InferenceRow
 from advisor.infer.job import InferenceJob
+from advisor.infer.measured import MeasuredGeneration
 from advisor.infer.mixed import LLAMA_CPP_SPLIT_SOURCE, MixedAnswer
 from advisor.render import charts, tables
 
@@ -321,3 +323,58 @@ def mixed_record(found: MixedAnswer) -> dict[str, Any]:
         "range_factor": found.range_factor,
         "speed_not_estimated": found.why,
     }
+
+
+def _estimated(value: float | None) -> str:
+    return f"{value:,.1f}" if value is not None else "-"
+
+
+# A timed generation beside the estimate of the same job on its GPU (advisor.infer.measured), one line per batch.
+MEASURED_COLUMNS = [
+    ("measured on", lambda r: r.device),
+    ("generation", lambda r: f"{r.model} ({r.dtype}, {r.engine})"),
+    ("prompt + output", lambda r: f"{r.prompt:,} + {r.output:,}"),
+    ("users", lambda r: str(r.batch)),
+    ("decode tok/s", lambda r: f"{r.decode_tokens_per_s:,.1f}"),
+    ("est. decode tok/s", lambda r: _estimated(r.estimated_decode_tokens_per_s)),
+    ("est. / measured", lambda r: f"{r.decode_ratio:.2f}x" if r.decode_ratio is not None else "-"),
+    ("first token", lambda r: fmt_seconds(r.time_to_first_token_s)),
+    (
+        "est. first token",
+        lambda r: fmt_seconds(r.estimated_time_to_first_token_s) if r.estimated_time_to_first_token_s else "-",
+    ),
+    ("peak memory", lambda r: f"{r.peak_memory_gb:.2f} GB" if r.peak_memory_gb is not None else "-"),
+    ("fit saw it", lambda r: "yes" if r.seen_by_fit else "no"),
+]
+
+
+def measured_frame(rows: list[MeasuredGeneration]) -> pd.DataFrame:
+    """The measured generations beside their estimates, as the app shows them."""
+    return tables.table_frame(rows, MEASURED_COLUMNS)
+
+
+def measured_notes(rows: list[MeasuredGeneration]) -> list[str]:
+    """What the comparison rests on: where no estimate was made and why, and which rows the fit saw (not held out)."""
+    notes = []
+    for why in dict.fromkeys(r.why for r in rows if r.why):
+        shown = sorted({r.device for r in rows if r.why == why})
+        notes.append(f"No estimate for {', '.join(shown)}: {why}.")
+    seen = [r for r in rows if r.seen_by_fit]
+    if seen:
+        notes.append(
+            f"{len(seen)} of {len(rows)} row(s) are among the measurements the speed model is fitted on: their "
+            "estimate is not held out (benchmarks/bench_inference.py leaves one GPU out for that)."
+        )
+    return notes
+
+
+def measured_text(rows: list[MeasuredGeneration]) -> str:
+    """``measure --inference``'s comparison: each batch's estimate on the GPU, or why there is none."""
+    lines = []
+    for r in rows:
+        if r.decode_ratio is not None:
+            lines.append(
+                f"users {r.batch}: estimated {r.estimated_decode_tokens_per_s:,.1f} decode tok/s on {r.gpu_id} "
+                f"(the advisor's transformers fit), {r.decode_ratio:.2f}x the measured {r.decode_tokens_per_s:,.1f}"
+            )
+    return "\n".join(lines + measured_notes(rows))

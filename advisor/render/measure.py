@@ -54,3 +54,31 @@ MEASURE_COLUMNS: list[Column] = [
 def measure_table(profile: dict[str, Any]) -> str:
     """The summary of a measured profile: one line per precision."""
     return text_table_of(list(typed.build(profile).results), MEASURE_COLUMNS, left={"precision"})
+
+
+def _spread(times: Any) -> str:
+    """A timing's spread as the relative standard deviation of its runs."""
+    return f"{100 * times.stdev / times.median:.1f}%" if times.stdev is not None else "-"
+
+
+# An inference profile's results (typed), one line per batch.
+GENERATION_COLUMNS: list[Column] = [
+    ("users", lambda r: str(r.batch)),
+    ("first token", lambda r: fmt_seconds(r.time_to_first_token_s)),
+    ("per output token", lambda r: fmt_seconds(r.time_per_output_token_s)),
+    ("prefill tok/s", lambda r: f"{r.prefill_tokens_per_s:,.0f}"),
+    ("decode tok/s", lambda r: f"{r.decode_tokens_per_s:,.1f}"),
+    ("spread", lambda r: _spread(r.generate)),
+    ("peak memory", lambda r: f"{r.peak_memory_gb:.2f} GB" if r.peak_memory_gb is not None else "-"),
+]
+
+
+def generation_table(profile: dict[str, Any]) -> str:
+    """The summary of an inference profile: its generation in a line, then one line per batch (users)."""
+    tree = typed.build(profile)
+    g = tree.generation
+    head = (
+        f"{g.model} ({g.parameters:,} weights, {g.dtype}) on {tree.device.name}, {g.engine} {g.engine_version or ''}"
+        f": prompt {g.prompt_tokens}, output {g.output_tokens}, median of {g.repeats} runs after a warm-up"
+    )
+    return head + "\n" + text_table_of(list(tree.generation_results), GENERATION_COLUMNS, left=set())

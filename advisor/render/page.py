@@ -758,6 +758,21 @@ def run_answer(job: Any, catalog: Any, values: Mapping[str, Any]) -> Answer:
     return inference_answer(infer_estimate.answer(job, catalog, hardware_ids(catalog, values, "run_hardware")), job)
 
 
+MEASURED_TITLE = "**Measured here**: timed generations (`advisor measure --inference`) beside the estimate"
+
+
+def measured_answer(generations: list[Any], catalog: Any) -> Answer | None:
+    """The folder's inference profiles beside the estimate of the same job on their GPU (None: there are none)."""
+    from advisor.infer.measured import comparisons
+    from advisor.render import inference as render_inference
+
+    rows = comparisons(generations, catalog)
+    if not rows:
+        return None
+    table = render_inference.measured_frame(rows)
+    return Answer(MEASURED_TITLE, [], table, None, render_inference.measured_notes(rows))
+
+
 def mixed_answer(found: Any, job: Any) -> Answer:
     """A job split over mixed cards: the verdict and speed, each card's share, what it rests on."""
     from advisor.render import inference as render_inference

@@ -21,6 +21,7 @@ from advisor.errors import AdvisorError, ProfileError
 from advisor.format import fields as schema_fields
 from advisor.format import schema, typed
 from advisor.format.schema import SCHEMA_VERSION, SLUG_MAX, workload_key
+from advisor.format.vocabulary import Job
 from advisor.service import plausibility, privacy
 from advisor.store import parse
 from advisor.store.catalog import normalise_name
@@ -209,29 +210,38 @@ def content_id(profile: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _timed_job(profile: Any) -> tuple[str, str, list[tuple[str, float]]]:
+    """What a profile timed, as the collection keys it: the job's key (JSON), its name, and (precision or batch,
+    seconds) per result. A generation's key is its model, dtype, engine and lengths; its seconds a whole generate."""
+    if profile.job == Job.INFERENCE:
+        g = profile.generation
+        key = [Job.INFERENCE.value, g.model, g.dtype, g.engine, int(g.prompt_tokens), int(g.output_tokens)]
+        name = f"{Job.INFERENCE.value}: {g.model}, prompt {g.prompt_tokens} + {g.output_tokens}"
+        timed = [(f"{g.dtype} x{r.batch}", float(r.generate.median)) for r in profile.generation_results]
+        return json.dumps(key), name, timed
+    workload = json.dumps(list(workload_key(dict(profile.workload.raw))), default=str)
+    timed = [(str(result.precision), float(result.total_seconds)) for result in profile.results]
+    return workload, str(profile.workload.name or ""), timed
+
+
 def _accepted(upload: Upload, reference: Advisor) -> Accepted:
     profile = typed.build(upload.profile)  # the valid profile, read through its typed tree
     digest = content_id(upload.profile)
     unique = f"{profile.id[: SLUG_MAX - ID_HASH_CHARACTERS - 1]}-{digest[:ID_HASH_CHARACTERS]}"
     gpu = reference.catalog.match(str(profile.device.name)) if reference.catalog is not None else None
     device_key = f"{gpu.id if gpu else normalise_name(str(profile.device.name))}:{profile.device.count or 1}x"
-    workload = json.dumps(list(workload_key(dict(profile.workload.raw))), default=str)
+    workload, workload_name, timed = _timed_job(profile)
     software = profile.software
     major = str(software.framework_version or "").split(".")[0] or "any"
     comparisons = tuple(
-        (
-            result.precision,
-            f"{workload}|{result.precision}|{software.framework} {major}|{device_key}",
-            float(result.total_seconds),
-        )
-        for result in profile.results
+        (label, f"{workload}|{label}|{software.framework} {major}|{device_key}", seconds) for label, seconds in timed
     )
     return Accepted(
         digest,
         {**upload.profile, "id": unique},
         unique,
         workload,
-        str(profile.workload.name or ""),
+        workload_name,
         device_key,
         gpu.id if gpu else None,
         comparisons,

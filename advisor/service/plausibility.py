@@ -7,6 +7,11 @@
   its cross-validated range. A time more than :data:`FAR_OUTSIDE` times past either end is stored as held for
   review, never listed, until someone looks at it.
 
+An inference profile's batches are put against the same two figures: the least time per output token and to the first
+token that the GPU's bandwidth and peak allow (:func:`advisor.infer.measured.physical_bounds`), and the speed model's
+estimate of the same generation (held beyond :data:`FAR_OUTSIDE` times its cross-validated range, or beyond
+FAR_OUTSIDE squared where the engine has no range: one GPU's measurements).
+
 A result on a CPU, or on a GPU the catalog does not know, has no bound: it is taken as it is (an unknown is left
 out, never guessed). Pure: the catalog and the reference collection come in.
 """
@@ -17,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.decision.pipeline import Advisor
-from advisor.format.vocabulary import DeviceKind, WorkloadKind
+from advisor.format import typed
+from advisor.format.vocabulary import DeviceKind, Job, WorkloadKind
 from advisor.perf import estimates, perfmodel
 from advisor.store import results
 
@@ -52,6 +58,8 @@ def judge(data: dict[str, Any], reference: Advisor) -> Verdict:
     """The verdict on a valid profile's results, against the reference collection's model and catalog."""
     if reference.catalog is None:
         return Verdict()
+    if data.get("job") == Job.INFERENCE:
+        return _judge_generation(typed.build(data), reference.catalog)
     rows = results.results_frame([data]).to_dict("records")
     held = None
     for index, row in enumerate(rows):
@@ -94,3 +102,36 @@ def _far_from_model(row: dict[str, Any], gpu: Any, reference: Advisor, where: st
         f"{where}: over {FAR_OUTSIDE:g}x outside the model's cross-validated range of {low:,.4g}-{high:,.4g} s "
         "for this job on this GPU"
     )
+
+
+def _judge_generation(profile: Any, catalog: Any) -> Verdict:
+    """An inference profile's verdict: a batch faster than the GPU's bound is refused, one far from the estimate
+    held."""
+    from advisor.infer import measured  # the inference model, only for an inference profile
+    from advisor.infer.estimate import decode_range
+
+    gpu = catalog.match(str(profile.device.name)) if profile.device.kind == DeviceKind.GPU else None
+    if gpu is None:
+        return Verdict()
+    for bound in measured.physical_bounds(profile, gpu):
+        result = profile.generation_results[bound.index]
+        for name in ("time_per_output_token_s", "time_to_first_token_s"):
+            least = getattr(bound, name)
+            if getattr(result, name) < least / BOUND_MARGIN:
+                return Verdict(
+                    refused=f"{getattr(result, name):.4g} s is faster than the device's physical bound of "
+                    f"{least:.4g} s (the weights and cache read at {gpu.name}'s memory bandwidth, the work at "
+                    "its peak)",
+                    field=f"generation_results[{bound.index}].{name}",
+                )
+    ranges = decode_range(catalog)
+    for row in measured.compare(profile, catalog):
+        if row.decode_ratio is None:
+            continue
+        far = FAR_OUTSIDE * ranges.get(row.engine, FAR_OUTSIDE)
+        if not 1 / far <= row.decode_ratio <= far:
+            return Verdict(
+                held=f"batch {row.batch}: {row.decode_tokens_per_s:,.4g} decode tokens/s measured, "
+                f"{row.estimated_decode_tokens_per_s:,.4g} estimated: over {far:.3g}x apart"
+            )
+    return Verdict()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import Problem, ProfileError
+from advisor.format.schema import is_inference
 from advisor.store import collection
 from advisor.store.index import ProfileIndex, encode, problem_lists, problems_of
 from advisor.store.parse import (
@@ -377,6 +378,7 @@ class RowSet:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     origins: dict[str, str] = field(default_factory=dict)  # profile id -> its file
+    generations: list[str] = field(default_factory=list)  # the inference profiles' ids (no rows: read when shown)
     cache: ProfileCache | None = field(default=None, repr=False)
     folder: Path | None = None  # the folder whose index was read (None: files named one by one, no index)
 
@@ -427,6 +429,7 @@ def load_rows(folder: str | os.PathLike, derive: Derive, tag: str, cache: Profil
             profiles, bad, warnings = cache.outcome(entry, index, remember=False)  # the rows are kept
             derived = {
                 "profiles": [[p.id, derive(p)] for p in profiles],
+                "generations": [p.id for p in profiles if is_inference(p.data)],
                 "problems": problem_lists(bad),
                 "warnings": problem_lists(warnings),
             }
@@ -447,6 +450,7 @@ def load_rows(folder: str | os.PathLike, derive: Derive, tag: str, cache: Profil
                 continue
             result.origins[profile_id] = entry.location
             result.rows.extend(rows)
+        result.generations.extend(i for i in outcome.get("generations", ()) if result.origins.get(i) == entry.location)
     return result
 
 
@@ -463,6 +467,7 @@ def read_snapshot(folder: str | os.PathLike, key: str, cache: ProfileCache) -> t
             problems=problems_of(extras["problems"]),
             warnings=problems_of(extras["warnings"]),
             origins=dict(extras["origins"]),
+            generations=list(extras.get("generations", [])),
             cache=cache,
             folder=Path(folder),
         )
@@ -483,5 +488,6 @@ def keep_snapshot(folder: str | os.PathLike, key: str, frame: bytes, rows: RowSe
                 "problems": problem_lists(rows.problems),
                 "warnings": problem_lists([p for p in rows.warnings if p.file != own]),
                 "origins": rows.origins,
+                "generations": rows.generations,
             },
         )

@@ -19,7 +19,7 @@ import pandas as pd
 from advisor import store
 from advisor.format import formatting
 from advisor.format.schema import workload_key
-from advisor.format.vocabulary import DeviceKind, PriceBasis, Source
+from advisor.format.vocabulary import DeviceKind, Job, PriceBasis, Source
 from advisor.store.catalog import normalise_name
 from advisor.store.parse import tree_of
 from advisor.store.result_row import ResultRow
@@ -34,7 +34,7 @@ def results_frame(profiles: Iterable[Any]) -> pd.DataFrame:
 
 # The version of profile_rows' output: the folder index keeps each file's rows under it, and derives them again from
 # the stored profiles when it changes. Bump ROWS_VERSION when profile_rows computes a column differently.
-ROWS_VERSION = 4
+ROWS_VERSION = 5
 ROWS_TAG = f"advisor frame rows {ROWS_VERSION}: {','.join(FRAME_COLUMNS)}"
 
 
@@ -101,6 +101,10 @@ class LoadedFrame:
         found = self.rows.profile(profile_id)
         return found.typed if found is not None else None
 
+    def generations(self) -> list[Any]:
+        """The inference profiles' typed trees (``measure --inference``: no rows in the frame), in file order."""
+        return [tree for tree in map(self.profile, self.rows.generations) if tree is not None]
+
 
 def load_frame(folder: Any, cache: store.ProfileCache | None = None, signature: str | None = None) -> LoadedFrame:
     """A profiles folder's results frame through its index.
@@ -159,9 +163,12 @@ def _frame_from_bytes(blob: bytes) -> pd.DataFrame | None:
 
 
 def profile_rows(profile: Any) -> list[dict[str, Any]]:
-    """One profile's rows of the results frame, one per (precision) result. Accepts a Profile or a profile dict."""
+    """One profile's rows of the results frame, one per (precision) result. Accepts a Profile or a profile dict. An
+    inference profile has none: its generation is not a training time (:mod:`advisor.infer.measured` reads it)."""
     rows = []
     tree = tree_of(profile)
+    if tree.job == Job.INFERENCE:
+        return rows
     provenance, device, price = tree.provenance, tree.device, tree.price
     count = int(device.count or 1)
     workers = int(tree.cluster.workers) if tree.cluster is not None else 1
