@@ -14,9 +14,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
+from advisor.infer import platform_decode
 from advisor.infer.saturated import crossval_saturated, saturated_fits
 from advisor.infer.speed import crossval, error_summary, fits_by_engine
 from advisor.store.catalog import load_catalog
+
+
+def metal() -> None:
+    """A platform without peaks (Apple's Metal): one user's decode, its own fit, each Mac left out in turn."""
+    catalog = load_catalog()
+    held = platform_decode.held_out(catalog)
+    for (engine, platform), fit in platform_decode.platform_fits(catalog).items():
+        errors = np.array([h.error for h in held if h.engine == engine and h.gpu in fit.gpus])
+        print(
+            f"{engine} on {platform} (decode only): floor {fit.floor_s * 1e3:.2f} ms, bandwidth factor (16-bit, "
+            f"quantized) {fit.k[0]:.2f}, {fit.k[1]:.2f}; {fit.rows} rows on {len(fit.gpus)} GPUs; leaving each GPU "
+            f"out: median {np.median(errors):.3f}x, worst {errors.max():.3f}x (the range)"
+        )
+    for h in held:
+        print(f"  {h.engine} {h.gpu} {h.model} {h.weights}: measured {h.measured:,.2f}, predicted {h.predicted:,.2f}")
 
 
 def main() -> int:
@@ -39,6 +55,7 @@ def main() -> int:
             f"  {r.engine} {r.metric} {r.held_out} {r.model} {r.weights}: measured {r.measured:,.1f}, "
             f"predicted {r.predicted:,.1f} ({r.ratio:.2f})"
         )
+    metal()
     saturated = crossval_saturated(catalog)
     factors = np.array([max(p / r.value, r.value / p) for r, p in saturated])
     print(

@@ -105,7 +105,7 @@ def test_the_catalog_narrows_to_a_vendor_or_to_whole_machines(shipped_catalog):
     apple = catalog_store.gpu_ids_of(shipped_catalog, "Apple")
     amd = catalog_store.gpu_ids_of(shipped_catalog, "AMD")
     nvidia = catalog_store.gpu_ids_of(shipped_catalog, "NVIDIA")
-    assert len(apple) == 7 and "mi300x" in amd and "framework-desktop-395-128gb" in amd and "dgx-spark" in nvidia
+    assert len(apple) == 9 and "mi300x" in amd and "framework-desktop-395-128gb" in amd and "dgx-spark" in nvidia
     assert len(apple) + len(amd) + len(nvidia) == len(shipped_catalog.gpus)  # every GPU has one vendor
     machines = catalog_store.gpu_ids_of(shipped_catalog, "whole machines only")
     assert set(machines) == {gpu.id for gpu in shipped_catalog.gpus if gpu.whole_machine} and set(UNIFIED) <= set(
@@ -113,3 +113,58 @@ def test_the_catalog_narrows_to_a_vendor_or_to_whole_machines(shipped_catalog):
     )
     with pytest.raises(AdvisorError, match="hardware: 'Intel' is not one of every GPU and machine, NVIDIA"):
         catalog_store.gpu_ids_of(shipped_catalog, "Intel")
+
+
+# --------------------------------------------------------------------------- Metal's own decode fit
+
+
+def test_a_macs_decode_has_its_own_fit_and_the_whole_range_of_its_held_out_error(shipped_catalog):
+    """Three Macs' published llama.cpp results (M1 Max, M2 Ultra, M3 Max) fit one user's decode on Metal; each Mac
+    left out in turn, the worst error is the range every Mac's figure carries (not the CUDA fit's)."""
+    from advisor.infer import platform_decode
+    from advisor.infer.estimate import decode_range
+
+    fit = platform_decode.platform_fits(shipped_catalog)[("llama.cpp", "mps")]
+    assert fit.rows == 10 and len(fit.gpus) == 3 and fit.k[0] >= 1 and fit.k[1] >= 1
+    errors = [h.error for h in platform_decode.held_out(shipped_catalog)]
+    assert len(errors) == 10 and fit.range_factor == max(errors)
+    assert sorted(errors)[len(errors) // 2] < 1.2 and max(errors) < 1.7  # measured: median 1.13x, worst 1.64x
+    assert fit.range_factor > decode_range(shipped_catalog)["llama.cpp"]  # few Macs: a wider range than CUDA's
+
+
+def test_a_mac_answers_one_users_decode_only_and_nothing_it_cannot_know(shipped_catalog):
+    from advisor.infer.estimate import picks
+    from advisor.render.inference import inference_records, pick_lines, table_notes
+
+    model = resolve_inference_model("llama-3.1-8b")
+    macs = ["mac-studio-m2-ultra-192gb", "macbook-pro-m3-max-64gb"]
+    rows = inference_rows(make_job(model, "llama.cpp", "q4_k_m", None, users=4), shipped_catalog, macs)
+    for row in rows:
+        assert row.speed is None and row.decode_only is not None  # no first token, load or cost: no peak
+        assert row.usd_per_million_owned is None and row.saturated_tokens_per_s is None
+        assert row.decode_only.range_factor == row.decode_only.fit.range_factor
+    ultra, m3 = sorted(rows, key=lambda r: r.catalog_id)
+    assert ultra.decode_only.tokens_per_s > 1.4 * m3.decode_only.tokens_per_s  # 800 against 400 GB/s
+    low, high = (m3.decode_only.tokens_per_s * f for f in (1 / m3.decode_only.range_factor, m3.decode_only.range_factor))
+    assert low < 48.97 < high  # the published M3 Max figure (at 512 tokens) lies within the range
+    [line] = pick_lines(picks(rows))
+    assert line.startswith("Holds the job, one user's decode only: Mac Studio (M2 Ultra")
+    assert any(n.startswith("decode only (mps): one user's decode from llama.cpp's own 10") for n in table_notes(rows))
+    record = inference_records(rows)[0]
+    assert record["decode_only_tokens_per_s"] > 0 and record["time_to_first_token_s"] is None
+    # what has no Metal results gets no decode: MLX (none published here), two Macs (no tensor parallelism), a vLLM
+    [mlx] = inference_rows(make_job(model, "mlx", "mlx-4bit", None), shipped_catalog, macs[:1])
+    [pair] = inference_rows(make_job(model, "llama.cpp", "q4_k_m", None, devices=2), shipped_catalog, macs[:1])
+    [vllm] = inference_rows(make_job(model, "vllm", "bf16", None), shipped_catalog, macs[:1])
+    assert mlx.decode_only is None and pair.decode_only is None and vllm.decode_only is None
+
+
+def test_the_cuda_fit_never_sees_a_mac(shipped_catalog):
+    from advisor.infer import speed
+
+    measured = speed.load_measured()
+    kept = speed.on_fitted_platform(measured, shipped_catalog)
+    assert len(measured) - len(kept) == 10  # the Metal rows
+    assert {r.held_out for r in speed.crossval(shipped_catalog)}.isdisjoint(
+        {"mac-studio-m2-ultra-192gb", "macbook-pro-m1-max-64gb", "macbook-pro-m3-max-64gb"}
+    )

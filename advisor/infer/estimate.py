@@ -10,6 +10,7 @@ from advisor.infer import saturated
 from advisor.infer import speed as speed_model
 from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
+from advisor.infer.platform_decode import DecodeOnly, one_stream
 from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
@@ -45,6 +46,7 @@ class InferenceRow:
     saturated_fitted: bool = False  # False: the hardware's bound (no published throughput of this engine)
     replicas: int = 1  # copies of the model (each on `devices` GPUs): memory and speed are one copy's, totals all's
     runs: bool = True  # False: the engine does not run on this GPU's platform (``refused`` says why): not an option
+    decode_only: DecodeOnly | None = None  # no speed: one user's decode from the platform's own fit (Metal's)
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -103,8 +105,9 @@ def unfitted_platform_refusal(gpu: Gpu) -> str | None:
     if gpu.platform in FITTED_PLATFORMS:
         return None
     return (
-        f"no speed on {gpu.platform}: the engines' speed is fitted on published {', '.join(FITTED_PLATFORMS)} results "
-        "only, and another platform's software reaches another share of its peaks (memory is answered)"
+        f"no speed on {gpu.platform} from the engines' fit: it rests on published {', '.join(FITTED_PLATFORMS)} "
+        "results, and another platform's software reaches another share of its peaks (memory is answered; where the "
+        "platform's own results are published, one user's decode: 'decode only')"
     )
 
 
@@ -127,8 +130,10 @@ def inference_rows(
             continue  # nothing to decide with: no guess
         verdict = memory_verdict(job, memory_gb)
         not_run = platform_refusal(job.engine, gpu.platform)
-        why = not_run or architecture_refusal(gpu.architecture, job.weights, job.kv) or unfitted_platform_refusal(gpu)
+        wrong_format = architecture_refusal(gpu.architecture, job.weights, job.kv)
+        why = not_run or wrong_format or unfitted_platform_refusal(gpu)
         speed = None
+        decode_only = None if not_run or wrong_format else one_stream(job, gpu, catalog)
         if why is None:
             try:
                 speed = speed_model.predict(job, gpu, fit)
@@ -153,6 +158,7 @@ def inference_rows(
                 *(saturated or (None, 0, False)),
                 copies,
                 not_run is None,
+                decode_only if speed is None else None,
             )
         )
     return sorted(

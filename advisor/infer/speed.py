@@ -29,7 +29,7 @@ import numpy as np
 from advisor.errors import AdvisorError
 from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.job import InferenceJob, make_job
-from advisor.store.catalog import Catalog, Gpu
+from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 from advisor.store.parse import safe_load
 
 RESULTS_FILE = "inference_results.yaml"
@@ -122,13 +122,19 @@ def _allreduce_s(job: InferenceJob, gpu: Gpu, tokens: int) -> float:
     return 2 * len(job.model.layers) * (ALL_REDUCE_LATENCY_S[kind] + size / (gbs * 1e9))
 
 
+def decode_read_bytes(job: InferenceJob, batch: int, context: int) -> float:
+    """The bytes one decode step of ``batch`` sequences at ``context`` tokens reads, per GPU: the weights it needs
+    once and each sequence's cache."""
+    return (job.weight_bytes_read(batch) + batch * job.kv_bytes(context)) / job.devices
+
+
 def _decode_terms(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> tuple[float, float]:
     """(memory seconds at full bandwidth, compute seconds at full peak) of one decode step, per GPU."""
     bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
     peak = _peak_tflops(gpu, job) * 1e12
     if not bandwidth or not peak:
         raise AdvisorError(f"{gpu.name}: the catalog gives no memory bandwidth or tensor peak; no speed estimated")
-    read = (job.weight_bytes_read(batch) + batch * job.kv_bytes(context)) / job.devices
+    read = decode_read_bytes(job, batch, context)
     work = 2 * job.model.active_parameters * batch / job.devices
     return read / bandwidth, work / peak
 
@@ -216,7 +222,7 @@ def _design(row: Measured, gpu: Gpu) -> tuple[list[float], float]:
     return [1.0, *terms], seconds
 
 
-def _solve(lines: list[tuple[list[float], float]], floor: bool = True) -> tuple[float, tuple[float, float]]:
+def solve(lines: list[tuple[list[float], float]], floor: bool = True) -> tuple[float, tuple[float, float]]:
     """Floor and the two k's minimising the squared relative error (a floor below 0 is refitted as 0)."""
     a = np.array([line for line, _ in lines])
     t = np.array([seconds for _, seconds in lines])
@@ -237,17 +243,24 @@ def fit_engine(rows: list[Measured], catalog: Catalog) -> EngineFit:
     gpus = catalog.by_id()
     decode = [_design(r, gpus[r.gpu]) for r in rows if r.metric == "decode"]
     prefill = [_design(r, gpus[r.gpu]) for r in rows if r.metric == "prefill"]
-    d_floor, d_k = _solve(decode) if decode else (0.0, (1.0, 1.0))
-    p_floor, p_k = _solve(prefill, floor=False) if prefill else (0.0, (1.0, 1.0))  # the work dominates
+    d_floor, d_k = solve(decode) if decode else (0.0, (1.0, 1.0))
+    p_floor, p_k = solve(prefill, floor=False) if prefill else (0.0, (1.0, 1.0))  # the work dominates
     # a class without rows borrows the other's constant (said in the crossval's table as not measured)
     d_k = tuple(k if not math.isnan(k) else next(x for x in d_k if not math.isnan(x)) for k in d_k)
     p_k = tuple(k if not math.isnan(k) else next(x for x in p_k if not math.isnan(x)) for k in p_k)
     return EngineFit(d_floor, d_k, p_floor, p_k, len(rows))  # type: ignore[arg-type]
 
 
+def on_fitted_platform(rows: tuple[Measured, ...] | list[Measured], catalog: Catalog) -> list[Measured]:
+    """The rows of GPUs on the platforms this model is fitted on (CUDA's); the others' (Metal's) have their own fit,
+    :mod:`advisor.infer.platform_decode`."""
+    gpus = catalog.by_id()
+    return [r for r in rows if gpus[r.gpu].platform in FITTED_PLATFORMS]
+
+
 def fits_by_engine(catalog: Catalog, rows: tuple[Measured, ...] | None = None) -> dict[str, EngineFit]:
-    """Every engine with measurements, fitted on all of them."""
-    rows = load_measured() if rows is None else rows
+    """Every engine with measurements, fitted on all of them (on the fitted platforms)."""
+    rows = on_fitted_platform(load_measured() if rows is None else rows, catalog)
     engines = sorted({r.engine for r in rows})
     return {e: fit_engine([r for r in rows if r.engine == e], catalog) for e in engines}
 
@@ -280,8 +293,8 @@ class CrossvalRow:
 
 def crossval(catalog: Catalog, rows: tuple[Measured, ...] | None = None) -> list[CrossvalRow]:
     """Each GPU's rows predicted by the fit of its engine's other GPUs (engines measured on one GPU only are left
-    out: nothing to hold out)."""
-    rows = load_measured() if rows is None else rows
+    out: nothing to hold out; the fitted platforms' GPUs only)."""
+    rows = on_fitted_platform(load_measured() if rows is None else rows, catalog)
     gpus = catalog.by_id()
     out = []
     for engine in sorted({r.engine for r in rows}):

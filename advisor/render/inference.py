@@ -79,6 +79,26 @@ def _saturated_text(row: InferenceRow) -> str:
     return f"{row.total_saturated_tokens_per_s:,.0f} ({row.saturated_batch * row.replicas:,}){bound}"
 
 
+def _single_stream(row: InferenceRow) -> str:
+    """One user's decode: the fitted speed with its range, or a platform's decode-only figure (Metal), or none."""
+    if row.speed is not None:
+        return _ranged(row.speed.single_stream_tokens_per_s, row.range_factor)
+    if row.decode_only is not None:
+        return _ranged(row.decode_only.tokens_per_s, row.decode_only.range_factor) + " decode only"
+    return "-"
+
+
+def decode_only_note(rows: list[InferenceRow]) -> list[str]:
+    """What a decode-only figure rests on (each platform's fit once)."""
+    fits = {r.decode_only.fit for r in rows if r.decode_only is not None}
+    return [
+        f"decode only ({fit.platform}): one user's decode from {fit.engine}'s own {fit.rows} published results on "
+        f"{len(fit.gpus)} {fit.platform} GPUs (advisor/infer/platform_decode.py), the range its worst error leaving "
+        f"each GPU out ({fit.range_factor:.2f}x); no first token, load or cost: the vendor publishes no compute peak."
+        for fit in sorted(fits, key=lambda f: (f.engine, f.platform))
+    ]
+
+
 def _speed_text(render):
     return lambda row: "-" if row.speed is None else render(row)
 
@@ -91,7 +111,7 @@ COLUMNS = [
     ("most seqs", lambda r: f"{r.memory.most_sequences:,}"),
     ("TTFT ms", _speed_text(lambda r: f"{r.speed.time_to_first_token_s * 1e3:,.0f}")),
     ("TPOT ms", _speed_text(lambda r: f"{r.speed.time_per_output_token_s * 1e3:,.1f}")),
-    ("1-stream tok/s", _speed_text(lambda r: _ranged(r.speed.single_stream_tokens_per_s, r.range_factor))),
+    ("1-stream tok/s", lambda r: _single_stream(r)),
     ("all tok/s", _speed_text(lambda r: f"{r.total_output_tokens_per_s:,.0f}")),
     ("max tok/s (users)", lambda r: _saturated_text(r)),
     ("$/M owned", lambda r: _money(r.usd_per_million_owned)),
@@ -115,7 +135,7 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
     refused = [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in shown if r.refused})]
     not_run = sorted({r.refused for r in rows if not r.runs})
     hidden = [f"not shown: {sum(not r.runs for r in rows)} GPU(s): {'; '.join(not_run)}"] if not_run else []
-    return notes + refused + hidden
+    return notes + decode_only_note(shown) + refused + hidden
 
 
 def api_line(found: InferencePicks, api_usd: float | None, versus_api: dict[str, int | None]) -> list[str]:
@@ -166,7 +186,7 @@ def inference_records(
     """``--json``: one object per GPU."""
     out = []
     for row in rows:
-        mem, s = row.memory, row.speed
+        mem, s, d = row.memory, row.speed, row.decode_only
         out.append(
             {
                 "gpu": row.gpu,
@@ -195,6 +215,8 @@ def inference_records(
                 "bound": None if s is None else s.bound,
                 "fitted": None if s is None else s.fitted,
                 "range_factor": row.range_factor,
+                "decode_only_tokens_per_s": None if d is None else round(d.tokens_per_s, 2),
+                "decode_only_range_factor": None if d is None else round(d.range_factor, 3),
                 "usd_per_million_owned": row.usd_per_million_owned,
                 "usd_per_million_rented": row.usd_per_million_rented,
                 "rental_provider": row.rental,
@@ -210,6 +232,14 @@ def pick_lines(found: InferencePicks) -> list[str]:
     if found.fastest is None and found.fit_without_speed:
         held = found.fit_without_speed
         names = ", ".join(r.gpu for r in held[:4]) + (" ..." if len(held) > 4 else "")
+        decoded = sorted((r for r in held if r.decode_only), key=lambda r: -r.decode_only.tokens_per_s)
+        if decoded:
+            best = decoded[0]
+            return [
+                f"Holds the job, one user's decode only: {best.gpu} fastest, "
+                f"{_ranged(best.decode_only.tokens_per_s, best.decode_only.range_factor)} tokens/s (first token, "
+                "load and cost not estimated: the notes under the table)."
+            ]
         return [f"Holds the job, speed not estimated: {names} (why: the notes under the table)."]
     if found.fastest is None:
         return ["No GPU of the catalog holds this job: fewer users, a shorter context, smaller weights or more GPUs."]

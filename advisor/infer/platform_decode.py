@@ -1,0 +1,142 @@
+"""One stream's decode on a platform whose GPUs publish no compute peak (Apple's Metal), from that platform's own
+published results: ``floor + bytes / bandwidth x k`` (one k for 16-bit weights, one for quantized ones), the bytes a
+step reads as :mod:`advisor.infer.speed` counts them. Without a peak there is no prefill, no first token's time and
+no load (a batch's step may be bound by compute): one user's decode only, said so wherever it is shown.
+
+Fitted per (engine, platform) on the rows of ``advisor/data/inference_results.yaml`` whose GPU is on that platform;
+its range is the worst error leaving each GPU out in turn (few GPUs: the whole evidence, never the CUDA fit's range).
+Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from advisor.errors import AdvisorError
+from advisor.infer import speed as speed_model
+from advisor.infer.architecture import resolve_inference_model
+from advisor.infer.job import InferenceJob, make_job
+from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
+
+DECODE = "decode"
+
+
+@dataclass(frozen=True)
+class PlatformFit:
+    """An engine's decode constants on one platform, the GPUs they rest on and their leave-one-GPU-out error."""
+
+    engine: str
+    platform: str
+    floor_s: float
+    k: tuple[float, float]  # 16-bit, quantized
+    gpus: tuple[str, ...]
+    rows: int
+    range_factor: float  # the worst held-out error (max(p/m, m/p)); the estimate's range
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One row predicted by the fit of the platform's other GPUs."""
+
+    engine: str
+    gpu: str
+    model: str
+    weights: str
+    measured: float
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        return max(self.predicted / self.measured, self.measured / self.predicted)
+
+
+def _rows(catalog: Catalog) -> dict[tuple[str, str], list[speed_model.Measured]]:
+    """The one-stream decode rows of GPUs off the fitted platforms, by (engine, platform)."""
+    gpus = catalog.by_id()
+    out: dict[tuple[str, str], list[speed_model.Measured]] = {}
+    for row in speed_model.load_measured():
+        platform = gpus[row.gpu].platform
+        if platform not in FITTED_PLATFORMS and row.metric == DECODE and row.batch == 1:
+            out.setdefault((row.engine, platform), []).append(row)
+    return out
+
+
+def _line(row: speed_model.Measured, gpu: Gpu) -> tuple[list[float], float]:
+    job = make_job(resolve_inference_model(row.model), row.engine, row.weights, None, prompt=row.context)
+    seconds = _memory_seconds(job, gpu, row.context)
+    terms = [0.0, 0.0]
+    terms[speed_model.weight_class(job)] = seconds
+    return [1.0, *terms], 1 / row.value
+
+
+def _memory_seconds(job: InferenceJob, gpu: Gpu, context: int) -> float:
+    bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
+    if not bandwidth:
+        raise AdvisorError(f"{gpu.name}: the catalog gives no memory bandwidth; no speed estimated")
+    return speed_model.decode_read_bytes(job, 1, context) / bandwidth
+
+
+def _fit(rows: list[speed_model.Measured], catalog: Catalog) -> tuple[float, tuple[float, float]]:
+    gpus = catalog.by_id()
+    floor, ks = speed_model.solve([_line(r, gpus[r.gpu]) for r in rows])
+    known = [k for k in ks if k == k]  # a class without rows borrows the other's
+    return floor, tuple(k if k == k else known[0] for k in ks)  # type: ignore[return-value]
+
+
+def _predict(row: speed_model.Measured, constants: tuple[float, tuple[float, float]], gpu: Gpu) -> float:
+    line, _ = _line(row, gpu)
+    floor, ks = constants
+    seconds = floor + line[1] * ks[0] + line[2] * ks[1]
+    return 1 / seconds
+
+
+def held_out(catalog: Catalog) -> list[HeldOut]:
+    """Each platform GPU's rows predicted by the fit of the same engine's other GPUs on that platform."""
+    gpus = catalog.by_id()
+    out = []
+    for (engine, _), rows in sorted(_rows(catalog).items()):
+        for gpu in sorted({r.gpu for r in rows}):
+            train = [r for r in rows if r.gpu != gpu]
+            if not train:
+                continue
+            constants = _fit(train, catalog)
+            for row in (r for r in rows if r.gpu == gpu):
+                out.append(HeldOut(engine, gpu, row.model, row.weights, row.value, _predict(row, constants, gpus[gpu])))
+    return out
+
+
+@lru_cache(maxsize=4)
+def platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]:
+    """Every (engine, platform) with results on two GPUs or more (one GPU: nothing to hold out, no range)."""
+    errors = held_out(catalog)
+    fits = {}
+    for (engine, platform), rows in _rows(catalog).items():
+        gpus = tuple(sorted({r.gpu for r in rows}))
+        mine = [h.error for h in errors if h.engine == engine and h.gpu in gpus]
+        if len(gpus) < 2 or not mine:
+            continue
+        floor, ks = _fit(rows, catalog)
+        fits[(engine, platform)] = PlatformFit(engine, platform, floor, ks, gpus, len(rows), max(mine))
+    return fits
+
+
+@dataclass(frozen=True)
+class DecodeOnly:
+    """One user's decode tokens a second on a GPU of a platform without peaks, and what it rests on."""
+
+    tokens_per_s: float
+    range_factor: float
+    fit: PlatformFit
+
+
+def one_stream(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> DecodeOnly | None:
+    """One user's decode on ``gpu`` (one GPU, no tensor parallelism) where its platform has a fit for the engine."""
+    fit = platform_fits(catalog).get((job.engine.id, gpu.platform))
+    if fit is None or job.devices != 1:
+        return None
+    context = job.prompt + job.output // 2  # the cache's mean length while the output is written
+    try:
+        seconds = fit.floor_s + _memory_seconds(job, gpu, context) * fit.k[speed_model.weight_class(job)]
+    except AdvisorError:
+        return None
+    return DecodeOnly(1 / seconds, fit.range_factor, fit)
