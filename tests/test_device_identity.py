@@ -65,6 +65,20 @@ def test_an_apple_gpu_is_the_chip_with_its_cores():
     assert hardware.parse_apple_gpu_cores("not json") is None
 
 
+def test_an_apple_gpu_as_macos_names_it_is_found_in_the_catalog(shipped_catalog):
+    """The name the identity gives (the chip and its GPU cores, as macOS reports them: the strings fed here) is a
+    catalog alias of the machine with that GPU, so a Mac's profile gets its bandwidth and memory; a chip of another
+    core count is not any Mac of the catalog, and none is guessed."""
+    found = {
+        (chip, cores): shipped_catalog.match(identify_apple(chip, cores).name)
+        for chip, cores in [("Apple M3 Max", 40), ("Apple M2 Ultra", 76), ("Apple M4 Max", 32), ("Apple M3 Max", 30)]
+    }
+    assert found[("Apple M3 Max", 40)].id == "macbook-pro-m3-max-64gb"
+    assert found[("Apple M2 Ultra", 76)].id == "mac-studio-m2-ultra-192gb"
+    assert found[("Apple M4 Max", 32)].id == "mac-studio-m4-max-36gb"
+    assert found[("Apple M3 Max", 30)] is None
+
+
 def _rocm_torch(name: str, arch: str, units: int, memory: float) -> SimpleNamespace:
     properties = SimpleNamespace(name=name, gcnArchName=arch, multi_processor_count=units, total_memory=memory)
     cuda = SimpleNamespace(
