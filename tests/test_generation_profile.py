@@ -170,6 +170,12 @@ def test_a_generation_faster_than_its_gpu_can_run_is_refused_by_the_physical_bou
         # one step reads the 16 GB of weights at 4.8 TB/s at least: about 3.3 ms; measured 27 ms and above
         assert 0.003 < bound.time_per_output_token_s < result.time_per_output_token_s
         assert bound.time_to_first_token_s < result.time_to_first_token_s
+    # the same generation on a Mac (no published compute peak): its bandwidth alone bounds a step, the prompt none
+    mac = typed.build(
+        schema.normalise({**shipped(H200_8B), "device": {"kind": "gpu", "name": "Apple M3 Max (40-core GPU)"}})
+    )
+    [one, *_] = physical_bounds(mac, load_catalog().match(mac.device.name))
+    assert one.time_to_first_token_s == 0 and 0.035 < one.time_per_output_token_s < 0.040  # 15 GB at 400 GB/s
 
 
 def faster(data: dict, factor: float) -> dict:

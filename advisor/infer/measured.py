@@ -135,12 +135,13 @@ class Bound:
     index: int  # of generation_results
     batch: int
     time_per_output_token_s: float
-    time_to_first_token_s: float
+    time_to_first_token_s: float  # 0 where the GPU has no published compute peak (a Mac): no bound on the prompt
 
 
 def physical_bounds(profile: Any, gpu: Any) -> list[Bound]:
     """Each batch's bound on ``gpu`` (the catalog's GPU the profile's device is); empty where the model or the GPU
-    lacks what it needs (an unknown is never guessed)."""
+    lacks what it needs (an unknown is never guessed). A GPU without a published compute peak (a Mac) is bound by its
+    bandwidth alone: the decode step's bytes; the prompt has no bound there."""
     generation = profile.generation
     try:
         model = _model_of(generation)
@@ -159,9 +160,17 @@ def physical_bounds(profile: Any, gpu: Any) -> list[Bound]:
                 output=int(generation.output_tokens),
                 users=batch,
             )
-            speed = speed_model.predict(job, gpu, speed_model.EngineFit())  # k = 1, no floor: the hardware's bound
         except AdvisorError:
             return []
+        try:
+            speed = speed_model.predict(job, gpu, speed_model.EngineFit())  # k = 1, no floor: the hardware's bound
+        except AdvisorError:  # no compute peak: the bandwidth alone
+            bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
+            if not bandwidth:
+                return []
+            context = job.prompt + job.output // 2
+            out.append(Bound(index, batch, speed_model.decode_read_bytes(job, batch, context) / bandwidth, 0.0))
+            continue
         single_step = 1 / speed.single_stream_tokens_per_s
         prefill = batch * (speed.time_to_first_token_s - single_step)  # the prompts' work, at the peak
         out.append(Bound(index, batch, speed.time_per_output_token_s, prefill))
