@@ -5,12 +5,14 @@ measurement. Pure (the profiles are read by the store, the catalog by the caller
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from advisor.errors import AdvisorError
-from advisor.format.vocabulary import DType
+from advisor.format.vocabulary import DeviceKind, DType
 from advisor.infer import speed as speed_model
 from advisor.infer.architecture import model_from_mapping, resolve_inference_model
+from advisor.infer.engines import engine_data
 from advisor.infer.estimate import engine_fits
 from advisor.infer.job import make_job
 from advisor.store.catalog import Catalog
@@ -55,21 +57,21 @@ def _model_of(generation: Any) -> Any:
     return resolve_inference_model(generation.model)
 
 
-def _fitted_pairs() -> set[tuple[str, str, str]]:
+@lru_cache(maxsize=1)
+def _fitted_pairs() -> frozenset[tuple[str, str, str]]:
     """(engine, GPU, model name) of the measurements the speed model is fitted on."""
-    pairs = set()
-    for row in speed_model.load_measured():
-        pairs.add((row.engine, row.gpu, resolve_inference_model(row.model).name.lower()))
-    return pairs
+    return frozenset(
+        (row.engine, row.gpu, resolve_inference_model(row.model).name.lower()) for row in speed_model.load_measured()
+    )
 
 
 def compare(profile: Any, catalog: Catalog) -> list[MeasuredGeneration]:
     """Each batch of an inference profile (typed) beside the estimate of the same job on its GPU."""
     generation, device = profile.generation, profile.device
-    gpu = catalog.match(device.name) if device.kind == "gpu" else None
+    gpu = catalog.match(device.name) if device.kind == DeviceKind.GPU else None
     engine = generation.engine if generation.engine in engine_fits(catalog) else None
     why = None
-    if device.kind != "gpu":
+    if device.kind != DeviceKind.GPU:
         why = "a CPU: the estimates are of GPUs"
     elif gpu is None:
         why = f"{device.name} is not in the catalog"
@@ -153,7 +155,7 @@ def physical_bounds(profile: Any, gpu: Any) -> list[Bound]:
         try:
             job = make_job(
                 model,
-                generation.engine if generation.engine in engine_fits_names() else "transformers",
+                generation.engine if generation.engine in engine_data().engines else "transformers",
                 WEIGHTS_OF_DTYPE[generation.dtype],
                 None,
                 prompt=int(generation.prompt_tokens),
@@ -175,13 +177,6 @@ def physical_bounds(profile: Any, gpu: Any) -> list[Bound]:
         prefill = batch * (speed.time_to_first_token_s - single_step)  # the prompts' work, at the peak
         out.append(Bound(index, batch, speed.time_per_output_token_s, prefill))
     return out
-
-
-def engine_fits_names() -> tuple[str, ...]:
-    """The engines an inference profile may name (``engines.yaml``)."""
-    from advisor.infer.engines import engine_data
-
-    return tuple(engine_data().engines)
 
 
 def comparisons(profiles: list[Any], catalog: Catalog) -> list[MeasuredGeneration]:
