@@ -209,6 +209,9 @@ def test_the_service_takes_a_real_generation_and_refuses_an_impossible_one(
         status, answer = submit(running.url, dump_profile(impossible).encode(), token)
         assert (status, answer["rule"]) == (422, "physical_bound"), answer
         assert answer["field"].startswith("generation_results[0].") and "physical bound" in answer["message"]
+        slow = faster({**shipped(H200_8B), "id": "a-slow-h200"}, 1 / 6)  # possible, 6x off the estimate: held
+        status, answer = submit(running.url, dump_profile(slow).encode(), token)
+        assert status == 201 and answer["status"] == "held" and "estimated" in answer["reason"], answer
         capsys.readouterr()
         assert main(["--collection", running.url, "list"]) == 0  # the collection's copy, as a reader gets it
         (line,) = [n for n in capsys.readouterr().out.splitlines() if "inference" in n]
