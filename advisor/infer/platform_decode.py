@@ -9,6 +9,7 @@ Pure."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -79,8 +80,8 @@ def _memory_seconds(job: InferenceJob, gpu: Gpu, context: int) -> float:
 def _fit(rows: list[speed_model.Measured], catalog: Catalog) -> tuple[float, tuple[float, float]]:
     gpus = catalog.by_id()
     floor, ks = speed_model.solve([_line(r, gpus[r.gpu]) for r in rows])
-    known = [k for k in ks if k == k]  # a class without rows borrows the other's
-    return floor, tuple(k if k == k else known[0] for k in ks)  # type: ignore[return-value]
+    known = [k for k in ks if not math.isnan(k)]  # a class without rows borrows the other's
+    return floor, tuple(known[0] if math.isnan(k) else k for k in ks)  # type: ignore[return-value]
 
 
 def _predict(row: speed_model.Measured, constants: tuple[float, tuple[float, float]], gpu: Gpu) -> float:
