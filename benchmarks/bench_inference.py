@@ -33,6 +33,14 @@ def metal() -> None:
         )
     for h in held:
         print(f"  {h.engine} {h.gpu} {h.model} {h.weights}: measured {h.measured:,.2f}, predicted {h.predicted:,.2f}")
+    unseen = platform_decode.published_held_out(catalog)
+    errors = np.array([h.error for h in unseen])
+    print(
+        f"machines the Metal fit never saw: {len(unseen)} rows, median {np.median(errors):.3f}x, "
+        f"worst {errors.max():.3f}x"
+    )
+    for h in unseen:
+        print(f"  {h.engine} {h.gpu} {h.model} {h.weights}: measured {h.measured:,.2f}, predicted {h.predicted:,.2f}")
 
 
 def main() -> int:

@@ -132,6 +132,18 @@ def test_a_macs_decode_has_its_own_fit_and_the_whole_range_of_its_held_out_error
     assert fit.range_factor > decode_range(shipped_catalog)["llama.cpp"]  # few Macs: a wider range than CUDA's
 
 
+def test_macs_the_metal_fit_never_saw_fall_within_its_range(shipped_catalog):
+    """Published llama.cpp runs on an M3 Ultra and an M1 Ultra (chips the fit has none of; never fitted, only
+    predicted): every one within the range the fit states, and none optimistic beyond it."""
+    from advisor.infer import platform_decode
+
+    fit = platform_decode.platform_fits(shipped_catalog)[("llama.cpp", "mps")]
+    unseen = platform_decode.published_held_out(shipped_catalog)
+    assert {h.gpu for h in unseen} == {"mac-studio-m3-ultra-512gb", "mac-studio-m1-ultra-128gb"} and len(unseen) == 3
+    assert all(h.error <= fit.range_factor for h in unseen)  # measured: 1.32x, 1.09x, 1.14x; the range 1.64x
+    assert not set(fit.gpus) & {h.gpu for h in unseen}
+
+
 def test_a_mac_answers_one_users_decode_only_and_nothing_it_cannot_know(shipped_catalog):
     from advisor.infer.estimate import picks
     from advisor.render.inference import inference_records, pick_lines, table_notes

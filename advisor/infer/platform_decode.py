@@ -106,6 +106,20 @@ def held_out(catalog: Catalog) -> list[HeldOut]:
     return out
 
 
+def published_held_out(catalog: Catalog) -> list[HeldOut]:
+    """The published rows kept out of every fit (``held_out`` in inference_results.yaml), predicted by the platform's
+    whole fit: machines the fit never saw."""
+    gpus = catalog.by_id()
+    fits = {(f.engine, f.platform): f for f in platform_fits(catalog).values()}
+    out = []
+    for row in speed_model.load_measured("held_out"):
+        fit = fits.get((row.engine, gpus[row.gpu].platform))
+        if fit is not None:
+            predicted = _predict(row, (fit.floor_s, fit.k), gpus[row.gpu])
+            out.append(HeldOut(row.engine, row.gpu, row.model, row.weights, row.value, predicted))
+    return out
+
+
 @lru_cache(maxsize=4)
 def platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]:
     """Every (engine, platform) with results on two GPUs or more (one GPU: nothing to hold out, no range)."""

@@ -187,16 +187,15 @@ def results_file() -> dict[str, Any]:
     return data
 
 
-@lru_cache(maxsize=1)
-def load_measured() -> tuple[Measured, ...]:
-    """The shipped measurements (``advisor/data/inference_results.yaml``)."""
+@lru_cache(maxsize=2)
+def load_measured(key: str = "measurements") -> tuple[Measured, ...]:
+    """The shipped measurements (``advisor/data/inference_results.yaml``); ``key`` "held_out": the rows no fit ever
+    sees, only predicts."""
     data = results_file()
     rows = []
-    for index, row in enumerate(data["measurements"]):
+    for index, row in enumerate(data.get(key) or []):
         if len(row) != 9 or row[8] not in data["sources"]:
-            raise AdvisorError(
-                f"advisor/data/{RESULTS_FILE}: measurements[{index}]: 9 fields and a known source expected"
-            )
+            raise AdvisorError(f"advisor/data/{RESULTS_FILE}: {key}[{index}]: 9 fields and a known source expected")
         engine, gpu, model, weights, metric, batch, context, value, source = row
         rows.append(Measured(engine, gpu, model, weights, metric, int(batch), int(context), float(value), source))
     return tuple(rows)
