@@ -36,7 +36,7 @@ def metal() -> None:
     unseen = platform_decode.published_held_out(catalog)
     errors = np.array([h.error for h in unseen])
     print(
-        f"machines the Metal fit never saw: {len(unseen)} rows, median {np.median(errors):.3f}x, "
+        f"machines the decode fits never saw: {len(unseen)} rows, median {np.median(errors):.3f}x, "
         f"worst {errors.max():.3f}x"
     )
     for h in unseen:

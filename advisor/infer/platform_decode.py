@@ -5,7 +5,8 @@ no load (a batch's step may be bound by compute): one user's decode only, said s
 
 Fitted per (engine, platform) on the rows of ``advisor/data/inference_results.yaml`` whose GPU is on that platform;
 its range is the worst error leaving each GPU out in turn (few GPUs: the whole evidence, never the CUDA fit's range).
-Pure."""
+A CUDA GPU with no published tensor peak (the DGX Spark) gets the same one-user decode from the engine's CUDA fit,
+with that fit's held-out range. Pure."""
 
 from __future__ import annotations
 
@@ -107,10 +108,10 @@ def held_out(catalog: Catalog) -> list[HeldOut]:
 
 
 def published_held_out(catalog: Catalog) -> list[HeldOut]:
-    """The published rows kept out of every fit (``held_out`` in inference_results.yaml), predicted by the platform's
-    whole fit: machines the fit never saw."""
+    """The published rows kept out of every fit (``held_out`` in inference_results.yaml), predicted by one user's
+    decode fit of their platform (Metal's own; CUDA's engine fit for a CUDA GPU): machines the fits never saw."""
     gpus = catalog.by_id()
-    fits = {(f.engine, f.platform): f for f in platform_fits(catalog).values()}
+    fits = {**fitted_platform_fits(catalog), **platform_fits(catalog)}
     out = []
     for row in speed_model.load_measured("held_out"):
         fit = fits.get((row.engine, gpus[row.gpu].platform))
@@ -135,6 +136,27 @@ def platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]:
     return fits
 
 
+@lru_cache(maxsize=4)
+def fitted_platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]:
+    """The fitted platforms' (CUDA's) decode constants of each engine measured on two GPUs or more, for a GPU of that
+    platform with no published tensor peak (the DGX Spark): a decode step at one user reads the weights once and is
+    bound by the bandwidth, so the engine's own decode fit holds; its range is that fit's held-out 90th percentile."""
+    rows = speed_model.on_fitted_platform(speed_model.load_measured(), catalog)
+    held = speed_model.crossval(catalog)
+    fits = {}
+    for engine, fit in speed_model.fits_by_engine(catalog).items():
+        summary = speed_model.error_summary([r for r in held if r.engine == engine]).get(DECODE)
+        if summary is None:
+            continue
+        gpus = tuple(sorted({r.gpu for r in rows if r.engine == engine and r.metric == DECODE}))
+        decode_rows = sum(1 for r in rows if r.engine == engine and r.metric == DECODE)
+        for platform in FITTED_PLATFORMS:
+            fits[(engine, platform)] = PlatformFit(
+                engine, platform, fit.decode_floor_s, fit.decode_k, gpus, decode_rows, summary["p90"]
+            )
+    return fits
+
+
 @dataclass(frozen=True)
 class DecodeOnly:
     """One user's decode tokens a second on a GPU of a platform without peaks, and what it rests on."""
@@ -145,8 +167,10 @@ class DecodeOnly:
 
 
 def one_stream(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> DecodeOnly | None:
-    """One user's decode on ``gpu`` (one GPU, no tensor parallelism) where its platform has a fit for the engine."""
-    fit = platform_fits(catalog).get((job.engine.id, gpu.platform))
+    """One user's decode on ``gpu`` (one GPU, no tensor parallelism) where its platform has a fit for the engine: a
+    platform's own (Metal's), or the fitted platforms' engine fit for a GPU of theirs without a tensor peak."""
+    key = (job.engine.id, gpu.platform)
+    fit = (fitted_platform_fits if gpu.platform in FITTED_PLATFORMS else platform_fits)(catalog).get(key)
     if fit is None or job.devices != 1:
         return None
     context = job.prompt + job.output // 2  # the cache's mean length while the output is written

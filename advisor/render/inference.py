@@ -92,9 +92,9 @@ def decode_only_note(rows: list[InferenceRow]) -> list[str]:
     """What a decode-only figure rests on (each platform's fit once)."""
     fits = {r.decode_only.fit for r in rows if r.decode_only is not None}
     return [
-        f"decode only ({fit.platform}): one user's decode from {fit.engine}'s own {fit.rows} published results on "
-        f"{len(fit.gpus)} {fit.platform} GPUs (advisor/infer/platform_decode.py), the range its worst error leaving "
-        f"each GPU out ({fit.range_factor:.2f}x); no first token, load or cost: the vendor publishes no compute peak."
+        f"decode only ({fit.platform}): one user's decode from {fit.engine}'s {fit.rows} published {fit.platform} "
+        f"results on {len(fit.gpus)} GPUs (advisor/infer/platform_decode.py), the range its error leaving each GPU "
+        f"out ({fit.range_factor:.2f}x); no first token, load or cost: no published compute peak."
         for fit in sorted(fits, key=lambda f: (f.engine, f.platform))
     ]
 
