@@ -164,7 +164,8 @@ def test_a_mac_answers_one_users_decode_only_and_nothing_it_cannot_know(shipped_
     assert low < 48.97 < high  # the published M3 Max figure (at 512 tokens) lies within the range
     [line] = pick_lines(picks(rows))
     assert line.startswith("Holds the job, one user's decode only: Mac Studio (M2 Ultra")
-    assert any(n.startswith("decode only (mps): one user's decode from llama.cpp's 10 published") for n in table_notes(rows))
+    said = "decode only (mps): one user's decode from llama.cpp's 10 published"
+    assert any(n.startswith(said) for n in table_notes(rows))
     record = inference_records(rows)[0]
     assert record["decode_only_tokens_per_s"] > 0 and record["time_to_first_token_s"] is None
     # what has no Metal results gets no decode: MLX (none published here), two Macs (no tensor parallelism), a vLLM
