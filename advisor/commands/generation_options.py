@@ -61,7 +61,7 @@ def generation_run_from_args(args: argparse.Namespace) -> GenerationRun:
     """The checked run of ``measure --inference``: every option checked before torch is imported."""
     from advisor.commands.measure_options import price_date_from_args
     from advisor.llm.config import resolve
-    from advisor.measure.profile import price_section
+    from advisor.measure.profile import GIVEN_BY_MEASURER, price_section
 
     for option, why in NOT_FOR_INFERENCE.items():
         if getattr(args, option, None):
@@ -90,7 +90,7 @@ def generation_run_from_args(args: argparse.Namespace) -> GenerationRun:
         args.price_source,
         args.power_watts,
         args.price_usd_per_hour,
-        "given by the person who measured",
+        GIVEN_BY_MEASURER,
     )
     plan = GenerationPlan(
         model=model,

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _measure(args: argparse.Namespace, plan) -> int:
     from advisor import store
-    from advisor.format import schema, typed
+    from advisor.format import typed
     from advisor.measure import InterruptGuard, measure  # the framework starts inside measure()
     from advisor.render.measure import measure_table
 
@@ -75,18 +75,14 @@ def _measure(args: argparse.Namespace, plan) -> int:
             else:
                 print(f"{plan.cluster.name(plan.cluster.index)}: done; the chief writes the profile")
             return 0
-        problems, _ = schema.validate(profile, "(measured profile)")
-        if problems:
-            raise AdvisorError("the measured profile is invalid (a bug): " + "; ".join(map(str, problems)))
+        _check_measured(profile)
         guard.check()  # a stop asked for during the run: write nothing
         path = store.write_profile(profile, plan.out, overwrite=plan.force) if plan.out is not None else None
     if args.json:
         common.print_json({"path": str(path) if path else None, "profile": profile})
     else:
         print(measure_table(profile))
-        print(f"\nprofile written to {path}" if path else "\n--dry-run: no profile written")
-        if path:
-            print(store.submit_hint(path))
+        _say_where(path)
         if typed.build(profile).price.usd is None:
             print("The price is unknown: add --price-usd (or edit price.usd) so the advisor can recommend it.")
     return 0
@@ -96,10 +92,10 @@ def _measure_generation(args: argparse.Namespace) -> int:
     """Plan, check the output folder, time the generation, validate, write, report (as ``_measure`` does)."""
     from advisor import store
     from advisor.commands.generation_options import generation_run_from_args
-    from advisor.format import schema
     from advisor.measure import hardware
     from advisor.measure.generation import measure_generation  # torch starts inside
     from advisor.measure.inference_profile import default_name, generation_profile
+    from advisor.measure.profile import profile_id_for
     from advisor.render.measure import generation_table
 
     run = generation_run_from_args(args)
@@ -107,22 +103,35 @@ def _measure_generation(args: argparse.Namespace) -> int:
         store.check_writable_folder(run.out)  # before minutes of generating, not after
     record = measure_generation(run.plan, _progress)
     name = run.name or default_name(record)
-    overwrite_or_dry = run.out is None or run.force
-    profile_id = store.slugify(name) if overwrite_or_dry else store.unique_slug(run.out, name)
+    profile_id = profile_id_for(name, run.out, run.force)
     profile = generation_profile(record, profile_id, name, run.price, run.command, host=hardware.host_facts())
-    problems, _ = schema.validate(profile, "(measured profile)")
-    if problems:
-        raise AdvisorError("the measured profile is invalid (a bug): " + "; ".join(map(str, problems)))
+    _check_measured(profile)
     path = store.write_profile(profile, run.out, overwrite=run.force) if run.out is not None else None
     if args.json:
         common.print_json({"path": str(path) if path else None, "profile": profile})
         return 0
     print(generation_table(profile))
     print(_beside_the_estimate(profile))
+    _say_where(path)
+    return 0
+
+
+def _check_measured(profile: dict) -> None:
+    """A measured profile is valid, or it is a bug: said, never written."""
+    from advisor.format import schema
+
+    problems, _ = schema.validate(profile, "(measured profile)")
+    if problems:
+        raise AdvisorError("the measured profile is invalid (a bug): " + "; ".join(map(str, problems)))
+
+
+def _say_where(path: os.PathLike | None) -> None:
+    """Where the profile went (or that --dry-run wrote none), and how to contribute it."""
+    from advisor import store
+
     print(f"\nprofile written to {path}" if path else "\n--dry-run: no profile written")
     if path:
         print(store.submit_hint(path))
-    return 0
 
 
 def _beside_the_estimate(profile: dict) -> str:

@@ -116,6 +116,15 @@ def is_iso_date(text: str) -> bool:
 # --------------------------------------------------------------------------- validation
 
 
+def valid_number(value: Any, integer: bool = False) -> float | None:
+    """The value when it is a finite (integer) number, else None: cross-field checks use valid values only."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
+        return None
+    if abs(value) > MAX_NUMBER:  # before isfinite: a huge int cannot become a float
+        return None
+    return value if math.isfinite(value) else None
+
+
 class Checker:
     """Collects the problems and warnings of one file."""
 

@@ -60,20 +60,20 @@ def check_results(c: F.Checker, generation: Any, results: Any) -> None:
     """What a result's figures must agree with: min <= median <= max of each timing, one result per batch, and
     the figures worked out from the medians as the measurement does (within CONSISTENCY)."""
     generation = generation if isinstance(generation, dict) else {}
-    prompt, output = _number(generation.get("prompt_tokens")), _number(generation.get("output_tokens"))
+    prompt, output = F.valid_number(generation.get("prompt_tokens")), F.valid_number(generation.get("output_tokens"))
     seen: set[Any] = set()
     for index, result in enumerate(results if isinstance(results, list) else []):
         if not isinstance(result, dict):
             continue
         path = f"generation_results[{index}]"
-        batch = _number(result.get("batch"))
+        batch = F.valid_number(result.get("batch"))
         if batch in seen:
             c.problem(f"{path}.batch", f"batch {batch:g} has another result: one result per batch")
         seen.add(batch)
         medians = {}
         for part in ("prefill", "generate"):
             times = result.get(part) if isinstance(result.get(part), dict) else {}
-            low, high, median = (_number(times.get(k)) for k in ("min", "max", "median"))
+            low, high, median = (F.valid_number(times.get(k)) for k in ("min", "max", "median"))
             if None not in (low, high, median) and not low <= median <= high:
                 c.problem(f"{path}.{part}.median", f"{median} lies outside min..max ({low}..{high})")
             medians[part] = median
@@ -92,10 +92,6 @@ def check_results(c: F.Checker, generation: Any, results: Any) -> None:
             "decode_tokens_per_s": batch / step,
         }
         for name, value in expected.items():
-            given = _number(result.get(name))
+            given = F.valid_number(result.get(name))
             if given is not None and abs(given - value) > CONSISTENCY * value:
                 c.problem(f"{path}.{name}", f"{given:g} does not follow from the timings ({value:.6g} expected)")
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -712,12 +712,12 @@ def validate(data: Any, file: str = "", expected_id: str | None = None) -> tuple
         G.check_results(c, data.get("generation"), data.get("generation_results"))
         return c.problems, c.warnings
     workload = data.get("workload") if isinstance(data.get("workload"), dict) else {}
-    epochs = _valid_number(workload.get("epochs"), integer=True)
+    epochs = F.valid_number(workload.get("epochs"), integer=True)
     results = data.get("results")
     if isinstance(results, list):
         _check_results(c, results, epochs)
         if workload.get("kind") == WorkloadKind.TRACKED:
-            _check_tracked(c, results, _valid_number(workload.get("steps"), integer=True))
+            _check_tracked(c, results, F.valid_number(workload.get("steps"), integer=True))
     return c.problems, c.warnings
 
 
@@ -730,10 +730,10 @@ def _check_tracked(c: F.Checker, results: list, steps: float | None) -> None:
         if not isinstance(step, dict):
             c.problem(f"results[{index}].step", "is missing (a tracked result says how its steps were timed)")
             continue
-        low, high, median = (_valid_number(step.get(k)) for k in ("min", "max", "median"))
+        low, high, median = (F.valid_number(step.get(k)) for k in ("min", "max", "median"))
         if low is not None and high is not None and median is not None and not low <= median <= high:
             c.problem(f"results[{index}].step.median", f"{median} lies outside min..max ({low}..{high})")
-        mean, total = _valid_number(step.get("mean")), _valid_number(result.get("total_seconds"))
+        mean, total = F.valid_number(step.get("mean")), F.valid_number(result.get("total_seconds"))
         if steps is not None and mean is not None and total is not None and total > 0:
             expected = steps * mean
             if abs(expected - total) > 0.01 * total + 1e-6:
@@ -741,15 +741,6 @@ def _check_tracked(c: F.Checker, results: list, steps: float | None) -> None:
                     f"results[{index}].total_seconds",
                     f"{total:g} is not workload.steps x step.mean ({steps:g} x {mean:g} = {expected:.6g})",
                 )
-
-
-def _valid_number(value: Any, integer: bool = False) -> float | None:
-    """The value when it is a finite (integer) number, else None: cross-field checks use valid values only."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
-        return None
-    if abs(value) > F.MAX_NUMBER:  # before isfinite: a huge int cannot become a float
-        return None
-    return value if math.isfinite(value) else None
 
 
 def _check_results(c: F.Checker, results: list, epochs: float | None) -> None:
@@ -764,7 +755,7 @@ def _check_results(c: F.Checker, results: list, epochs: float | None) -> None:
             if precision in seen:
                 c.problem(f"{path}.precision", f"{precision} appears twice; one result per precision")
             seen.add(precision)
-        epochs_run = _valid_number(result.get("epochs_run"), integer=True)
+        epochs_run = F.valid_number(result.get("epochs_run"), integer=True)
         if epochs_run is not None and epochs is not None and epochs_run > epochs:
             c.problem(f"{path}.epochs_run", f"{epochs_run} epochs run but the workload has only {epochs}")
         steady = result.get("steady")
@@ -774,7 +765,7 @@ def _check_results(c: F.Checker, results: list, epochs: float | None) -> None:
 
 
 def _check_steady(c: F.Checker, steady: dict, path: str) -> None:
-    low, high, median = (_valid_number(steady.get(k)) for k in ("min", "max", "median"))
+    low, high, median = (F.valid_number(steady.get(k)) for k in ("min", "max", "median"))
     if low is None or high is None:
         return
     if low > high:
@@ -785,11 +776,11 @@ def _check_steady(c: F.Checker, steady: dict, path: str) -> None:
 
 def _check_epoch_seconds(c: F.Checker, result: dict, path: str, epochs: float | None, epochs_run: float | None) -> None:
     series = result.get("epoch_seconds")
-    if not isinstance(series, list) or not series or any(_valid_number(v) is None or v <= 0 for v in series):
+    if not isinstance(series, list) or not series or any(F.valid_number(v) is None or v <= 0 for v in series):
         return  # the field's own check reported it
     field = f"{path}.epoch_seconds"
     estimated = result.get("estimated") is True
-    total = _valid_number(result.get("total_seconds"))
+    total = F.valid_number(result.get("total_seconds"))
     if epochs is not None and len(series) > epochs:
         c.problem(field, f"has {len(series)} epochs but the workload has only {epochs}")
     elif epochs_run is not None and len(series) != epochs_run:

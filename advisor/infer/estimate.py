@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from advisor.errors import AdvisorError
 from advisor.infer import saturated
@@ -12,6 +11,7 @@ from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
 from advisor.infer.platform_decode import DecodeOnly, one_stream
 from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
+from advisor.infer.speed import decode_range, engine_fits
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
 HOURS_PER_YEAR = 365.25 * 24
@@ -57,23 +57,6 @@ class InferenceRow:
     def total_saturated_tokens_per_s(self) -> float | None:
         """Output tokens a second of all the copies under maximum load."""
         return None if self.saturated_tokens_per_s is None else self.saturated_tokens_per_s * self.replicas
-
-
-@lru_cache(maxsize=4)
-def decode_range(catalog: Catalog) -> dict[str, float]:
-    """Each engine's cross-validated 90th-percentile decode error (engines measured on two GPUs or more)."""
-    rows = speed_model.crossval(catalog)
-    out = {}
-    for engine in {r.engine for r in rows}:
-        summary = speed_model.error_summary([r for r in rows if r.engine == engine])
-        if "decode" in summary:
-            out[engine] = summary["decode"]["p90"]
-    return out
-
-
-@lru_cache(maxsize=4)
-def engine_fits(catalog: Catalog) -> dict[str, speed_model.EngineFit]:
-    return speed_model.fits_by_engine(catalog)
 
 
 def _saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[float, int, bool] | None:

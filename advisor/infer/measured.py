@@ -13,7 +13,6 @@ from advisor.format.vocabulary import DeviceKind, DType
 from advisor.infer import speed as speed_model
 from advisor.infer.architecture import model_from_mapping, resolve_inference_model
 from advisor.infer.engines import engine_data
-from advisor.infer.estimate import engine_fits
 from advisor.infer.job import make_job
 from advisor.store.catalog import Catalog
 
@@ -69,7 +68,7 @@ def compare(profile: Any, catalog: Catalog) -> list[MeasuredGeneration]:
     """Each batch of an inference profile (typed) beside the estimate of the same job on its GPU."""
     generation, device = profile.generation, profile.device
     gpu = catalog.match(device.name) if device.kind == DeviceKind.GPU else None
-    engine = generation.engine if generation.engine in engine_fits(catalog) else None
+    engine = generation.engine if generation.engine in speed_model.engine_fits(catalog) else None
     why = None
     if device.kind != DeviceKind.GPU:
         why = "a CPU: the estimates are of GPUs"
@@ -113,18 +112,23 @@ def compare(profile: Any, catalog: Catalog) -> list[MeasuredGeneration]:
     return rows
 
 
-def _estimate(model: Any, generation: Any, batch: int, gpu: Any, catalog: Catalog) -> tuple[float, float | None]:
-    """(decode tokens a second of the batch, time to the first token of one sequence: batch 1 only)."""
-    job = make_job(
+def _job_of(model: Any, generation: Any, batch: int, engine: str) -> Any:
+    """The inference job a generation's batch ran: its model, dtype as the weights' format, lengths and users."""
+    return make_job(
         model,
-        generation.engine,
+        engine,
         WEIGHTS_OF_DTYPE[generation.dtype],
         None,
         prompt=int(generation.prompt_tokens),
         output=int(generation.output_tokens),
         users=batch,
     )
-    speed = speed_model.predict(job, gpu, engine_fits(catalog)[generation.engine])
+
+
+def _estimate(model: Any, generation: Any, batch: int, gpu: Any, catalog: Catalog) -> tuple[float, float | None]:
+    """(decode tokens a second of the batch, time to the first token of one sequence: batch 1 only)."""
+    job = _job_of(model, generation, batch, generation.engine)
+    speed = speed_model.predict(job, gpu, speed_model.engine_fits(catalog)[generation.engine])
     return batch / speed.time_per_output_token_s, speed.time_to_first_token_s if batch == 1 else None
 
 
@@ -152,26 +156,19 @@ def physical_bounds(profile: Any, gpu: Any) -> list[Bound]:
     out = []
     for index, result in enumerate(profile.generation_results):
         batch = int(result.batch)
+        engine = generation.engine if generation.engine in engine_data().engines else "transformers"
         try:
-            job = make_job(
-                model,
-                generation.engine if generation.engine in engine_data().engines else "transformers",
-                WEIGHTS_OF_DTYPE[generation.dtype],
-                None,
-                prompt=int(generation.prompt_tokens),
-                output=int(generation.output_tokens),
-                users=batch,
-            )
+            job = _job_of(model, generation, batch, engine)
         except AdvisorError:
             return []
         try:
             speed = speed_model.predict(job, gpu, speed_model.EngineFit())  # k = 1, no floor: the hardware's bound
         except AdvisorError:  # no compute peak: the bandwidth alone
-            bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
-            if not bandwidth:
+            try:
+                step = speed_model.decode_memory_seconds(job, gpu, batch, job.prompt + job.output // 2)
+            except AdvisorError:
                 return []
-            context = job.prompt + job.output // 2
-            out.append(Bound(index, batch, speed_model.decode_read_bytes(job, batch, context) / bandwidth, 0.0))
+            out.append(Bound(index, batch, step, 0.0))
             continue
         single_step = 1 / speed.single_stream_tokens_per_s
         prefill = batch * (speed.time_to_first_token_s - single_step)  # the prompts' work, at the peak

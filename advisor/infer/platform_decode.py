@@ -16,8 +16,7 @@ from functools import lru_cache
 
 from advisor.errors import AdvisorError
 from advisor.infer import speed as speed_model
-from advisor.infer.architecture import resolve_inference_model
-from advisor.infer.job import InferenceJob, make_job
+from advisor.infer.job import InferenceJob
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
 DECODE = "decode"
@@ -63,19 +62,16 @@ def _rows(catalog: Catalog) -> dict[tuple[str, str], list[speed_model.Measured]]
     return out
 
 
+def _step_seconds(job: InferenceJob, gpu: Gpu, context: int, floor: float, ks: tuple[float, float]) -> float:
+    """One user's decode step: the floor and the step's bytes at the bandwidth times its weights' class factor."""
+    return floor + speed_model.decode_memory_seconds(job, gpu, 1, context) * ks[speed_model.weight_class(job)]
+
+
 def _line(row: speed_model.Measured, gpu: Gpu) -> tuple[list[float], float]:
-    job = make_job(resolve_inference_model(row.model), row.engine, row.weights, None, prompt=row.context)
-    seconds = _memory_seconds(job, gpu, row.context)
+    job = speed_model.row_job(row)
     terms = [0.0, 0.0]
-    terms[speed_model.weight_class(job)] = seconds
+    terms[speed_model.weight_class(job)] = speed_model.decode_memory_seconds(job, gpu, 1, row.context)
     return [1.0, *terms], 1 / row.value
-
-
-def _memory_seconds(job: InferenceJob, gpu: Gpu, context: int) -> float:
-    bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
-    if not bandwidth:
-        raise AdvisorError(f"{gpu.name}: the catalog gives no memory bandwidth; no speed estimated")
-    return speed_model.decode_read_bytes(job, 1, context) / bandwidth
 
 
 def _fit(rows: list[speed_model.Measured], catalog: Catalog) -> tuple[float, tuple[float, float]]:
@@ -86,24 +82,18 @@ def _fit(rows: list[speed_model.Measured], catalog: Catalog) -> tuple[float, tup
 
 
 def _predict(row: speed_model.Measured, constants: tuple[float, tuple[float, float]], gpu: Gpu) -> float:
-    line, _ = _line(row, gpu)
-    floor, ks = constants
-    seconds = floor + line[1] * ks[0] + line[2] * ks[1]
-    return 1 / seconds
+    return 1 / _step_seconds(speed_model.row_job(row), gpu, row.context, *constants)
 
 
 def held_out(catalog: Catalog) -> list[HeldOut]:
     """Each platform GPU's rows predicted by the fit of the same engine's other GPUs on that platform."""
     gpus = catalog.by_id()
     out = []
-    for (engine, _), rows in sorted(_rows(catalog).items()):
-        for gpu in sorted({r.gpu for r in rows}):
-            train = [r for r in rows if r.gpu != gpu]
-            if not train:
-                continue
-            constants = _fit(train, catalog)
-            for row in (r for r in rows if r.gpu == gpu):
-                out.append(HeldOut(engine, gpu, row.model, row.weights, row.value, _predict(row, constants, gpus[gpu])))
+    for _, rows in sorted(_rows(catalog).items()):
+        held = speed_model.leave_each_gpu_out(
+            rows, lambda train: _fit(train, catalog), lambda row, constants: _predict(row, constants, gpus[row.gpu])
+        )
+        out.extend(HeldOut(r.engine, r.gpu, r.model, r.weights, r.value, predicted) for r, predicted in held)
     return out
 
 
@@ -142,17 +132,16 @@ def fitted_platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]
     platform with no published tensor peak (the DGX Spark): a decode step at one user reads the weights once and is
     bound by the bandwidth, so the engine's own decode fit holds; its range is that fit's held-out 90th percentile."""
     rows = speed_model.on_fitted_platform(speed_model.load_measured(), catalog)
-    held = speed_model.crossval(catalog)
+    ranges = speed_model.decode_range(catalog)
     fits = {}
-    for engine, fit in speed_model.fits_by_engine(catalog).items():
-        summary = speed_model.error_summary([r for r in held if r.engine == engine]).get(DECODE)
-        if summary is None:
+    for engine, fit in speed_model.engine_fits(catalog).items():
+        if engine not in ranges:
             continue
-        gpus = tuple(sorted({r.gpu for r in rows if r.engine == engine and r.metric == DECODE}))
-        decode_rows = sum(1 for r in rows if r.engine == engine and r.metric == DECODE)
+        decoded = [r for r in rows if r.engine == engine and r.metric == DECODE]
+        gpus = tuple(sorted({r.gpu for r in decoded}))
         for platform in FITTED_PLATFORMS:
             fits[(engine, platform)] = PlatformFit(
-                engine, platform, fit.decode_floor_s, fit.decode_k, gpus, decode_rows, summary["p90"]
+                engine, platform, fit.decode_floor_s, fit.decode_k, gpus, len(decoded), ranges[engine]
             )
     return fits
 
@@ -175,7 +164,7 @@ def one_stream(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> DecodeOnly | No
         return None
     context = job.prompt + job.output // 2  # the cache's mean length while the output is written
     try:
-        seconds = fit.floor_s + _memory_seconds(job, gpu, context) * fit.k[speed_model.weight_class(job)]
+        seconds = _step_seconds(job, gpu, context, fit.floor_s, fit.k)
     except AdvisorError:
         return None
     return DecodeOnly(1 / seconds, fit.range_factor, fit)

@@ -19,6 +19,7 @@ without measurements gets the hardware's bound (k = 1, no floor), said as a boun
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -128,6 +129,15 @@ def decode_read_bytes(job: InferenceJob, batch: int, context: int) -> float:
     return (job.weight_bytes_read(batch) + batch * job.kv_bytes(context)) / job.devices
 
 
+def decode_memory_seconds(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> float:
+    """One decode step's bytes (:func:`decode_read_bytes`) at the catalog's full memory bandwidth, per GPU: the whole
+    step on a GPU without a published compute peak, for one user."""
+    bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
+    if not bandwidth:
+        raise AdvisorError(f"{gpu.name}: the catalog gives no memory bandwidth; no speed estimated")
+    return decode_read_bytes(job, batch, context) / bandwidth
+
+
 def _decode_terms(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> tuple[float, float]:
     """(memory seconds at full bandwidth, compute seconds at full peak) of one decode step, per GPU."""
     bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
@@ -201,14 +211,15 @@ def load_measured(key: str = "measurements") -> tuple[Measured, ...]:
     return tuple(rows)
 
 
-def _row_job(row: Measured) -> InferenceJob:
+def row_job(row: Measured) -> InferenceJob:
+    """The job a measured row timed (its model, engine, weights, context and batch)."""
     model = resolve_inference_model(row.model)
     return make_job(model, row.engine, row.weights, None, prompt=row.context, output=1, users=row.batch)
 
 
 def _design(row: Measured, gpu: Gpu) -> tuple[list[float], float]:
     """A row's least-squares line: [1, 16-bit term, quantized term] and its measured seconds."""
-    job = _row_job(row)
+    job = row_job(row)
     cls = weight_class(job)
     terms = [0.0, 0.0]
     if row.metric == "decode":
@@ -266,7 +277,7 @@ def fits_by_engine(catalog: Catalog, rows: tuple[Measured, ...] | None = None) -
 
 def predicted_value(row: Measured, fit: EngineFit, gpu: Gpu) -> float:
     """What the model says a measured row should read (its tokens a second)."""
-    job = _row_job(row)
+    job = row_job(row)
     cls = weight_class(job)
     if row.metric == "decode":
         memory, _ = _decode_terms(job, gpu, row.batch, row.context)
@@ -297,15 +308,45 @@ def crossval(catalog: Catalog, rows: tuple[Measured, ...] | None = None) -> list
     gpus = catalog.by_id()
     out = []
     for engine in sorted({r.engine for r in rows}):
-        mine = [r for r in rows if r.engine == engine]
-        for held in sorted({r.gpu for r in mine}):
-            train = [r for r in mine if r.gpu != held]
-            if not train:
-                continue
-            fit = fit_engine(train, catalog)
-            for row in (r for r in mine if r.gpu == held):
-                value = predicted_value(row, fit, gpus[held])
-                out.append(CrossvalRow(engine, row.metric, held, row.model, row.weights, row.value, value))
+        held_out = leave_each_gpu_out(
+            [r for r in rows if r.engine == engine],
+            lambda train: fit_engine(train, catalog),
+            lambda row, fit: predicted_value(row, fit, gpus[row.gpu]),
+        )
+        for row, value in held_out:
+            out.append(CrossvalRow(engine, row.metric, row.gpu, row.model, row.weights, row.value, value))
+    return out
+
+
+def leave_each_gpu_out(
+    rows: list[Measured], fit: Callable[[list[Measured]], Any], predict: Callable[[Measured, Any], float]
+) -> list[tuple[Measured, float]]:
+    """Each GPU's rows predicted by ``fit`` of the other GPUs' rows (a GPU alone in ``rows``: nothing to hold out)."""
+    out = []
+    for held in sorted({r.gpu for r in rows}):
+        train = [r for r in rows if r.gpu != held]
+        if not train:
+            continue
+        constants = fit(train)
+        out.extend((row, predict(row, constants)) for row in rows if row.gpu == held)
+    return out
+
+
+@lru_cache(maxsize=4)
+def engine_fits(catalog: Catalog) -> dict[str, EngineFit]:
+    """:func:`fits_by_engine` of the shipped measurements, worked out once per catalog."""
+    return fits_by_engine(catalog)
+
+
+@lru_cache(maxsize=4)
+def decode_range(catalog: Catalog) -> dict[str, float]:
+    """Each engine's cross-validated 90th-percentile decode error (engines measured on two GPUs or more)."""
+    rows = crossval(catalog)
+    out = {}
+    for engine in {r.engine for r in rows}:
+        summary = error_summary([r for r in rows if r.engine == engine])
+        if "decode" in summary:
+            out[engine] = summary["decode"]["p90"]
     return out
 
 

@@ -98,10 +98,17 @@ def _default_name(device: DeviceInfo, backend: str, workers: int = 1) -> str:
     return name if backend == "tensorflow" else f"{name} ({backend})"
 
 
+GIVEN_BY_MEASURER = "given by the person who measured"  # a price's source when the person gave none
+
+
+def profile_id_for(name: str, out: Any, force: bool) -> str:
+    """The slug of the profile's name; --force (or --dry-run: ``out`` None) keeps it, otherwise a clash takes the
+    next free one in ``out``."""
+    return store.slugify(name) if out is None or force else store.unique_slug(out, name)
+
+
 def _profile_id(plan: MeasurePlan, name: str) -> str:
-    """The slug of the profile's name; --force (or --dry-run) keeps it, otherwise a clash takes the next free one."""
-    overwrite_or_dry = plan.out is None or plan.force
-    return store.slugify(name) if overwrite_or_dry else store.unique_slug(plan.out, name)
+    return profile_id_for(name, plan.out, plan.force)
 
 
 def price_section(
@@ -147,7 +154,7 @@ def measured_profile(
         plan.price_source,
         plan.power_watts,
         plan.price_usd_per_hour,
-        "given by the person who measured",
+        GIVEN_BY_MEASURER,
     )
     notes = []
     if plan.price_usd is None:
