@@ -94,8 +94,8 @@ def write(tmp_path: Path, data) -> Path:
         (lambda d: d["gpus"][1].update(id=d["gpus"][0]["id"]), "gpus[1]", "is also used by gpus[0]"),
         (lambda d: d["gpus"][0]["purchase"][0].update(usd=-5), "gpus[0].purchase[0].usd", "must be at least 0"),
         (
-            lambda d: d["gpus"][13]["rentals"][0].update(kind="free"),
-            "gpus[13].rentals[0].kind",
+            lambda d: d["gpus"][14]["rentals"][0].update(kind="free"),
+            "gpus[14].rentals[0].kind",
             "must be one of on-demand, serverless, hosted, spot, reserved",
         ),
         (lambda d: d["gpus"][0].update(segment="gaming"), "gpus[0].segment", "must be one of consumer"),
