@@ -16,6 +16,7 @@ from advisor.store import catalog
 from helpers import load_yaml
 
 RAW = load_yaml(catalog.DEFAULT_CATALOG.read_text(encoding="utf-8"))
+RENTED = next(i for i, gpu in enumerate(RAW["gpus"]) if gpu.get("rentals"))  # the first GPU with a rental price
 
 
 def test_the_catalog_covers_todays_market(shipped_catalog):
@@ -94,8 +95,8 @@ def write(tmp_path: Path, data) -> Path:
         (lambda d: d["gpus"][1].update(id=d["gpus"][0]["id"]), "gpus[1]", "is also used by gpus[0]"),
         (lambda d: d["gpus"][0]["purchase"][0].update(usd=-5), "gpus[0].purchase[0].usd", "must be at least 0"),
         (
-            lambda d: d["gpus"][14]["rentals"][0].update(kind="free"),
-            "gpus[14].rentals[0].kind",
+            lambda d: d["gpus"][RENTED]["rentals"][0].update(kind="free"),
+            f"gpus[{RENTED}].rentals[0].kind",
             "must be one of on-demand, serverless, hosted, spot, reserved",
         ),
         (lambda d: d["gpus"][0].update(segment="gaming"), "gpus[0].segment", "must be one of consumer"),

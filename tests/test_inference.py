@@ -176,19 +176,37 @@ def test_refusals_name_what_would_work():
 
 
 def test_decode_speed_cross_validated_within_its_targets():
-    """Leaving each GPU out: single-stream decode within 1.5x on every row but one known run, median within 1.15x,
-    ranks kept. The one: the A100 SXM4's F16 run of the May 2024 notebooks, which printed llama.cpp's numa_balancing
-    warning and read 42 % of the card's bandwidth (the A100 PCIe reached 70 % in the same repository); kept as
-    published, and any other row past 1.5x fails here."""
+    """Leaving each GPU out (beta fitted again in each fold, on the other GPUs alone): single-stream decode within 1.5x
+    on every row, median within 1.15x, ranks kept, on 13 GPUs or more. The A100 SXM4's F16 run of the May 2024
+    notebooks (42 % of its bandwidth, llama.cpp's numa_balancing warning printed) was past 1.5x before decode's
+    bandwidth exponent; now every row is within the target."""
     from advisor.infer.speed import crossval, error_summary
     from advisor.store.catalog import load_catalog
 
     rows = crossval(load_catalog())
     summary = error_summary(rows)["decode"]
-    assert summary["rows"] >= 30 and len({r.held_out for r in rows if r.metric == "decode"}) >= 12
-    assert summary["median"] <= 1.15 and summary["p90"] <= 1.5 and summary["spearman"] >= 0.9
-    past = [(r.held_out, r.weights) for r in rows if r.metric == "decode" and max(r.ratio, 1 / r.ratio) > 1.5]
-    assert past == [("a100-80gb-sxm4", "f16")] and summary["worst"] < 1.7
+    assert summary["rows"] >= 35 and len({r.held_out for r in rows if r.metric == "decode"}) >= 13
+    assert summary["median"] <= 1.15 and summary["p90"] <= 1.3 and summary["spearman"] >= 0.9
+    assert summary["worst"] <= 1.5
+
+
+def test_a_wider_memory_system_reaches_a_smaller_share_but_no_trend_past_the_evidence(shipped_catalog):
+    """Decode's bandwidth exponent: fitted where an engine's rows span several bandwidths (llama.cpp's), 0 where they
+    do not (transformers, measured on one H200: beta and k cannot be told apart); outside the fitted bandwidths the
+    nearest edge's scale, so a 273 GB/s DGX Spark or an 8 TB/s B200 carry no trend the rows never showed."""
+    from advisor.infer.speed import bandwidth_scale, engine_fits
+
+    fits = engine_fits(shipped_catalog)
+    llama, transformers = fits["llama.cpp"], fits["transformers"]
+    assert 0 < llama.bandwidth_exponent <= 0.8 and transformers.bandwidth_exponent == 0
+    low, high = llama.bandwidth_span
+    gpus = shipped_catalog.by_id()
+    assert low == 448 and high == 2039  # the RTX 3070's and the A100 SXM4's
+    beta, span = llama.bandwidth_exponent, llama.bandwidth_span
+    assert bandwidth_scale(gpus["dgx-spark"], beta, span) == pytest.approx((low / 1000) ** beta)
+    assert bandwidth_scale(gpus["b200"], beta, span) == pytest.approx((high / 1000) ** beta)
+    assert bandwidth_scale(gpus["rtx-4090"], beta, span) == pytest.approx((1008 / 1000) ** beta)
+    assert bandwidth_scale(gpus["b200"], 0.0, span) == 1.0  # the hardware's bound: no scale
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -33,6 +33,8 @@ class PlatformFit:
     gpus: tuple[str, ...]
     rows: int
     range_factor: float  # the worst held-out error (max(p/m, m/p)); the estimate's range
+    bandwidth_exponent: float = 0.0  # beta (speed.bandwidth_scale): the CUDA engine fit's; Metal's own fit has none
+    bandwidth_span: tuple[float, float] = (0.0, 0.0)  # the bandwidths beta was fitted over
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,19 @@ def _rows(catalog: Catalog) -> dict[tuple[str, str], list[speed_model.Measured]]
     return out
 
 
-def _step_seconds(job: InferenceJob, gpu: Gpu, context: int, floor: float, ks: tuple[float, float]) -> float:
-    """One user's decode step: the floor and the step's bytes at the bandwidth times its weights' class factor."""
-    return floor + speed_model.decode_memory_seconds(job, gpu, 1, context) * ks[speed_model.weight_class(job)]
+def _step_seconds(
+    job: InferenceJob,
+    gpu: Gpu,
+    context: int,
+    floor: float,
+    ks: tuple[float, float],
+    exponent: float = 0.0,
+    span: tuple[float, float] = (0.0, 0.0),
+) -> float:
+    """One user's decode step: the floor and the step's bytes at the bandwidth times its weights' class factor (and
+    the bandwidth's own scale where the fit has a beta)."""
+    memory = speed_model.decode_memory_seconds(job, gpu, 1, context) * speed_model.bandwidth_scale(gpu, exponent, span)
+    return floor + memory * ks[speed_model.weight_class(job)]
 
 
 def _line(row: speed_model.Measured, gpu: Gpu) -> tuple[list[float], float]:
@@ -81,7 +93,8 @@ def _fit(rows: list[speed_model.Measured], catalog: Catalog) -> tuple[float, tup
     return floor, tuple(known[0] if math.isnan(k) else k for k in ks)  # type: ignore[return-value]
 
 
-def _predict(row: speed_model.Measured, constants: tuple[float, tuple[float, float]], gpu: Gpu) -> float:
+def _predict(row: speed_model.Measured, constants: tuple, gpu: Gpu) -> float:
+    """A row's tokens a second from (floor, k's[, beta, its bandwidth span])."""
     return 1 / _step_seconds(speed_model.row_job(row), gpu, row.context, *constants)
 
 
@@ -106,7 +119,8 @@ def published_held_out(catalog: Catalog) -> list[HeldOut]:
     for row in speed_model.load_measured("held_out"):
         fit = fits.get((row.engine, gpus[row.gpu].platform))
         if fit is not None:
-            predicted = _predict(row, (fit.floor_s, fit.k), gpus[row.gpu])
+            constants = (fit.floor_s, fit.k, fit.bandwidth_exponent, fit.bandwidth_span)
+            predicted = _predict(row, constants, gpus[row.gpu])
             out.append(HeldOut(row.engine, row.gpu, row.model, row.weights, row.value, predicted))
     return out
 
@@ -141,7 +155,15 @@ def fitted_platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]
         gpus = tuple(sorted({r.gpu for r in decoded}))
         for platform in FITTED_PLATFORMS:
             fits[(engine, platform)] = PlatformFit(
-                engine, platform, fit.decode_floor_s, fit.decode_k, gpus, len(decoded), ranges[engine]
+                engine,
+                platform,
+                fit.decode_floor_s,
+                fit.decode_k,
+                gpus,
+                len(decoded),
+                ranges[engine],
+                fit.bandwidth_exponent,
+                fit.bandwidth_span,
             )
     return fits
 
@@ -164,7 +186,7 @@ def one_stream(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> DecodeOnly | No
         return None
     context = job.prompt + job.output // 2  # the cache's mean length while the output is written
     try:
-        seconds = _step_seconds(job, gpu, context, fit.floor_s, fit.k)
+        seconds = _step_seconds(job, gpu, context, fit.floor_s, fit.k, fit.bandwidth_exponent, fit.bandwidth_span)
     except AdvisorError:
         return None
     return DecodeOnly(1 / seconds, fit.range_factor, fit)

@@ -1,9 +1,10 @@
 """How fast an inference job runs, from the hardware's limits and constants fitted per engine on measured speeds.
 
 - **decode**: a step of B sequences reads the weights it needs once (MoE: the experts its tokens are routed to) and
-  each sequence's cache: ``floor + bytes / bandwidth x k_bytes`` (``k_bytes`` >= 1: the bandwidth a kernel does not
-  reach, one for 16-bit weights and one for quantized ones, whose dequantising costs), or the matrix work when that is
-  longer (large batches): ``2 x active weights x B / tensor peak x k_compute``;
+  each sequence's cache: ``floor + bytes / bandwidth x (bandwidth / 1,000 GB/s)^beta x k_bytes`` (``k_bytes`` >= 1:
+  the bandwidth a kernel does not reach, one for 16-bit weights and one for quantized ones, whose dequantising costs;
+  ``beta``: a wider memory system's smaller reached share, fitted where an engine's rows span several bandwidths), or
+  the matrix work when that is longer (large batches): ``2 x active weights x B / tensor peak x k_compute``;
 - **prefill**: ``2 x active weights x tokens`` plus the causal attention (``2 x tokens^2 x width`` a full layer)
   over the tensor peak, times ``k_compute`` (16-bit and quantized apart), plus a floor;
 - the **floor** is the per-step time no bandwidth removes (kernel launches, sampling, the host): what a small model
@@ -37,6 +38,8 @@ RESULTS_FILE = "inference_results.yaml"
 RESULTS_VERSION = 1
 ALL_REDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 30e-6}  # estimated: one small all-reduce's fixed cost
 CLASSES = ("16bit", "quantized")
+REFERENCE_BANDWIDTH_GBS = 1000.0  # beta's pivot: a GPU of this bandwidth reads at k_bytes alone
+BANDWIDTH_EXPONENTS = tuple(round(0.05 * i, 2) for i in range(17))  # beta's grid, 0 to 0.8
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,8 @@ class EngineFit:
 
     decode_floor_s: float = 0.0
     decode_k: tuple[float, float] = (1.0, 1.0)  # 16-bit, quantized
+    bandwidth_exponent: float = 0.0  # beta: decode's bytes take (bandwidth / REFERENCE_BANDWIDTH_GBS)^beta longer
+    bandwidth_span: tuple[float, float] = (0.0, 0.0)  # the decode rows' least and greatest bandwidths (GB/s)
     prefill_floor_s: float = 0.0
     prefill_k: tuple[float, float] = (1.0, 1.0)
     rows: int = 0
@@ -138,6 +143,19 @@ def decode_memory_seconds(job: InferenceJob, gpu: Gpu, batch: int, context: int)
     return decode_read_bytes(job, batch, context) / bandwidth
 
 
+def bandwidth_scale(gpu: Gpu, exponent: float, span: tuple[float, float] = (0.0, 0.0)) -> float:
+    """How much longer a decode step's bytes take than at ``k_bytes`` alone on ``gpu``: ``(bandwidth / 1,000
+    GB/s)^beta`` (1 where beta is 0: the hardware's bound and an engine fitted on one bandwidth). Outside ``span``, the
+    bandwidths the fit saw, the nearest edge's: no trend is carried past its evidence."""
+    if not exponent:
+        return 1.0
+    bandwidth = float(gpu.value("memory_bandwidth_gbs") or REFERENCE_BANDWIDTH_GBS)
+    low, high = span
+    if high:
+        bandwidth = min(max(bandwidth, low), high)
+    return (bandwidth / REFERENCE_BANDWIDTH_GBS) ** exponent
+
+
 def _decode_terms(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> tuple[float, float]:
     """(memory seconds at full bandwidth, compute seconds at full peak) of one decode step, per GPU."""
     bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
@@ -163,7 +181,8 @@ def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
 
     def step(batch: int) -> tuple[float, str]:
         memory, compute = _decode_terms(job, gpu, batch, context)
-        memory, compute = memory * fit.decode_k[cls], compute * fit.prefill_k[cls]
+        memory *= fit.decode_k[cls] * bandwidth_scale(gpu, fit.bandwidth_exponent, fit.bandwidth_span)
+        compute *= fit.prefill_k[cls]
         body = max(memory, compute)
         bound = "memory" if memory >= compute else "compute"
         if fit.decode_floor_s > body:
@@ -248,17 +267,40 @@ def solve(lines: list[tuple[list[float], float]], floor: bool = True) -> tuple[f
     return float(values[0]), ks  # type: ignore[return-value]
 
 
+def _relative_error(lines: list[tuple[list[float], float]], floor: float, ks: tuple[float, float]) -> float:
+    """The squared relative error of fitted constants over their lines (what :func:`solve` minimises)."""
+    return sum(((floor + sum(t * k for t, k in zip(line[1:], ks, strict=True) if t) - s) / s) ** 2 for line, s in lines)
+
+
+def fit_decode(lines: list[tuple[list[float], float]], bandwidths: list[float]) -> tuple[float, tuple, float]:
+    """Decode's floor, k's and beta: the beta of :data:`BANDWIDTH_EXPONENTS` whose least-squares fit errs least, where
+    the rows span several bandwidths (else 0: one bandwidth cannot tell beta from k)."""
+    best = None
+    for beta in BANDWIDTH_EXPONENTS if len(set(bandwidths)) > 1 else (0.0,):
+        scales = [(bw / REFERENCE_BANDWIDTH_GBS) ** beta for bw in bandwidths]
+        scaled = [([line[0], *(t * s for t in line[1:])], sec) for (line, sec), s in zip(lines, scales, strict=True)]
+        floor, ks = solve(scaled)
+        error = _relative_error(scaled, floor, tuple(k if not math.isnan(k) else 0.0 for k in ks))
+        if best is None or error < best[0]:
+            best = (error, floor, ks, beta)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
 def fit_engine(rows: list[Measured], catalog: Catalog) -> EngineFit:
     """An engine's constants from its rows (decode and prefill fitted apart)."""
     gpus = catalog.by_id()
-    decode = [_design(r, gpus[r.gpu]) for r in rows if r.metric == "decode"]
+    decoded = [r for r in rows if r.metric == "decode"]
+    decode = [_design(r, gpus[r.gpu]) for r in decoded]
     prefill = [_design(r, gpus[r.gpu]) for r in rows if r.metric == "prefill"]
-    d_floor, d_k = solve(decode) if decode else (0.0, (1.0, 1.0))
+    bandwidths = [float(gpus[r.gpu].value("memory_bandwidth_gbs") or 0) for r in decoded]
+    d_floor, d_k, beta = fit_decode(decode, bandwidths) if decode else (0.0, (1.0, 1.0), 0.0)
     p_floor, p_k = solve(prefill, floor=False) if prefill else (0.0, (1.0, 1.0))  # the work dominates
     # a class without rows borrows the other's constant (said in the crossval's table as not measured)
     d_k = tuple(k if not math.isnan(k) else next(x for x in d_k if not math.isnan(x)) for k in d_k)
     p_k = tuple(k if not math.isnan(k) else next(x for x in p_k if not math.isnan(x)) for k in p_k)
-    return EngineFit(d_floor, d_k, p_floor, p_k, len(rows))  # type: ignore[arg-type]
+    span = (min(bandwidths), max(bandwidths)) if bandwidths else (0.0, 0.0)
+    return EngineFit(d_floor, d_k, beta, span, p_floor, p_k, len(rows))  # type: ignore[arg-type]
 
 
 def on_fitted_platform(rows: tuple[Measured, ...] | list[Measured], catalog: Catalog) -> list[Measured]:
@@ -281,7 +323,8 @@ def predicted_value(row: Measured, fit: EngineFit, gpu: Gpu) -> float:
     cls = weight_class(job)
     if row.metric == "decode":
         memory, _ = _decode_terms(job, gpu, row.batch, row.context)
-        return row.batch / (fit.decode_floor_s + memory * fit.decode_k[cls])
+        scale = bandwidth_scale(gpu, fit.bandwidth_exponent, fit.bandwidth_span)
+        return row.batch / (fit.decode_floor_s + memory * fit.decode_k[cls] * scale)
     seconds = fit.prefill_floor_s + _prefill_work(job, gpu, row.context, row.batch) * fit.prefill_k[cls]
     return row.batch * row.context / seconds
 
