@@ -19,6 +19,8 @@ from advisor.infer.saturated import crossval_saturated, saturated_fits
 from advisor.infer.speed import crossval, error_summary, fits_by_engine
 from advisor.store.catalog import load_catalog
 
+PROMPT = 512  # the published prefill rows' prompt (llama-bench's pp 512)
+
 
 def metal() -> None:
     """A platform without peaks (Apple's Metal): one user's decode, its own fit, each Mac left out in turn."""
@@ -43,6 +45,26 @@ def metal() -> None:
         print(f"  {h.engine} {h.gpu} {h.model} {h.weights}: measured {h.measured:,.2f}, predicted {h.predicted:,.2f}")
 
 
+def first_token(rows: list) -> None:
+    """Time to first token, unloaded, where a GPU's held-out rows time both of a model's phases: the prompt's
+    prefill and one decode step, measured and predicted; time per output token at one user is decode's own error."""
+    phases: dict[tuple, dict] = {}
+    for r in rows:
+        phases.setdefault((r.engine, r.held_out, r.model, r.weights), {})[r.metric] = r
+    factors = []
+    for found in phases.values():
+        if {"decode", "prefill"} <= set(found):
+            decode, prefill = found["decode"], found["prefill"]
+            measured = PROMPT / prefill.measured + 1 / decode.measured
+            predicted = PROMPT / prefill.predicted + 1 / decode.predicted
+            factors.append(max(predicted / measured, measured / predicted))
+    if factors:
+        print(
+            f"time to first token ({PROMPT}-token prompt + one step), held out: {len(factors)} pairs, median "
+            f"{np.median(factors):.3f}x, p90 {np.percentile(factors, 90, method='higher'):.3f}x"
+        )
+
+
 def main() -> int:
     catalog = load_catalog()
     rows = crossval(catalog)
@@ -64,6 +86,7 @@ def main() -> int:
             f"  {r.engine} {r.metric} {r.held_out} {r.model} {r.weights}: measured {r.measured:,.1f}, "
             f"predicted {r.predicted:,.1f} ({r.ratio:.2f})"
         )
+    first_token(rows)
     metal()
     saturated = crossval_saturated(catalog)
     factors = np.array([max(p / r.value, r.value / p) for r, p in saturated])
