@@ -1,8 +1,9 @@
 """Does an inference job fit a GPU: weights, the engine's reserve and the cache against what the engine may take.
 
-Never optimistic: the card's memory is the catalog's size in GiB less 0.5 % (what ``nvidia-smi`` reports of an
-80 GB H100), the engine takes its share of it as its defaults say, and a job is "tight" (not "fits") when it needs more
-than 95 % of that: the reserve is an estimate (see ``advisor/data/engines.yaml``). Pure.
+Never optimistic: the card's memory is the catalog's size in GiB less 1.9 % (what the driver reports of a 24 GB
+GeForce card; an 80 GB H100 reports 0.4 % less), the engine takes its share of it as its defaults say, and a job is
+"tight" (not "fits") when it needs more than 95 % of that: the reserve is an estimate (see
+``advisor/data/engines.yaml``). Pure.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from advisor.infer.architecture import unknown_maximum_cap
 from advisor.infer.engines import GIB
 from advisor.infer.job import InferenceJob
 
-REPORTED_SHARE = 0.995  # nvidia-smi's total of an "80 GB" H100: 81,559 MiB = 79.6 GiB
+# what the driver reports of a card's stated GiB, the smallest share seen (a fit is never optimistic): a 24 GB RTX 3090
+# Ti 24,112 MiB (github.com/pegainfer-project/pegainfer/issues/422) and an RTX 3090 23.58 GiB (vLLM's log,
+# github.com/vllm-project/vllm/issues/10517), 0.981-0.983; an "80 GB" H100 81,559 MiB (0.996)
+REPORTED_SHARE = 0.981
 TIGHT_SHARE = 0.95  # over this part of the engine's share: tight
 VERDICTS = ("fits", "tight", "does not fit")  # best first
 
