@@ -100,7 +100,20 @@ def main() -> int:
             f"  {r.engine} {r.gpu} x{r.devices} {r.model} {r.weights} {r.isl}/{r.osl}: measured {r.value:,.0f}, "
             f"predicted {p:,.0f} ({p / r.value:.2f})"
         )
+    saturated_architectures(catalog)
     return 0
+
+
+def saturated_architectures(catalog) -> None:
+    """Each architecture's saturated rows predicted by the fit of the others (a new generation's first estimate)."""
+    held = crossval_saturated(catalog, by="architecture")
+    gpus = catalog.by_id()
+    for architecture in sorted({gpus[r.gpu].architecture for r, _ in held}):
+        factors = np.array([max(p / r.value, r.value / p) for r, p in held if gpus[r.gpu].architecture == architecture])
+        print(
+            f"saturated, {architecture} held out: {len(factors)} rows, median {np.median(factors):.3f}x, "
+            f"p90 {np.percentile(factors, 90, method='higher'):.3f}x, worst {factors.max():.3f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -334,18 +334,25 @@ def test_a_gguf_of_a_kind_not_described_or_not_gguf_is_refused(tmp_path):
 
 
 def test_saturated_throughput_cross_validated_within_its_targets():
-    """Leaving each GPU out, TensorRT-LLM's published throughput under maximum load: median within 1.25x; the dense
-    models' rows within 2x (the one mixture-of-experts model, measured on one GPU, is over-predicted: said in
-    benchmarks/README.md)."""
+    """Leaving each GPU out, TensorRT-LLM's published throughput under maximum load (v0.17 and v1.0, six GPUs, one to
+    eight of them): median within 1.25x; every row within 2x but Qwen3 30B-A3B's (a mixture of 128 experts measured
+    on one GPU only, over-predicted: said in benchmarks/README.md)."""
     import statistics
 
     from advisor.infer.saturated import crossval_saturated
     from advisor.store.catalog import load_catalog
 
-    rows = crossval_saturated(load_catalog())
+    catalog = load_catalog()
+    rows = crossval_saturated(catalog)
     factors = [max(p / r.value, r.value / p) for r, p in rows]
-    assert len(rows) >= 40 and statistics.median(factors) <= 1.25
+    assert len(rows) >= 300 and statistics.median(factors) <= 1.25
     assert max(f for (r, _), f in zip(rows, factors, strict=True) if r.model != "qwen3-30b-a3b") <= 2.0
+    # an architecture none of whose GPUs the fit saw (Ampere, Ada, Hopper, Blackwell in turn): median within 1.5x
+    gpus = catalog.by_id()
+    held = crossval_saturated(catalog, by="architecture")
+    for architecture in {gpus[r.gpu].architecture for r, _ in held}:
+        mine = [max(p / r.value, r.value / p) for r, p in held if gpus[r.gpu].architecture == architecture]
+        assert statistics.median(mine) <= 1.5, architecture
 
 
 def test_where_a_job_stopped_fitting_on_a_real_card_is_never_predicted_optimistically():

@@ -83,13 +83,17 @@ class InferenceModel:
         """How many layers of each kind."""
         return dict(Counter(layer.kind for layer in self.layers))
 
-    def kv_elements(self, context: int, window_extra: int = 0, layers: Sequence[LayerCache] | None = None) -> int:
+    def kv_elements(
+        self, context: int, window_extra: int | None = 0, layers: Sequence[LayerCache] | None = None
+    ) -> int:
         """Elements one sequence of ``context`` tokens keeps in every layer's cache (or in ``layers``: a card's part
         of a split), a linear layer's state included; a sliding layer keeps ``window + window_extra`` tokens at most
-        (an engine's own slack: transformers keeps ``window - 1``, the newest token's own keys computed afresh)."""
+        (an engine's own slack: transformers keeps ``window - 1``, the newest token's own keys computed afresh), or
+        the whole sequence where ``window_extra`` is None (an engine that applies no window to its cache)."""
         total = 0
         for layer in self.layers if layers is None else layers:
-            tokens = context if layer.window is None else min(context, layer.window + window_extra)
+            windowed = layer.window is not None and window_extra is not None
+            tokens = min(context, layer.window + window_extra) if windowed else context
             total += tokens * layer.per_token + layer.per_sequence
         return total
 

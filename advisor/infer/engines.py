@@ -67,7 +67,7 @@ class Engine:
     block_tokens: int
     largest_step_tokens: int
     reserve_fixed_gb: float
-    window_extra: int
+    window_extra: int | None  # None: the engine keeps a sliding layer's whole sequence (no window applied)
     max_batch: int  # the most sequences its scheduler runs at once by default
     activation_width: float  # a forward pass's activations a token, in widths of the model (16-bit)
     fp16_accumulate: bool  # its 16-bit matrix products accumulate in float16 (GeForce: twice the float32 rate)
@@ -118,7 +118,7 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         block_tokens=int(entry["block_tokens"]["value"]),
         largest_step_tokens=int(entry["largest_step_tokens"]["value"]),
         reserve_fixed_gb=float(entry["reserve_fixed_gb"]["value"]),
-        window_extra=int(entry["window_extra"]),
+        window_extra=None if entry["window_extra"] is None else int(entry["window_extra"]),
         max_batch=int(entry["max_batch"]["value"]),
         activation_width=float(entry["activation_width"]["value"]),
         fp16_accumulate=bool(entry.get("fp16_accumulate", {}).get("value", False)),

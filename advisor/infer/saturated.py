@@ -6,15 +6,15 @@ the most the cache holds at ``isl + osl`` tokens, the fewer):
 
     output tokens/s = B x osl / (osl x step(B) + B x prefill(isl))
 
-``step(B)`` is a decode step (``floor + max(bytes / bandwidth x k_bytes, work / peak x k_compute)``) at the mean
-context ``isl + osl / 2``; ``prefill`` is the prompt's work over the peak x ``k_prefill``. The three constants and the
-floor are fitted per engine on published saturated throughputs (``saturated`` in inference_results.yaml) by a grid
-search of the squared log error, and cross-validated leaving one GPU out. Pure.
+``step(B)`` is a decode step (``floor + max(bytes / bandwidth x k_bytes, work / peak x k_compute) + all-reduces x
+k_comm``) at the mean context ``isl + osl / 2``; ``prefill`` is the prompt's work over the peak x ``k_compute`` plus its
+all-reduces x ``k_comm``. The three factors and the floor are fitted per engine on published saturated throughputs
+(``saturated`` in inference_results.yaml) by a grid search of the squared log error, and cross-validated leaving one
+GPU (or one architecture) out. Pure.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -30,6 +30,7 @@ from advisor.store.catalog import Catalog, Gpu
 GRID_BYTES = np.linspace(1.0, 3.0, 21)
 GRID_COMPUTE = np.linspace(1.0, 6.0, 26)
 GRID_FLOOR_S = np.array([0.0, 0.002, 0.005, 0.01, 0.02, 0.04])
+GRID_COMM = np.array([1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0])
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class SaturatedFit:
     k_bytes: float = 1.0
     k_compute: float = 1.0
     floor_s: float = 0.0
+    k_comm: float = 1.0  # the all-reduces' time over the link's bound
     rows: int = 0
 
 
@@ -66,6 +68,7 @@ class Terms:
     compute_s: float
     allreduce_s: float
     prefill_s: float
+    prefill_allreduce_s: float  # the prompt's all-reduces between tensor-parallel GPUs (at the link's speed)
 
 
 @lru_cache(maxsize=1)
@@ -86,18 +89,20 @@ def terms(job: InferenceJob, gpu: Gpu) -> Terms:
     verdict = memory_verdict(replace(job, users=1), memory_gb)
     batch = min(job.engine.max_batch, verdict.most_sequences)
     if batch < 1:
-        return Terms(0, math.inf, math.inf, 0.0, math.inf)
+        return Terms(0, math.inf, math.inf, 0.0, math.inf, 0.0)
     context = job.prompt + job.output // 2
     memory, compute = _decode_terms(job, gpu, batch, context)
-    return Terms(batch, memory, compute, _allreduce_s(job, gpu, batch), _prefill_work(job, gpu, job.prompt, 1))
+    prefill = _prefill_work(job, gpu, job.prompt, 1)
+    return Terms(batch, memory, compute, _allreduce_s(job, gpu, batch), prefill, _allreduce_s(job, gpu, job.prompt))
 
 
 def throughput(t: Terms, osl: int, fit: SaturatedFit) -> float:
     """Output tokens a second of the whole system (one tensor-parallel group)."""
     if t.batch < 1:
         return 0.0
-    step = fit.floor_s + max(t.memory_s * fit.k_bytes, t.compute_s * fit.k_compute) + t.allreduce_s
-    return t.batch * osl / (osl * step + t.batch * t.prefill_s * fit.k_compute)
+    step = fit.floor_s + max(t.memory_s * fit.k_bytes, t.compute_s * fit.k_compute) + t.allreduce_s * fit.k_comm
+    prefill = t.prefill_s * fit.k_compute + t.prefill_allreduce_s * fit.k_comm
+    return t.batch * osl / (osl * step + t.batch * prefill)
 
 
 def row_job(row: SaturatedRow) -> InferenceJob:
@@ -106,16 +111,26 @@ def row_job(row: SaturatedRow) -> InferenceJob:
 
 
 def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
-    """The constants minimising the squared log error over ``rows`` (a grid search)."""
+    """The constants minimising the squared log error over ``rows`` (a grid search, every candidate at once)."""
     gpus = catalog.by_id()
     prepared = [(terms(row_job(r), gpus[r.gpu]), r) for r in rows]
-    best, best_error = SaturatedFit(), math.inf
-    for k_bytes, k_compute, floor in itertools.product(GRID_BYTES, GRID_COMPUTE, GRID_FLOOR_S):
-        fit = SaturatedFit(float(k_bytes), float(k_compute), float(floor), len(rows))
-        error = sum(math.log(max(throughput(t, r.osl, fit), 1e-9) / r.value) ** 2 for t, r in prepared)
-        if error < best_error:
-            best, best_error = fit, error
-    return best
+    usable = [(t, r) for t, r in prepared if t.batch >= 1]
+    if not usable:
+        return SaturatedFit(rows=len(rows))
+    column = {name: np.array([getattr(t, name) for t, _ in usable]) for name in Terms.__dataclass_fields__}
+    osl = np.array([r.osl for _, r in usable], dtype=float)
+    measured = np.log([r.value for _, r in usable])
+    grid = np.meshgrid(GRID_BYTES, GRID_COMPUTE, GRID_FLOOR_S, GRID_COMM)
+    k_bytes, k_compute, floor, k_comm = (a.reshape(-1, 1) for a in grid)
+    # throughput() for every candidate (rows of the grid) and every published row (columns)
+    body = np.maximum(column["memory_s"] * k_bytes, column["compute_s"] * k_compute)
+    step = floor + body + column["allreduce_s"] * k_comm
+    prefill = column["prefill_s"] * k_compute + column["prefill_allreduce_s"] * k_comm
+    predicted = column["batch"] * osl / (osl * step + column["batch"] * prefill)
+    error = ((np.log(predicted) - measured) ** 2).sum(axis=1)
+    best = int(np.argmin(error))
+    k_b, k_c, floor_s, k_m = (float(a[best, 0]) for a in (k_bytes, k_compute, floor, k_comm))
+    return SaturatedFit(k_bytes=k_b, k_compute=k_c, floor_s=floor_s, k_comm=k_m, rows=len(rows))
 
 
 @lru_cache(maxsize=4)
@@ -124,15 +139,20 @@ def saturated_fits(catalog: Catalog) -> dict[str, SaturatedFit]:
     return {e: fit_saturated([r for r in rows if r.engine == e], catalog) for e in sorted({r.engine for r in rows})}
 
 
-def crossval_saturated(catalog: Catalog) -> list[tuple[SaturatedRow, float]]:
-    """Each GPU's published throughputs predicted by the fit of its engine's other GPUs: (row, predicted)."""
+def crossval_saturated(catalog: Catalog, by: str = "gpu") -> list[tuple[SaturatedRow, float]]:
+    """Each GPU's published throughputs predicted by the fit of its engine's other GPUs (``by="architecture"``: each
+    architecture's, by the fit of the others, as a GPU of a new generation would be): (row, predicted)."""
     rows = load_saturated()
     gpus = catalog.by_id()
+
+    def group(row: SaturatedRow) -> str:
+        return gpus[row.gpu].architecture if by == "architecture" else row.gpu
+
     out = []
     for engine in sorted({r.engine for r in rows}):
         mine = [r for r in rows if r.engine == engine]
-        for held in sorted({r.gpu for r in mine}):
-            fit = fit_saturated([r for r in mine if r.gpu != held], catalog)
-            for row in (r for r in mine if r.gpu == held):
-                out.append((row, throughput(terms(row_job(row), gpus[held]), row.osl, fit)))
+        for held in sorted({group(r) for r in mine}):
+            fit = fit_saturated([r for r in mine if group(r) != held], catalog)
+            for row in (r for r in mine if group(r) == held):
+                out.append((row, throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit)))
     return out
