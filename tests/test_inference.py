@@ -167,6 +167,21 @@ def test_a_sliding_window_caps_the_cache():
     assert gemma.kv_elements(65536) < 0.25 * 62 * gemma.layers[-1].per_token * 65536
 
 
+def test_an_engine_that_applies_no_window_keeps_every_token_and_says_so():
+    """TensorRT-LLM keeps a sliding layer's whole sequence (engines.yaml: window_extra null); vLLM caps it."""
+    from advisor.render.inference import model_and_load
+
+    mistral = resolve_inference_model("mistral-7b")
+    whole = make_job(mistral, "tensorrt-llm", "bf16", None, prompt=30000, output=1000)
+    capped = make_job(mistral, "vllm", "bf16", None, prompt=30000, output=1000)
+    assert whole.keeps_whole_windows and not capped.keeps_whole_windows
+    assert whole.kv_bytes(31000) > 7 * capped.kv_bytes(31000)
+    assert "keeps every token of the sliding layers" in model_and_load(whole)[1]
+    assert "sliding layers" not in model_and_load(capped)[1]
+    llama = make_job(resolve_inference_model("llama-3.1-8b"), "tensorrt-llm", "bf16", None)
+    assert not llama.keeps_whole_windows
+
+
 def test_refusals_name_what_would_work():
     model = resolve_inference_model("llama-3.1-8b")
     with pytest.raises(AdvisorError, match=r"llama\.cpp does not run awq-int4 weights .*q4_k_m"):

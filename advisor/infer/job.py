@@ -39,6 +39,13 @@ class InferenceJob:
         return self.devices * self.replicas
 
     @property
+    def keeps_whole_windows(self) -> bool:
+        """The model has sliding-window layers but the engine keeps every token of them in its cache (it applies no
+        window: ``window_extra`` null in engines.yaml), so they cost what full attention does."""
+        windowed = any(layer.window is not None for layer in self.model.layers)
+        return windowed and self.engine.window_extra is None
+
+    @property
     def sequence_tokens(self) -> int:
         return self.context or (self.prompt + self.output)
 

@@ -60,8 +60,14 @@ class GenerationResult:
         prefill = timing.stats_of(self.prefill_seconds)
         whole = timing.stats_of(self.generate_seconds)
         assert prefill is not None and whole is not None
+        if whole.median <= prefill.median:  # the output's steps are lost in this device's noise: no figure follows
+            raise AdvisorError(
+                f"batch {self.batch}: generating {output_tokens} tokens took no longer than the first one (medians "
+                f"{whole.median:.4g} s and {prefill.median:.4g} s): the steps are below this device's timing noise; "
+                "measure more of them (a larger --output or --repeats)"
+            )
         steps = max(output_tokens - 1, 1)
-        step = max(whole.median - prefill.median, 1e-9) / steps
+        step = (whole.median - prefill.median) / steps
         out: dict[str, Any] = {
             "batch": self.batch,
             "prefill": prefill.as_dict(),

@@ -32,11 +32,12 @@ def model_and_load(job: InferenceJob) -> list[str]:
     m = job.model
     kinds = ", ".join(f"{n} {kind}" for kind, n in m.kinds.items())
     moe = f"; {m.experts} experts, {m.experts_per_token} a token" if m.experts else ""
+    whole = "; its cache keeps every token of the sliding layers (no window applied)" if job.keeps_whole_windows else ""
     return [
         f"Model: {m.name}: {m.parameters / 1e9:.3g} B weights "
         f"({m.active_parameters / 1e9:.3g} B read a token{moe}); layers: {kinds}",
         f"Engine: {job.engine.name} ({job.engine.version}); weights {job.weights.id} "
-        f"({job.weights.bits:g} bits), cache {job.kv.id}",
+        f"({job.weights.bits:g} bits), cache {job.kv.id}{whole}",
         f"Load: {job.users} user(s) at once, {job.prompt:,} prompt + {job.output:,} output tokens "
         f"(context {job.sequence_tokens:,})",
     ]
