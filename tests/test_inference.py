@@ -267,6 +267,33 @@ def test_the_command_answers_and_refuses(capsys):
     assert status == 1 and "--model-config" in err
 
 
+def test_several_gpus_are_asked_and_a_bound_says_its_figures_are_limits(capsys):
+    """``--gpu`` repeated or comma-separated answers each GPU asked, once; an engine without measurements (vLLM
+    here) shows its tokens/s as ceilings and its times, costs and the users it needs against an API as floors, in the
+    picks and in every cell, while a fitted engine's figures carry no such mark."""
+    asked = ["--gpu", "rtx-4090,rtx-3090", "--gpu", "RTX 4090", "--gpu", "h100-sxm5-80gb"]
+    job = ["estimate", "--model-config", "llama-3.1-8b", "--inference", "--users", "32", *asked]
+    status, out, err = _run(capsys, *job, "--json")
+    assert status == 0, err
+    rows = json.loads(out)
+    assert sorted(r["gpu"] for r in rows) == ["GeForce RTX 3090", "GeForce RTX 4090", "H100 SXM5 80GB"]
+    assert not any(r["fitted"] for r in rows)
+    status, out, err = _run(capsys, *job, "--api-usd-per-million", "0.2")
+    assert status == 0, err
+    assert "at most" in out and "the hardware's bound" in out
+    assert "owned: " in out and "at least $" in out.split("owned: ")[1].splitlines()[0]
+    assert "from at least " in out
+    h100 = next(line for line in out.splitlines() if line.startswith("H100 SXM5 80GB"))
+    assert h100.count(">= ") == 4 and h100.count("<= ") == 2  # TTFT, TPOT, both costs; one stream, all users
+    status, out, err = _run(capsys, *job, "--engine", "llama.cpp", "--weights", "q4_k_m")
+    assert status == 0, err
+    assert "at most" not in out and "at least" not in out
+    h100 = next(line for line in out.splitlines() if line.startswith("H100 SXM5 80GB"))
+    assert ">= " not in h100 and "<= " not in h100
+    status, out, err = _run(capsys, "estimate", "--gpu", "rtx-4090,not-a-gpu")
+    assert status == 1 and "not-a-gpu" in err and "Traceback" not in err
+
+
 def _write_gguf(path, extra: dict | None = None) -> None:
     """A small real GGUF file: a Llama of 2 blocks with Q8_0 tensors (quantized by the gguf package itself)."""
     np = pytest.importorskip("numpy")

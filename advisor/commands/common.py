@@ -125,9 +125,28 @@ def add_workload_option(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def add_gpu_option(parser: argparse.ArgumentParser, what: str = "one GPU") -> None:
-    """``--gpu NAME``: one catalog GPU by id or name (``what``: when it applies here)."""
-    parser.add_argument("--gpu", metavar="NAME", help=f"{what} (id or name, e.g. rtx-4090 or 'RTX 4090')")
+def add_gpu_option(parser: argparse.ArgumentParser, what: str = "one GPU", several: bool = False) -> None:
+    """``--gpu NAME``: a catalog GPU by id or name (``what``: when it applies here); ``several``: the option may be
+    repeated or take a comma-separated list (read with :func:`gpu_ids`), else the one GPU."""
+    if several:
+        parser.add_argument(
+            "--gpu",
+            metavar="NAME",
+            action="append",
+            help=f"{what} (id or name, e.g. rtx-4090 or 'RTX 4090'; repeat it or separate by commas for several: "
+            "--gpu rtx-4090,rtx-3090)",
+        )
+    else:
+        parser.add_argument("--gpu", metavar="NAME", help=f"{what} (id or name, e.g. rtx-4090 or 'RTX 4090')")
+
+
+def gpu_ids(names: list[str] | None, catalog) -> list[str] | None:
+    """The catalog ids of a repeated, comma-separated ``--gpu`` (None: every GPU), each once, in the asked order; a
+    name the catalog lacks is the user's error with the closest names (:meth:`Catalog.find`)."""
+    if not names:
+        return None
+    found = [catalog.find(name.strip()).id for value in names for name in value.split(",") if name.strip()]
+    return list(dict.fromkeys(found)) or None
 
 
 def add_devices_option(parser: argparse.ArgumentParser, what: str) -> None:

@@ -43,7 +43,7 @@ def add_parser(commands, parents: Parents) -> None:
         "published benchmarks, the post's and your runs). Every estimate has a low..high range (the cross-validated "
         "error of its situation), the bound (arithmetic, memory or per-step) that decides it and its memory.",
     )
-    common.add_gpu_option(parser)
+    common.add_gpu_option(parser, "only these GPUs", several=True)
     common.add_precision_filter(parser)
     common.add_catalog_option(parser)
     common.add_workload_option(parser, "a workload of the profiles instead of the LSTM, e.g. 'BERT-large'")
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from advisor.render.estimate import estimate_records, estimates_text, machine_records
 
     catalog = common.catalog(args)
-    gpu_ids = [catalog.find(args.gpu).id] if args.gpu else None
+    gpu_ids = common.gpu_ids(args.gpu, catalog)
     frame = common.frame(args, empty_ok=True)  # no profiles is fine: the priors alone
     _check_counts(args)
     advisor = common.advisor(args, frame, catalog)

@@ -21,6 +21,25 @@ def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.2f}" if value < 100 else f"${value:,.0f}"
 
 
+def _bounded(row: InferenceRow) -> bool:
+    """A speed from the hardware's limits alone (an engine without measurements): its times and costs are floors,
+    its tokens a second ceilings."""
+    return row.speed is not None and not row.speed.fitted
+
+
+def _at_least(row: InferenceRow, text: str) -> str:
+    return f">= {text}" if _bounded(row) and text != "-" else text
+
+
+def _least(row: InferenceRow) -> str:
+    """'at least ' before a bound's cost or users needed (in words), else nothing."""
+    return "at least " if _bounded(row) else ""
+
+
+def _at_most(row: InferenceRow, text: str) -> str:
+    return f"<= {text}" if _bounded(row) else text
+
+
 def _ranged(value: float, factor: float | None) -> str:
     if factor is None:
         return f"<= {value:,.0f} (bound)"
@@ -110,13 +129,13 @@ COLUMNS = [
     ("GB need/engine", lambda r: f"{r.memory.needed_bytes / GB:.1f}/{r.memory.budget_bytes / GB:.1f}"),
     ("longest ctx", lambda r: _longest(r)),
     ("most seqs", lambda r: f"{r.memory.most_sequences:,}"),
-    ("TTFT ms", _speed_text(lambda r: f"{r.speed.time_to_first_token_s * 1e3:,.0f}")),
-    ("TPOT ms", _speed_text(lambda r: f"{r.speed.time_per_output_token_s * 1e3:,.1f}")),
+    ("TTFT ms", _speed_text(lambda r: _at_least(r, f"{r.speed.time_to_first_token_s * 1e3:,.0f}"))),
+    ("TPOT ms", _speed_text(lambda r: _at_least(r, f"{r.speed.time_per_output_token_s * 1e3:,.1f}"))),
     ("1-stream tok/s", lambda r: _single_stream(r)),
-    ("all tok/s", _speed_text(lambda r: f"{r.total_output_tokens_per_s:,.0f}")),
+    ("all tok/s", _speed_text(lambda r: _at_most(r, f"{r.total_output_tokens_per_s:,.0f}"))),
     ("max tok/s (users)", lambda r: _saturated_text(r)),
-    ("$/M owned", lambda r: _money(r.usd_per_million_owned)),
-    ("$/M rented", lambda r: _money(r.usd_per_million_rented)),
+    ("$/M owned", lambda r: _at_least(r, _money(r.usd_per_million_owned))),
+    ("$/M rented", lambda r: _at_least(r, _money(r.usd_per_million_rented))),
 ]
 
 
@@ -127,7 +146,8 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
         "(tight: over 95 %); longest ctx at the asked users; most seqs at the asked context.",
         "tok/s: decode from the bytes a step reads and the engine's per-step floor, fitted on published and measured "
         "speeds; the range is its leave-one-GPU-out 90th-percentile error (benchmarks/bench_inference.py); "
-        "'(bound)': an engine without measurements, the hardware's limit.",
+        "'(bound)': an engine without measurements, the hardware's limit: its tokens/s are ceilings ('<='), its "
+        "times and costs floors ('>=').",
         "max tok/s: all output tokens a second under maximum load, with the sequences at once (the engine's batch "
         "limit or what the cache holds): fitted on published saturated throughputs where the engine has them "
         "(TensorRT-LLM's), else the hardware's bound.",
@@ -151,8 +171,8 @@ def api_line(found: InferencePicks, api_usd: float | None, versus_api: dict[str,
             "that fits."
         ]
     return [
-        f"Against an API at {_money(api_usd)} a million tokens: renting {row.gpu} costs less from {users:,} "
-        "user(s) at once."
+        f"Against an API at {_money(api_usd)} a million tokens: renting {row.gpu} costs less from "
+        f"{_least(row)}{users:,} user(s) at once."
     ]
 
 
@@ -244,20 +264,21 @@ def pick_lines(found: InferencePicks) -> list[str]:
         return [f"Holds the job, speed not estimated: {names} (why: the notes under the table)."]
     if found.fastest is None:
         return ["No GPU of the catalog holds this job: fewer users, a shorter context, smaller weights or more GPUs."]
-    s = found.fastest.speed
+    fastest, owned, rented = found.fastest, found.cheapest_owned, found.cheapest_rented
+    most = "at most " if _bounded(fastest) else ""
+    bound = " (the hardware's bound: the engine has no published speeds here)" if _bounded(fastest) else ""
     lines.append(
-        f"Fastest that fits: {found.fastest.gpu}, {s.single_stream_tokens_per_s:,.0f} tokens/s for one user, "
-        f"{found.fastest.total_output_tokens_per_s:,.0f} at the asked load."
+        f"Fastest that fits: {fastest.gpu}, {most}{fastest.speed.single_stream_tokens_per_s:,.0f} tokens/s for one "
+        f"user, {most}{fastest.total_output_tokens_per_s:,.0f} at the asked load{bound}."
     )
-    if found.cheapest_owned is not None:
+    if owned is not None:
         lines.append(
-            f"Cheapest a million tokens owned: {found.cheapest_owned.gpu}, "
-            f"{_money(found.cheapest_owned.usd_per_million_owned)}."
+            f"Cheapest a million tokens owned: {owned.gpu}, {_least(owned)}{_money(owned.usd_per_million_owned)}."
         )
-    if found.cheapest_rented is not None:
+    if rented is not None:
         lines.append(
-            f"Cheapest rented: {found.cheapest_rented.gpu} on {found.cheapest_rented.rental}, "
-            f"{_money(found.cheapest_rented.usd_per_million_rented)} a million tokens."
+            f"Cheapest rented: {rented.gpu} on {rented.rental}, "
+            f"{_least(rented)}{_money(rented.usd_per_million_rented)} a million tokens."
         )
     return lines
 
