@@ -397,6 +397,24 @@ def test_saturated_throughput_cross_validated_within_its_targets():
         assert statistics.median(mine) <= 1.5, architecture
 
 
+def test_a_format_that_quantizes_the_activations_runs_its_matrix_products_at_its_own_rate(shipped_catalog):
+    """FP8 (W8A8) runs the blocks' matrix products at the FP8 tensor rate, twice the 16-bit one, where the
+    architecture has it; NVFP4 is counted at that rate too (engines.yaml says why); weight-only formats (AWQ)
+    dequantize to 16 bits; the attention of the prompt stays 16-bit."""
+    from advisor.infer.speed import _matrix_peak, _peak_tflops, _prefill_work
+
+    model = resolve_inference_model("llama-3.1-8b")
+    gpus = shipped_catalog.by_id()
+    h100, b200 = gpus["h100-sxm"], gpus["b200"]
+    bf16, fp8 = make_job(model, "tensorrt-llm", "bf16", None), make_job(model, "tensorrt-llm", "fp8", None)
+    assert _matrix_peak(h100, fp8) == 2 * _peak_tflops(h100, fp8) == 2 * _matrix_peak(h100, bf16)
+    assert _matrix_peak(b200, make_job(model, "tensorrt-llm", "nvfp4", None)) == 2 * _peak_tflops(b200, bf16)
+    awq = make_job(model, "vllm", "awq-int4", None)
+    assert _matrix_peak(h100, awq) == _peak_tflops(h100, awq)
+    short, long = (_prefill_work(fp8, h100, n, 1) / _prefill_work(bf16, h100, n, 1) for n in (128, 32_768))
+    assert short == pytest.approx(0.5, abs=0.02) and 0.5 < long < 0.9  # the attention's share grows, at 16 bits
+
+
 def test_where_a_job_stopped_fitting_on_a_real_card_is_never_predicted_optimistically():
     """The edges measured on an H200 (advisor/data/inference_results.yaml, fit_edges): the predicted most sequences
     are at most the largest batch that ran, and not below 85 % of it; a batch that ran is never "does not fit"."""

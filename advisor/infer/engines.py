@@ -87,6 +87,26 @@ class Format:
     scope: str  # blocks | file
     needs: tuple[str, ...]
     source: str
+    matrix_rate: float = 1.0  # the blocks' matrix products' rate over the 16-bit tensor peak, on ``rate_on``
+    rate_on: tuple[str, ...] = ()
+
+    def matrix_rate_on(self, architecture: str) -> float:
+        """How many times the 16-bit tensor peak this format's matrix products run at on ``architecture`` (1 where
+        it dequantizes to 16 bits, or the architecture lacks its tensor type)."""
+        return self.matrix_rate if architecture in self.rate_on else 1.0
+
+
+def _format(key: str, entry: dict[str, Any]) -> Format:
+    rate = entry.get("matrix_rate") or {"value": 1.0, "architectures": []}
+    return Format(
+        key,
+        float(entry["bits"]),
+        entry["scope"],
+        tuple(entry["needs"]),
+        entry["source"],
+        float(rate["value"]),
+        tuple(rate["architectures"]),
+    )
 
 
 @dataclass(frozen=True)
@@ -143,10 +163,7 @@ def engine_data() -> EngineData:
     data = safe_load(text)
     if data.get("engines_version") != ENGINES_VERSION:
         raise AdvisorError(f"advisor/data/{ENGINES_FILE}: engines_version must be {ENGINES_VERSION}")
-    formats = {
-        key: Format(key, float(v["bits"]), v["scope"], tuple(v["needs"]), v["source"])
-        for key, v in data["weight_formats"].items()
-    }
+    formats = {key: _format(key, v) for key, v in data["weight_formats"].items()}
     kv = {
         key: KvFormat(key, float(v["bytes"]), tuple(v["needs"]), v["source"]) for key, v in data["kv_formats"].items()
     }

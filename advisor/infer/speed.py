@@ -5,8 +5,9 @@
   the bandwidth a kernel does not reach, one for 16-bit weights and one for quantized ones, whose dequantising costs;
   ``beta``: a wider memory system's smaller reached share, fitted where an engine's rows span several bandwidths), or
   the matrix work when that is longer (large batches): ``2 x active weights x B / tensor peak x k_compute``;
-- **prefill**: ``2 x active weights x tokens`` plus the causal attention (``2 x tokens^2 x width`` a full layer)
-  over the tensor peak, times ``k_compute`` (16-bit and quantized apart), plus a floor;
+- **prefill**: ``2 x active weights x tokens`` over the tensor peak at the weight format's matrix rate (FP8 W8A8 twice
+  the 16-bit peak on Ada and newer: ``matrix_rate`` in engines.yaml) plus the causal attention (``2 x tokens^2 x
+  width`` a full layer) over the 16-bit peak, times ``k_compute`` (16-bit and quantized apart), plus a floor;
 - the **floor** is the per-step time no bandwidth removes (kernel launches, sampling, the host): what a small model
   hits on a big GPU;
 - several GPUs (tensor parallelism) split the bytes and the work, and add two all-reduces of the step's activations a
@@ -156,10 +157,16 @@ def bandwidth_scale(gpu: Gpu, exponent: float, span: tuple[float, float] = (0.0,
     return (bandwidth / REFERENCE_BANDWIDTH_GBS) ** exponent
 
 
+def _matrix_peak(gpu: Gpu, job: InferenceJob) -> float:
+    """The tensor peak the blocks' matrix products reach for (TFLOPS): the 16-bit one times the weight format's own
+    rate where the activations are quantized too and the architecture has the type (FP8 on Ada and newer)."""
+    return _peak_tflops(gpu, job) * job.weights.matrix_rate_on(gpu.architecture)
+
+
 def _decode_terms(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> tuple[float, float]:
     """(memory seconds at full bandwidth, compute seconds at full peak) of one decode step, per GPU."""
     bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
-    peak = _peak_tflops(gpu, job) * 1e12
+    peak = _matrix_peak(gpu, job) * 1e12
     if not bandwidth or not peak:
         raise AdvisorError(f"{gpu.name}: the catalog gives no memory bandwidth or tensor peak; no speed estimated")
     read = decode_read_bytes(job, batch, context)
@@ -168,10 +175,12 @@ def _decode_terms(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> tupl
 
 
 def _prefill_work(job: InferenceJob, gpu: Gpu, tokens: int, batch: int) -> float:
-    """Seconds of one prefill of ``batch`` prompts of ``tokens`` at the full tensor peak, per GPU."""
+    """Seconds of one prefill of ``batch`` prompts of ``tokens`` at the full tensor peaks, per GPU: the weights' matrix
+    products at the format's rate (:func:`_matrix_peak`), the causal attention at the 16-bit one."""
     full_layers = sum(1 for layer in job.model.layers if layer.window is None and layer.kind != "linear")
-    work = batch * (2 * job.model.active_parameters * tokens + 2 * tokens * tokens * job.model.hidden * full_layers)
-    return work / job.devices / (_peak_tflops(gpu, job) * 1e12)
+    linear = 2 * job.model.active_parameters * tokens / (_matrix_peak(gpu, job) * 1e12)
+    attention = 2 * tokens * tokens * job.model.hidden * full_layers / (_peak_tflops(gpu, job) * 1e12)
+    return batch * (linear + attention) / job.devices
 
 
 def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
