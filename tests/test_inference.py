@@ -292,6 +292,9 @@ def test_several_gpus_are_asked_and_a_bound_says_its_figures_are_limits(capsys):
     assert ">= " not in h100 and "<= " not in h100
     status, out, err = _run(capsys, "estimate", "--gpu", "rtx-4090,not-a-gpu")
     assert status == 1 and "not-a-gpu" in err and "Traceback" not in err
+    # recommend answers one GPU: a second is refused, never the last silently kept
+    status, out, err = _run(capsys, "recommend", "--model-config", "llama-3.1-8b", "--gpu", "rtx-4090", "--gpu", "x")
+    assert status == 1 and "names one GPU here" in err and not out
 
 
 def _write_gguf(path, extra: dict | None = None) -> None:

@@ -388,3 +388,9 @@ def test_a_job_without_a_size_is_priced_a_step_and_a_row_that_does_not_fit_has_n
     assert record["rental_cost_usd"] is None and record["least_memory"]["stack_defaults"]["pure bf16"]
     sized = _cli("estimate", *shape, "--gpu", "h100-sxm", "--tokens", "20M", "--method", "lora")
     assert "the run" in sized.stdout and "the step" not in sized.stdout
+    # the words under the table and recommend's choice say "the step" too, with the step's own cents
+    step = _cli("estimate", *shape, "--gpu", "h100-sxm", "--method", "lora")
+    assert "for the step at the range's upper end" in step.stdout and "$0.00 " not in step.stdout
+    chosen = _cli("recommend", *shape, "--method", "lora", "--goal", "cost")
+    assert chosen.returncode == 0, chosen.stderr
+    assert "for the step at" in chosen.stdout and "a step (" in chosen.stdout and " a run" not in chosen.stdout

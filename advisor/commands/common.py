@@ -137,7 +137,18 @@ def add_gpu_option(parser: argparse.ArgumentParser, what: str = "one GPU", sever
             "--gpu rtx-4090,rtx-3090)",
         )
     else:
-        parser.add_argument("--gpu", metavar="NAME", help=f"{what} (id or name, e.g. rtx-4090 or 'RTX 4090')")
+        parser.add_argument(
+            "--gpu", metavar="NAME", action=_OneGpu, help=f"{what} (id or name, e.g. rtx-4090 or 'RTX 4090')"
+        )
+
+
+class _OneGpu(argparse.Action):
+    """``--gpu`` where one GPU is answered: a second one is the user's error, never silently the last."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if getattr(namespace, self.dest, None) is not None or "," in str(values):
+            parser.error(f"{option_string} names one GPU here (got another: {values}); estimate --gpu takes several")
+        setattr(namespace, self.dest, values)
 
 
 def gpu_ids(names: list[str] | None, catalog) -> list[str] | None:

@@ -298,8 +298,8 @@ def summary_lines(advice: Any) -> list[str]:
     if rent is not None:
         lines.append(
             f"Cheapest rented: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}): "
-            f"{fmt_duration(rent.seconds)} (up to {fmt_duration(rent.high)}), ${rent.rental_cost_usd:,.2f} "
-            "for the run at the range's upper end"
+            f"{fmt_duration(rent.seconds)} (up to {fmt_duration(rent.high)}), {fmt_usd_small(rent.rental_cost_usd)} "
+            f"for the {run_word(advice)} at the range's upper end"
         )
     if buy is not None:
         lines.append(
@@ -356,13 +356,15 @@ def choice_lines(choice: Any) -> list[str]:
     best, rent = choice.best, choice.rent
     if best is None:
         return [f"No recommendation ({choice.goal}): {choice_reason(choice)}."]
+    word = "run" if best.sized else "step"  # a job without a size is one optimizer step, timed and priced as such
     cost = (
-        f"${best.rental_cost_usd:,.2f} for the run at ${best.rental_usd_per_hour:,.2f}/h ({best.rental_provider})"
+        f"{fmt_usd_small(best.rental_cost_usd)} for the {word} at ${best.rental_usd_per_hour:,.2f}/h "
+        f"({best.rental_provider})"
         if choice.goal == Goal.COST and best.rental_cost_usd
         else f"${best.price_usd:,.0f} to buy"
     )
     lines = [
-        f"Best ({choice.goal}): {best.name}, {choice_reason(choice)}: {cost}; {fmt_duration(best.seconds)} a run "
+        f"Best ({choice.goal}): {best.name}, {choice_reason(choice)}: {cost}; {fmt_duration(best.seconds)} a {word} "
         f"({fmt_duration(best.low)} to {fmt_duration(best.high)}), {best.tokens_per_second:,.0f} tokens/s, memory "
         f"{best.footprint.total_gb:.1f} GB (up to {best.footprint.high_gb:.1f}) of "
         f"{basis.capacity_text(best.gpu)}" + (", activation checkpointing on" if best.checkpointing else "")
@@ -370,8 +372,8 @@ def choice_lines(choice: Any) -> list[str]:
     if choice.break_even_runs is not None and rent is not None:
         lines.append(
             f"Renting instead: {rent.name} at ${rent.rental_usd_per_hour:,.2f}/h ({rent.rental_provider}), "
-            f"about ${rent.rental_cost_usd:,.2f} a run: buying pays for itself after "
-            f"{choice.break_even_runs:,.0f} runs (energy not counted)"
+            f"about {fmt_usd_small(rent.rental_cost_usd)} a {word}: buying pays for itself after "
+            f"{choice.break_even_runs:,.0f} {word}s (energy not counted)"
         )
     return lines
 
