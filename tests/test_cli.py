@@ -365,6 +365,7 @@ INFERENCE_CASES = {
     "--output": ["--output", "1024"],
     "--context": ["--context", "65536"],
     "--users": ["--users", "16"],
+    "--requests-per-second": ["--requests-per-second", "2"],
     "--replicas": ["--replicas", "2"],
     "--mixed": ["--engine", "llama.cpp", "--mixed", "rtx-4090,rtx-3090"],
     "--hours-per-week": ["--hours-per-week", "168"],

@@ -418,6 +418,66 @@ def test_a_format_that_quantizes_the_activations_runs_its_matrix_products_at_its
     assert short == pytest.approx(0.5, abs=0.02) and 0.5 < long < 0.9  # the attention's share grows, at 16 bits
 
 
+def test_a_rate_of_requests_keeps_the_users_littles_law_gives_or_overloads_the_gpu(shipped_catalog, capsys):
+    """A steady rate of requests: each GPU serves the users it keeps in flight (the rate times a request's time, in
+    whole users), delivers the rate's tokens, and more GPUs than the rate needs are never asked; past what the GPU
+    runs at once it is said to be overloaded, with what would help; users and a rate together are refused."""
+    from advisor.infer.estimate import inference_rows
+
+    model = resolve_inference_model("llama-3.1-8b")
+    users = []
+    for rate in (0.2, 1.0, 4.0, 12.0):
+        job = make_job(model, "llama.cpp", "q4_k_m", None, rate=rate, output=128)
+        (row,) = inference_rows(job, shipped_catalog, ["h100-sxm"])
+        found = row.at_rate
+        if found.overloaded:
+            assert row.speed is None and "overloaded" in row.refused and "--replicas" in row.refused
+            users.append(None)
+            continue
+        assert found.users == max(1, -(-round(rate * found.seconds_per_request, 6) // 1))  # Little's law, whole
+        assert row.speed.output_tokens_per_s == pytest.approx(rate * 128)  # what the rate delivers
+        assert row.speed.time_per_output_token_s == found.step_s and 0 < found.prefill_share < 1
+        users.append(found.users)
+    assert users[0] == 1 and users[1] < users[2] and users[-1] is None  # llama.cpp runs a few sequences at once
+    status, out, err = _run(
+        capsys,
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--inference",
+        "--requests-per-second",
+        "2",
+        "--gpu",
+        "h100-sxm",
+    )
+    assert status == 0, err
+    assert "2 request(s) a second" in out and "at once)" in out and "queueing" in out
+    status, out, err = _run(
+        capsys,
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--inference",
+        "--requests-per-second",
+        "900",
+        "--gpu",
+        "rtx-4090",
+    )
+    assert status == 0 and "No GPU of the catalog carries 900 requests a second" in out
+    status, out, err = _run(
+        capsys,
+        "estimate",
+        "--model-config",
+        "llama-3.1-8b",
+        "--inference",
+        "--requests-per-second",
+        "2",
+        "--users",
+        "4",
+    )
+    assert status == 1 and "not both" in err and "Traceback" not in err
+
+
 def test_where_a_job_stopped_fitting_on_a_real_card_is_never_predicted_optimistically():
     """The edges measured on an H200 (advisor/data/inference_results.yaml, fit_edges): the predicted most sequences
     are at most the largest batch that ran, and not below 85 % of it; a batch that ran is never "does not fit"."""

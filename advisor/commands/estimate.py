@@ -22,7 +22,8 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
     " wide."
 )
 SUMMARY_INFERENCE = (
-    "running or serving the model on every catalog GPU (`--devices N`: tensor parallel): fits / tight / does not fit"
+    "running or serving the model on every catalog GPU (`--devices N`: tensor parallel; `--users N` at once or"
+    " `--requests-per-second R`): fits / tight / does not fit"
     " with the longest context and the most sequences, time to first token, time per output token, tokens/s (a"
     " fitted engine's with its cross-validated range, else the hardware's bound), and the cost of a million output"
     " tokens owned and rented. `--json`: rows of `gpu, catalog_id, devices, fits, memory_needed_gb, longest_context,"
@@ -176,8 +177,11 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
         devices=args.devices,
         context=args.context,
         replicas=args.replicas,
+        rate=args.requests_per_second,
     )
     if args.mixed:
+        if job.rate is not None:
+            raise AdvisorError("estimate: --mixed answers one stream over the cards; --requests-per-second is not used")
         return _mixed(args, job, catalog)
     inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
     rows = inference_rows(job, catalog, gpu_ids, inputs)

@@ -59,6 +59,14 @@ def _add_load_arguments(group: argparse._ArgumentGroup) -> None:
         "--users", type=positive_int, default=1, metavar="N", help="sequences served at once (%(default)s)"
     )
     group.add_argument(
+        "--requests-per-second",
+        type=float,
+        default=None,
+        metavar="R",
+        help="instead of --users: requests arriving steadily, each GPU serving the sequences that rate keeps in "
+        "flight on it (Little's law), or said to be overloaded",
+    )
+    group.add_argument(
         "--replicas",
         type=positive_int,
         default=1,

@@ -97,15 +97,10 @@ class Format:
 
 
 def _format(key: str, entry: dict[str, Any]) -> Format:
-    rate = entry.get("matrix_rate") or {"value": 1.0, "architectures": []}
+    rate = entry.get("matrix_rate")
+    matrix_rate, rate_on = (float(rate["value"]), tuple(rate["architectures"])) if rate else (1.0, ())
     return Format(
-        key,
-        float(entry["bits"]),
-        entry["scope"],
-        tuple(entry["needs"]),
-        entry["source"],
-        float(rate["value"]),
-        tuple(rate["architectures"]),
+        key, float(entry["bits"]), entry["scope"], tuple(entry["needs"]), entry["source"], matrix_rate, rate_on
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from advisor.errors import AdvisorError
 from advisor.infer import saturated
 from advisor.infer import speed as speed_model
+from advisor.infer.arrivals import AtRate, users_at_rate
 from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
 from advisor.infer.platform_decode import DecodeOnly, one_stream
@@ -47,6 +48,7 @@ class InferenceRow:
     replicas: int = 1  # copies of the model (each on `devices` GPUs): memory and speed are one copy's, totals all's
     runs: bool = True  # False: the engine does not run on this GPU's platform (``refused`` says why): not an option
     decode_only: DecodeOnly | None = None  # no speed: one user's decode (Metal's own fit; CUDA's without a peak)
+    at_rate: AtRate | None = None  # at a rate of requests: the users it keeps in flight here (None: a number of users)
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -99,51 +101,18 @@ def inference_rows(
 ) -> list[InferenceRow]:
     """The job on each catalog GPU (or those of ``gpu_ids``), the fastest single stream first; those it does not fit
     last. Memory, speed and the cost of a million tokens are one copy's (its share of the users); with several copies
-    the rows' totals add them up."""
+    the rows' totals add them up. At a rate of requests (``job.rate``) each GPU serves the users that rate keeps in
+    flight on it (:mod:`advisor.infer.arrivals`)."""
     copies, job = job.replicas, job.per_copy()
-    fits = engine_fits(catalog)
-    fit = fits.get(job.engine.id, speed_model.EngineFit())
+    fit = engine_fits(catalog).get(job.engine.id, speed_model.EngineFit())
     ranges = decode_range(catalog)
     rows = []
     for gpu in catalog.gpus:
         if gpu_ids is not None and gpu.id not in gpu_ids:
             continue
-        memory_gb = gpu.usable_memory_gb
-        if not memory_gb or not gpu.value("memory_bandwidth_gbs"):
+        if not gpu.usable_memory_gb or not gpu.value("memory_bandwidth_gbs"):
             continue  # nothing to decide with: no guess
-        verdict = memory_verdict(job, memory_gb)
-        not_run = platform_refusal(job.engine, gpu.platform)
-        wrong_format = architecture_refusal(gpu.architecture, job.weights, job.kv)
-        why = not_run or wrong_format or unfitted_platform_refusal(gpu)
-        speed = None
-        decode_only = None if not_run or wrong_format else one_stream(job, gpu, catalog)
-        if why is None:
-            try:
-                speed = speed_model.predict(job, gpu, fit)
-            except AdvisorError as error:  # a figure the catalog lacks for this GPU: no speed, said, the rest go on
-                why = str(error)
-        owned = rented = provider = None
-        if speed is not None and verdict.verdict != "does not fit":
-            owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)
-        saturated = _saturated(job, gpu, catalog) if speed is not None else None
-        rows.append(
-            InferenceRow(
-                gpu.name,
-                gpu.id,
-                job.devices,
-                verdict,
-                why,
-                speed,
-                ranges.get(job.engine.id) if fit.fitted else None,
-                owned,
-                rented,
-                provider,
-                *(saturated or (None, 0, False)),
-                copies,
-                not_run is None,
-                decode_only if speed is None else None,
-            )
-        )
+        rows.append(_row(job, gpu, catalog, fit, ranges.get(job.engine.id) if fit.fitted else None, inputs, copies))
     return sorted(
         rows,
         key=lambda r: (
@@ -153,6 +122,74 @@ def inference_rows(
             -(r.speed.single_stream_tokens_per_s if r.speed else 0),
         ),
     )
+
+
+def _row(
+    job: InferenceJob,
+    gpu: Gpu,
+    catalog: Catalog,
+    fit: speed_model.EngineFit,
+    range_factor: float | None,
+    inputs: CostInputs,
+    copies: int,
+) -> InferenceRow:
+    """One GPU's row: its memory verdict, why it cannot run the job (if so), its speed, costs and saturation."""
+    not_run = platform_refusal(job.engine, gpu.platform)
+    wrong_format = architecture_refusal(gpu.architecture, job.weights, job.kv)
+    why = not_run or wrong_format or unfitted_platform_refusal(gpu)
+    at_rate = None
+    if why is None and job.rate is not None:
+        at_rate, job, why = _at_rate(job, gpu, fit)
+    verdict = memory_verdict(job, gpu.usable_memory_gb)
+    speed = None
+    decode_only = None if not_run or wrong_format else one_stream(job, gpu, catalog)
+    if why is None:
+        try:
+            speed = speed_model.predict(job, gpu, fit)
+        except AdvisorError as error:  # a figure the catalog lacks for this GPU: no speed, said, the rest go on
+            why = str(error)
+    if speed is not None and at_rate is not None:  # what the rate delivers, each step stretched by the prompts
+        delivered = at_rate.requests_per_s * job.output
+        speed = replace(speed, time_per_output_token_s=at_rate.step_s, output_tokens_per_s=delivered)
+    owned = rented = provider = None
+    if speed is not None and verdict.verdict != "does not fit":
+        owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)
+    saturated = _saturated(job, gpu, catalog) if speed is not None else None
+    return InferenceRow(
+        gpu.name,
+        gpu.id,
+        job.devices,
+        verdict,
+        why,
+        speed,
+        range_factor,
+        owned,
+        rented,
+        provider,
+        *(saturated or (None, 0, False)),
+        copies,
+        not_run is None,
+        decode_only if speed is None else None,
+        at_rate,
+    )
+
+
+def _at_rate(job: InferenceJob, gpu: Gpu, fit: speed_model.EngineFit) -> tuple[AtRate, InferenceJob, str | None]:
+    """The users a steady rate keeps in flight on ``gpu`` and the job at them, or why the rate overloads it."""
+    most = min(job.engine.max_batch, memory_verdict(job, gpu.usable_memory_gb).most_sequences)
+    try:
+        found = users_at_rate(job, gpu, fit, float(job.rate or 0), most)
+    except AdvisorError as error:  # a figure the catalog lacks for this GPU
+        return AtRate(float(job.rate or 0), None, None, 0.0), job, str(error)
+    if found.overloaded:
+        return found, job, OVERLOADED
+    return found, replace(job, users=found.users), None
+
+
+OVERLOADED = (
+    "overloaded at this rate: the arriving prompts, or the sequences they keep in flight, are more than the GPU runs "
+    "or its cache holds, so the queue grows without end (fewer requests a second, or more copies: --replicas)"
+)
 
 
 @dataclass(frozen=True)

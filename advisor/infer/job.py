@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -28,10 +29,13 @@ class InferenceJob:
     devices: int = 1
     context: int | None = None  # the longest sequence to hold (default: prompt + output)
     replicas: int = 1  # copies of the model, each on `devices` GPUs, serving the users between them
+    rate: float | None = None  # requests a second arriving steadily (the users at once then follow, per GPU)
 
     def per_copy(self) -> InferenceJob:
-        """What one copy serves: its share of the users (the first copies take one more where they do not divide)."""
-        return replace(self, users=-(-self.users // self.replicas), replicas=1)
+        """What one copy serves: its share of the users (the first copies take one more where they do not divide)
+        and of the arrivals."""
+        rate = None if self.rate is None else self.rate / self.replicas
+        return replace(self, users=-(-self.users // self.replicas), replicas=1, rate=rate)
 
     @property
     def gpus(self) -> int:
@@ -94,7 +98,7 @@ class InferenceJob:
 
 
 def make_job(
-    model: InferenceModel, engine: str, weights: str | Format | None, kv: str | None, **sizes: int
+    model: InferenceModel, engine: str, weights: str | Format | None, kv: str | None, **sizes: float | None
 ) -> InferenceJob:
     """A job from names (``weights`` may be a GGUF file's own format); one clear error for an unknown name or a
     format the engine cannot run."""
@@ -118,6 +122,10 @@ def make_job(
     for name in ("prompt", "output", "users", "devices", "replicas"):
         if getattr(job, name) < (0 if name == "prompt" else 1):
             raise AdvisorError(f"{name}: must be 1 or more, got {getattr(job, name)}")
+    if job.rate is not None and not (job.rate > 0 and math.isfinite(job.rate)):
+        raise AdvisorError(f"requests per second: must be more than 0, got {job.rate:g}")
+    if job.rate is not None and job.users != 1:
+        raise AdvisorError("the load is a number of users at once or a rate of requests a second, not both")
     if model.max_context and job.sequence_tokens > model.max_context:
         raise AdvisorError(
             f"context: {job.sequence_tokens:,} tokens is over {model.name}'s own maximum of {model.max_context:,} "

@@ -31,9 +31,20 @@ def _at_least(row: InferenceRow, text: str) -> str:
     return f">= {text}" if _bounded(row) and text != "-" else text
 
 
+def _cost(row: InferenceRow, value: float | None) -> str:
+    """A million tokens' cost: a floor where the speed is a bound, but for a rate of requests, whose tokens are the
+    rate's wherever the GPU carries it."""
+    return _money(value) if row.at_rate is not None else _at_least(row, _money(value))
+
+
 def _least(row: InferenceRow) -> str:
     """'at least ' before a bound's cost or users needed (in words), else nothing."""
     return "at least " if _bounded(row) else ""
+
+
+def _cost_words(row: InferenceRow, value: float | None) -> str:
+    """:func:`_cost` in words: 'at least $0.31' for a bound's floor."""
+    return _money(value) if row.at_rate is not None else _least(row) + _money(value)
 
 
 def _at_most(row: InferenceRow, text: str) -> str:
@@ -57,9 +68,15 @@ def model_and_load(job: InferenceJob) -> list[str]:
         f"({m.active_parameters / 1e9:.3g} B read a token{moe}); layers: {kinds}",
         f"Engine: {job.engine.name} ({job.engine.version}); weights {job.weights.id} "
         f"({job.weights.bits:g} bits), cache {job.kv.id}{whole}",
-        f"Load: {job.users} user(s) at once, {job.prompt:,} prompt + {job.output:,} output tokens "
-        f"(context {job.sequence_tokens:,})",
+        f"Load: {_load(job)}, {job.prompt:,} prompt + {job.output:,} output tokens (context {job.sequence_tokens:,})",
     ]
+
+
+def _load(job: InferenceJob) -> str:
+    """The asked load in words: users at once, or a steady rate of requests."""
+    if job.rate is None:
+        return f"{job.users} user(s) at once"
+    return f"{job.rate:g} request(s) a second arriving steadily (the users each GPU keeps in flight: 'all tok/s')"
 
 
 def inference_header(job: InferenceJob, inputs: CostInputs) -> str:
@@ -123,6 +140,15 @@ def _speed_text(render):
     return lambda row: "-" if row.speed is None else render(row)
 
 
+def _delivered(row: InferenceRow) -> str:
+    """All output tokens a second at the asked load; at a rate of requests, what the rate delivers (exact where the
+    GPU carries it) and the users it keeps in flight (all copies'; a floor where the speed is the hardware's bound)."""
+    tokens = f"{row.total_output_tokens_per_s:,.0f}"
+    if row.at_rate is None or row.at_rate.users is None:
+        return _at_most(row, tokens)
+    return f"{tokens} ({_at_least(row, f'{row.at_rate.users * row.replicas:,}')} at once)"
+
+
 COLUMNS = [
     ("gpu", lambda r: r.gpu),
     ("memory", lambda r: r.memory.verdict),
@@ -132,10 +158,10 @@ COLUMNS = [
     ("TTFT ms", _speed_text(lambda r: _at_least(r, f"{r.speed.time_to_first_token_s * 1e3:,.0f}"))),
     ("TPOT ms", _speed_text(lambda r: _at_least(r, f"{r.speed.time_per_output_token_s * 1e3:,.1f}"))),
     ("1-stream tok/s", lambda r: _single_stream(r)),
-    ("all tok/s", _speed_text(lambda r: _at_most(r, f"{r.total_output_tokens_per_s:,.0f}"))),
+    ("all tok/s", _speed_text(lambda r: _delivered(r))),
     ("max tok/s (users)", lambda r: _saturated_text(r)),
-    ("$/M owned", lambda r: _at_least(r, _money(r.usd_per_million_owned))),
-    ("$/M rented", lambda r: _at_least(r, _money(r.usd_per_million_rented))),
+    ("$/M owned", lambda r: _cost(r, r.usd_per_million_owned)),
+    ("$/M rented", lambda r: _cost(r, r.usd_per_million_rented)),
 ]
 
 
@@ -153,6 +179,13 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
         "(TensorRT-LLM's), else the hardware's bound.",
     ]
     shown = [r for r in rows if r.runs]
+    if any(r.at_rate is not None for r in shown):
+        notes.append(
+            "at a rate: each GPU serves the users the rate keeps in flight on it (Little's law: the rate x a "
+            "request's time, its prompt and then its output steps, each step stretched by the prompts computed "
+            "between them); all tok/s is what the rate delivers; TTFT is unloaded: a request may also wait for a free "
+            "slot, which depends on how the arrivals bunch (queueing) and is not predicted."
+        )
     refused = [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in shown if r.refused})]
     not_run = sorted({r.refused for r in rows if not r.runs})
     hidden = [f"not shown: {sum(not r.runs for r in rows)} GPU(s): {'; '.join(not_run)}"] if not_run else []
@@ -207,7 +240,7 @@ def inference_records(
     """``--json``: one object per GPU."""
     out = []
     for row in rows:
-        mem, s, d = row.memory, row.speed, row.decode_only
+        mem, s, d, a = row.memory, row.speed, row.decode_only, row.at_rate
         out.append(
             {
                 "gpu": row.gpu,
@@ -242,6 +275,10 @@ def inference_records(
                 "usd_per_million_rented": row.usd_per_million_rented,
                 "rental_provider": row.rental,
                 "renting_beats_api_from_users": (versus_api or {}).get(row.catalog_id),
+                "requests_per_s": None if a is None else a.requests_per_s * row.replicas,
+                "users_at_once": None if a is None or a.users is None else a.users * row.replicas,
+                "seconds_per_request": None if a is None else a.seconds_per_request,
+                "overloaded": None if a is None else a.overloaded,
             }
         )
     return out
@@ -250,8 +287,13 @@ def inference_records(
 def pick_lines(found: InferencePicks) -> list[str]:
     """The analysis' picks in words (the app's headline and the CLI's summary)."""
     lines = []
-    if found.fastest is None and found.fit_without_speed:
-        held = found.fit_without_speed
+    held = found.fit_without_speed
+    if found.fastest is None and held and all(r.at_rate is not None and r.at_rate.overloaded for r in held):
+        return [
+            f"No GPU of the catalog carries {held[0].at_rate.requests_per_s * held[0].replicas:g} requests a second "
+            "at these lengths: fewer requests, more copies (--replicas) or more GPUs each (--devices)."
+        ]
+    if found.fastest is None and held:
         names = ", ".join(r.gpu for r in held[:4]) + (" ..." if len(held) > 4 else "")
         decoded = sorted((r for r in held if r.decode_only), key=lambda r: -r.decode_only.tokens_per_s)
         if decoded:
@@ -267,18 +309,19 @@ def pick_lines(found: InferencePicks) -> list[str]:
     fastest, owned, rented = found.fastest, found.cheapest_owned, found.cheapest_rented
     most = "at most " if _bounded(fastest) else ""
     bound = " (the hardware's bound: the engine has no published speeds here)" if _bounded(fastest) else ""
+    loaded = "" if fastest.at_rate is not None else most  # a rate's tokens are the rate's, not a ceiling
     lines.append(
         f"Fastest that fits: {fastest.gpu}, {most}{fastest.speed.single_stream_tokens_per_s:,.0f} tokens/s for one "
-        f"user, {most}{fastest.total_output_tokens_per_s:,.0f} at the asked load{bound}."
+        f"user, {loaded}{fastest.total_output_tokens_per_s:,.0f} at the asked load{bound}."
     )
     if owned is not None:
         lines.append(
-            f"Cheapest a million tokens owned: {owned.gpu}, {_least(owned)}{_money(owned.usd_per_million_owned)}."
+            f"Cheapest a million tokens owned: {owned.gpu}, {_cost_words(owned, owned.usd_per_million_owned)}."
         )
     if rented is not None:
         lines.append(
-            f"Cheapest rented: {rented.gpu} on {rented.rental}, "
-            f"{_least(rented)}{_money(rented.usd_per_million_rented)} a million tokens."
+            f"Cheapest rented: {rented.gpu} on {rented.rental}, {_cost_words(rented, rented.usd_per_million_rented)} a "
+            "million tokens."
         )
     return lines
 
