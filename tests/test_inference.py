@@ -439,42 +439,13 @@ def test_a_rate_of_requests_keeps_the_users_littles_law_gives_or_overloads_the_g
         assert row.speed.time_per_output_token_s == found.step_s and 0 < found.prefill_share < 1
         users.append(found.users)
     assert users[0] == 1 and users[1] < users[2] and users[-1] is None  # llama.cpp runs a few sequences at once
-    status, out, err = _run(
-        capsys,
-        "estimate",
-        "--model-config",
-        "llama-3.1-8b",
-        "--inference",
-        "--requests-per-second",
-        "2",
-        "--gpu",
-        "h100-sxm",
-    )
+    asked = ["estimate", "--model-config", "llama-3.1-8b", "--inference", "--requests-per-second"]
+    status, out, err = _run(capsys, *asked, "2", "--gpu", "h100-sxm")
     assert status == 0, err
     assert "2 request(s) a second" in out and "at once)" in out and "queueing" in out
-    status, out, err = _run(
-        capsys,
-        "estimate",
-        "--model-config",
-        "llama-3.1-8b",
-        "--inference",
-        "--requests-per-second",
-        "900",
-        "--gpu",
-        "rtx-4090",
-    )
+    status, out, err = _run(capsys, *asked, "900", "--gpu", "rtx-4090")
     assert status == 0 and "No GPU of the catalog carries 900 requests a second" in out
-    status, out, err = _run(
-        capsys,
-        "estimate",
-        "--model-config",
-        "llama-3.1-8b",
-        "--inference",
-        "--requests-per-second",
-        "2",
-        "--users",
-        "4",
-    )
+    status, out, err = _run(capsys, *asked, "2", "--users", "4")
     assert status == 1 and "not both" in err and "Traceback" not in err
 
 
