@@ -416,6 +416,15 @@ def test_running_a_model_is_answered_per_gpu(monkeypatch):
     shares = next(d.value for d in at.dataframe if "card" in d.value.columns)
     assert list(shares["card"]) == ["GeForce RTX 4090", "GeForce RTX 3090"] and set(shares["memory"]) == {"fits"}
     assert any(plain(m.value).startswith("- Together: fits.") for m in at.markdown)
+    # a steady rate of requests: one stream over mixed cards is not a rate (said); on whole GPUs, the users in flight
+    at.number_input(key="run_rate").set_value(2.0).run()
+    assert any("set the requests a second to 0" in plain(e.value) for e in at.error)
+    at.multiselect(key="run_mixed").set_value([]).run()
+    at.selectbox(key="run_hardware").set_value(at.selectbox(key="run_hardware").options[0]).run()
+    assert not at.exception and not at.error, at.exception
+    table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns)
+    assert table["all tok/s"].str.contains("at once").any()
+    assert any("Little's law" in plain(c.value) for c in at.caption)
 
 
 def test_a_model_no_single_gpu_holds_says_so(monkeypatch):

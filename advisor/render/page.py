@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from advisor.decision.costs import GOAL_HELP, HABIT_OPTIONS, Habits
+from advisor.errors import AdvisorError
 from advisor.format import metrics
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts, missing, read_number
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
@@ -509,6 +510,12 @@ def mixed_choices(catalog: Any) -> dict[str, str]:
     return {gpu.id: gpu.name for gpu in catalog.gpus if not gpu.whole_machine}
 
 
+RATE_HELP = (
+    "A steady rate of requests instead of users at once: each GPU serves the users the rate keeps in flight on it "
+    "(Little's law), or is said to be overloaded; the first token's wait for a free slot is not predicted."
+)
+
+
 def inference_inputs(
     models: Mapping[str, str], engines: Any, engine: str | None, catalog: Any = None
 ) -> dict[str, list[Input]]:
@@ -539,6 +546,7 @@ def inference_inputs(
             _number("Prompt tokens", "run_prompt", 1, 1_048_576, 1024, 256),
             _number("Output tokens", "run_output", 1, 1_048_576, 256, 64),
             _number("Users at once", "run_users", 1, 4096, 1),
+            _number("or requests a second (0: the users)", "run_rate", 0.0, 1e6, 0.0, 0.5, help=RATE_HELP),
             *(
                 [Input("multiselect", "Mixed cards (llama.cpp)", "run_mixed", tuple(cards), cards, help=MIXED_HELP)]
                 if cards
@@ -754,6 +762,8 @@ def run_answer(job: Any, catalog: Any, values: Mapping[str, Any]) -> Answer:
 
     picked = mixed_picked(values)
     if picked is not None:
+        if job.rate is not None:
+            raise AdvisorError("Mixed cards answer one stream over the cards: set the requests a second to 0.")
         return mixed_answer(mixed_cards(job, [catalog.by_id()[i] for i in picked], catalog), job)
     return inference_answer(infer_estimate.answer(job, catalog, hardware_ids(catalog, values, "run_hardware")), job)
 
@@ -816,4 +826,7 @@ def inference_job(values: Mapping[str, Any], upload: Any) -> Any:
     raw, name = (upload.getvalue(), upload.name) if upload is not None else (None, "")
     model = chosen_inference_model(raw, name, values["run_model"])
     sizes = {k: int(values[f"run_{k}"]) for k in ("prompt", "output", "users", "devices", "replicas")}
-    return make_job(model, values["run_engine"], values["run_weights"], values["run_kv"], **sizes)
+    rate = float(values.get("run_rate") or 0) or None  # 0: the users at once
+    if rate is not None:
+        sizes["users"] = 1  # the rate decides the users on each GPU
+    return make_job(model, values["run_engine"], values["run_weights"], values["run_kv"], **sizes, rate=rate)
