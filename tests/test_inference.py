@@ -440,9 +440,10 @@ def test_a_rate_of_requests_keeps_the_users_littles_law_gives_or_overloads_the_g
         users.append(found.users)
     assert users[0] == 1 and users[1] < users[2] and users[-1] is None  # llama.cpp runs a few sequences at once
     asked = ["estimate", "--model-config", "llama-3.1-8b", "--inference", "--requests-per-second"]
-    status, out, err = _run(capsys, *asked, "2", "--gpu", "h100-sxm")
+    status, out, err = _run(capsys, *asked, "2", "--gpu", "h100-sxm", "--api-usd-per-million", "0.5")
     assert status == 0, err
     assert "2 request(s) a second" in out and "at once)" in out and "queueing" in out
+    assert "at this rate costs $" in out  # against an API: the rate's own cost, not a count of users
     status, out, err = _run(capsys, *asked, "900", "--gpu", "rtx-4090")
     assert status == 0 and "No GPU of the catalog carries 900 requests a second" in out
     status, out, err = _run(capsys, *asked, "2", "--users", "4")

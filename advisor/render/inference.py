@@ -197,6 +197,12 @@ def api_line(found: InferencePicks, api_usd: float | None, versus_api: dict[str,
     row = found.cheapest_rented
     if api_usd is None or row is None:
         return []
+    if row.at_rate is not None and row.usd_per_million_rented is not None:  # the rate's own cost, side by side
+        side = "less" if row.usd_per_million_rented <= api_usd else "more"
+        return [
+            f"Against an API at {_money(api_usd)} a million tokens: renting {row.gpu} at this rate costs "
+            f"{_money(row.usd_per_million_rented)} a million tokens: {side}."
+        ]
     users = versus_api.get(row.catalog_id)
     if users is None:
         return [
