@@ -139,7 +139,7 @@ def _row(
     why = not_run or wrong_format or unfitted_platform_refusal(gpu)
     at_rate = None
     if why is None and job.rate is not None:
-        at_rate, job, why = _at_rate(job, gpu, fit)
+        at_rate, job, why = _at_rate(job, gpu, catalog, fit)
     verdict = memory_verdict(job, gpu.usable_memory_gb)
     speed = None
     decode_only = None if not_run or wrong_format else one_stream(job, gpu, catalog)
@@ -154,7 +154,8 @@ def _row(
     owned = rented = provider = None
     if speed is not None and verdict.verdict != "does not fit":
         owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)
-    saturated = _saturated(job, gpu, catalog) if speed is not None else None
+    overloaded = at_rate is not None and at_rate.overloaded and why == OVERLOADED  # its most still said
+    saturated = _saturated(job, gpu, catalog) if speed is not None or overloaded else None
     return InferenceRow(
         gpu.name,
         gpu.id,
@@ -174,21 +175,28 @@ def _row(
     )
 
 
-def _at_rate(job: InferenceJob, gpu: Gpu, fit: speed_model.EngineFit) -> tuple[AtRate, InferenceJob, str | None]:
-    """The users a steady rate keeps in flight on ``gpu`` and the job at them, or why the rate overloads it."""
+def _at_rate(
+    job: InferenceJob, gpu: Gpu, catalog: Catalog, fit: speed_model.EngineFit
+) -> tuple[AtRate, InferenceJob, str | None]:
+    """The users a steady rate keeps in flight on ``gpu`` and the job at them, or why the rate overloads it: past
+    the users it runs or holds, or past its throughput under maximum load (the 'max tok/s' column: fitted on the
+    engine's published saturated throughputs where it has them)."""
+    rate = float(job.rate or 0)
     most = min(job.engine.max_batch, memory_verdict(job, gpu.usable_memory_gb).most_sequences)
     try:
-        found = users_at_rate(job, gpu, fit, float(job.rate or 0), most)
+        found = users_at_rate(job, gpu, fit, rate, most)
+        most_tokens = _saturated(job, gpu, catalog)
     except AdvisorError as error:  # a figure the catalog lacks for this GPU
-        return AtRate(float(job.rate or 0), None, None, 0.0), job, str(error)
-    if found.overloaded:
-        return found, job, OVERLOADED
+        return AtRate(rate, None, None, 0.0), job, str(error)
+    if found.overloaded or (most_tokens is not None and rate * job.output > most_tokens[0]):
+        return replace(found, users=None, seconds_per_request=None, step_s=None), job, OVERLOADED
     return found, replace(job, users=found.users), None
 
 
 OVERLOADED = (
-    "overloaded at this rate: the arriving prompts, or the sequences they keep in flight, are more than the GPU runs "
-    "or its cache holds, so the queue grows without end (fewer requests a second, or more copies: --replicas)"
+    "overloaded at this rate: the arriving prompts, or the sequences they keep in flight, are more than the GPU runs, "
+    "holds or computes at its most (max tok/s), so the queue grows without end (fewer requests a second, or more "
+    "copies: --replicas)"
 )
 
 
