@@ -177,7 +177,7 @@ def _row(
 
 def _at_rate(
     job: InferenceJob, gpu: Gpu, catalog: Catalog, fit: speed_model.EngineFit
-) -> tuple[AtRate, InferenceJob, str | None]:
+) -> tuple[AtRate | None, InferenceJob, str | None]:
     """The users a steady rate keeps in flight on ``gpu`` and the job at them, or why the rate overloads it: past
     the users it runs or holds, or past its throughput under maximum load (the 'max tok/s' column: fitted on the
     engine's published saturated throughputs where it has them)."""
@@ -186,8 +186,8 @@ def _at_rate(
     try:
         found = users_at_rate(job, gpu, fit, rate, most)
         most_tokens = _saturated(job, gpu, catalog)
-    except AdvisorError as error:  # a figure the catalog lacks for this GPU
-        return AtRate(rate, None, None, 0.0), job, str(error)
+    except AdvisorError as error:  # a figure the catalog lacks for this GPU: no speed, so no users at the rate
+        return None, job, str(error)
     if found.overloaded or (most_tokens is not None and rate * job.output > most_tokens[0]):
         return replace(found, users=None, seconds_per_request=None, step_s=None), job, OVERLOADED
     return found, replace(job, users=found.users), None
