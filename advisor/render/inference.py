@@ -185,6 +185,11 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
             "request's time, its prompt and then its output steps, each step stretched by the prompts computed "
             "between them); all tok/s is what the rate delivers; TTFT is unloaded: a request may also wait for a free "
             "slot, which depends on how the arrivals bunch (queueing) and is not predicted."
+            + (
+                " Where the speed is the hardware's bound (a ceiling), a GPU said to carry the rate may not."
+                if any(_bounded(r) and r.at_rate is not None for r in shown)
+                else ""
+            )
         )
     refused = [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in shown if r.refused})]
     not_run = sorted({r.refused for r in rows if not r.runs})
