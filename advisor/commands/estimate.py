@@ -180,8 +180,6 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
         rate=args.requests_per_second,
     )
     if args.mixed:
-        if job.rate is not None:
-            raise AdvisorError("estimate: --mixed answers one stream over the cards; --requests-per-second is not used")
         return _mixed(args, job, catalog)
     inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
     rows = inference_rows(job, catalog, gpu_ids, inputs)

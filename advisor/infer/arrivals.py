@@ -45,13 +45,13 @@ def users_at_rate(job: InferenceJob, gpu: Gpu, fit: EngineFit, rate: float, most
     share = rate * prefill
     if share >= 1 or most < 1:
         return AtRate(rate, None, None, share)
-    users = 1
+    users, speed = 1, unloaded
     while True:
-        step = predict(replace(job, users=users), gpu, fit).time_per_output_token_s
-        seconds = prefill + job.output * step / (1 - share)
+        step = speed.time_per_output_token_s / (1 - share)
+        seconds = prefill + job.output * step
         needed = max(1, math.ceil(rate * seconds - 1e-9))
         if needed <= users:
-            return AtRate(rate, users, seconds, share, step / (1 - share))
+            return AtRate(rate, users, seconds, share, step)
         if needed > most:
             return AtRate(rate, None, None, share)
-        users = needed
+        users, speed = needed, predict(replace(job, users=needed), gpu, fit)

@@ -137,9 +137,9 @@ def _row(
     not_run = platform_refusal(job.engine, gpu.platform)
     wrong_format = architecture_refusal(gpu.architecture, job.weights, job.kv)
     why = not_run or wrong_format or unfitted_platform_refusal(gpu)
-    at_rate = None
+    at_rate = saturation = None
     if why is None and job.rate is not None:
-        at_rate, job, why = _at_rate(job, gpu, catalog, fit)
+        at_rate, job, why, saturation = _at_rate(job, gpu, catalog, fit)
     verdict = memory_verdict(job, gpu.usable_memory_gb)
     speed = None
     decode_only = None if not_run or wrong_format else one_stream(job, gpu, catalog)
@@ -154,8 +154,8 @@ def _row(
     owned = rented = provider = None
     if speed is not None and verdict.verdict != "does not fit":
         owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)
-    overloaded = at_rate is not None and at_rate.overloaded and why == OVERLOADED  # its most still said
-    saturated = _saturated(job, gpu, catalog) if speed is not None or overloaded else None
+    if saturation is None and speed is not None:
+        saturation = _saturated(job, gpu, catalog)  # an overloaded row keeps the one its rate was checked against
     return InferenceRow(
         gpu.name,
         gpu.id,
@@ -167,7 +167,7 @@ def _row(
         owned,
         rented,
         provider,
-        *(saturated or (None, 0, False)),
+        *(saturation or (None, 0, False)),
         copies,
         not_run is None,
         decode_only if speed is None else None,
@@ -177,20 +177,20 @@ def _row(
 
 def _at_rate(
     job: InferenceJob, gpu: Gpu, catalog: Catalog, fit: speed_model.EngineFit
-) -> tuple[AtRate | None, InferenceJob, str | None]:
+) -> tuple[AtRate | None, InferenceJob, str | None, tuple[float, int, bool] | None]:
     """The users a steady rate keeps in flight on ``gpu`` and the job at them, or why the rate overloads it: past
     the users it runs or holds, or past its throughput under maximum load (the 'max tok/s' column: fitted on the
-    engine's published saturated throughputs where it has them)."""
+    engine's published saturated throughputs where it has them), which comes back too."""
     rate = float(job.rate or 0)
     most = min(job.engine.max_batch, memory_verdict(job, gpu.usable_memory_gb).most_sequences)
     try:
         found = users_at_rate(job, gpu, fit, rate, most)
         most_tokens = _saturated(job, gpu, catalog)
     except AdvisorError as error:  # a figure the catalog lacks for this GPU: no speed, so no users at the rate
-        return None, job, str(error)
+        return None, job, str(error), None
     if found.overloaded or (most_tokens is not None and rate * job.output > most_tokens[0]):
-        return replace(found, users=None, seconds_per_request=None, step_s=None), job, OVERLOADED
-    return found, replace(job, users=found.users), None
+        return replace(found, users=None, seconds_per_request=None, step_s=None), job, OVERLOADED, most_tokens
+    return found, replace(job, users=found.users), None, most_tokens
 
 
 OVERLOADED = (

@@ -89,6 +89,11 @@ def mixed_cards(job: InferenceJob, gpus: list[Gpu], catalog: Catalog) -> MixedAn
             f"mixed cards: costed for {', '.join(MIXED_ENGINES)} only (its default layer split: "
             f"{LLAMA_CPP_SPLIT_SOURCE}); {job.engine.name} here runs on identical GPUs (--devices N)"
         )
+    if job.rate is not None:
+        raise AdvisorError(
+            "mixed cards: one stream over the cards, not a rate of requests: set the requests a second to 0 "
+            "(--requests-per-second)"
+        )
     if len(gpus) < 2:
         raise AdvisorError("mixed cards: name two GPUs or more (e.g. rtx-4090,rtx-3090)")
     machines = [gpu.name for gpu in gpus if gpu.whole_machine]

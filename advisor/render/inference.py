@@ -27,24 +27,15 @@ def _bounded(row: InferenceRow) -> bool:
     return row.speed is not None and not row.speed.fitted
 
 
-def _at_least(row: InferenceRow, text: str) -> str:
-    return f">= {text}" if _bounded(row) and text != "-" else text
+def _at_least(row: InferenceRow, text: str, mark: str = ">= ") -> str:
+    """``text`` marked as a floor where the speed is a bound (``mark``: '>= ' in a cell, 'at least ' in words)."""
+    return f"{mark}{text}" if _bounded(row) and text != "-" else text
 
 
-def _cost(row: InferenceRow, value: float | None) -> str:
+def _cost(row: InferenceRow, value: float | None, mark: str = ">= ") -> str:
     """A million tokens' cost: a floor where the speed is a bound, but for a rate of requests, whose tokens are the
     rate's wherever the GPU carries it."""
-    return _money(value) if row.at_rate is not None else _at_least(row, _money(value))
-
-
-def _least(row: InferenceRow) -> str:
-    """'at least ' before a bound's cost or users needed (in words), else nothing."""
-    return "at least " if _bounded(row) else ""
-
-
-def _cost_words(row: InferenceRow, value: float | None) -> str:
-    """:func:`_cost` in words: 'at least $0.31' for a bound's floor."""
-    return _money(value) if row.at_rate is not None else _least(row) + _money(value)
+    return _money(value) if row.at_rate is not None else _at_least(row, _money(value), mark)
 
 
 def _at_most(row: InferenceRow, text: str) -> str:
@@ -216,7 +207,7 @@ def api_line(found: InferencePicks, api_usd: float | None, versus_api: dict[str,
         ]
     return [
         f"Against an API at {_money(api_usd)} a million tokens: renting {row.gpu} costs less from "
-        f"{_least(row)}{users:,} user(s) at once."
+        f"{_at_least(row, f'{users:,}', 'at least ')} user(s) at once."
     ]
 
 
@@ -327,12 +318,12 @@ def pick_lines(found: InferencePicks) -> list[str]:
     )
     if owned is not None:
         lines.append(
-            f"Cheapest a million tokens owned: {owned.gpu}, {_cost_words(owned, owned.usd_per_million_owned)}."
+            f"Cheapest a million tokens owned: {owned.gpu}, {_cost(owned, owned.usd_per_million_owned, 'at least ')}."
         )
     if rented is not None:
         lines.append(
-            f"Cheapest rented: {rented.gpu} on {rented.rental}, {_cost_words(rented, rented.usd_per_million_rented)} a "
-            "million tokens."
+            f"Cheapest rented: {rented.gpu} on {rented.rental}, "
+            f"{_cost(rented, rented.usd_per_million_rented, 'at least ')} a million tokens."
         )
     return lines
 

@@ -12,7 +12,6 @@ from typing import Any
 import pandas as pd
 
 from advisor.decision.costs import GOAL_HELP, HABIT_OPTIONS, Habits
-from advisor.errors import AdvisorError
 from advisor.format import metrics
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts, missing, read_number
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
@@ -762,8 +761,6 @@ def run_answer(job: Any, catalog: Any, values: Mapping[str, Any]) -> Answer:
 
     picked = mixed_picked(values)
     if picked is not None:
-        if job.rate is not None:
-            raise AdvisorError("Mixed cards answer one stream over the cards: set the requests a second to 0.")
         return mixed_answer(mixed_cards(job, [catalog.by_id()[i] for i in picked], catalog), job)
     return inference_answer(infer_estimate.answer(job, catalog, hardware_ids(catalog, values, "run_hardware")), job)
 
