@@ -126,10 +126,30 @@ def test_a_macs_decode_has_its_own_fit_and_the_whole_range_of_its_held_out_error
 
     fit = platform_decode.platform_fits(shipped_catalog)[("llama.cpp", "mps")]
     assert fit.rows == 10 and len(fit.gpus) == 3 and fit.k[0] >= 1 and fit.k[1] >= 1
-    errors = [h.error for h in platform_decode.held_out(shipped_catalog)]
+    errors = [h.error for h in platform_decode.held_out(shipped_catalog) if h.gpu in fit.gpus]
     assert len(errors) == 10 and fit.range_factor == max(errors)
     assert sorted(errors)[len(errors) // 2] < 1.2 and max(errors) < 1.7  # measured: median 1.13x, worst 1.64x
     assert fit.range_factor > decode_range(shipped_catalog)["llama.cpp"]  # few Macs: a wider range than CUDA's
+
+
+def test_amds_rocm_decode_has_its_own_fit_from_its_own_published_runs(shipped_catalog):
+    """llama.cpp's HIP backend on an RX 7900 XTX (two quantized rows) and a Ryzen AI Max+ 395 (one): ROCm's own fit,
+    each GPU predicted from the other; two GPUs give a wide range (measured: 1.92x), never the CUDA fit's. Every AMD
+    GPU then gets one user's decode with that range; vLLM and SGLang, without ROCm results, still get none."""
+    from advisor.infer import platform_decode
+    from advisor.infer.estimate import decode_range
+
+    fit = platform_decode.platform_fits(shipped_catalog)[("llama.cpp", "rocm")]
+    assert fit.rows == 3 and fit.gpus == ("framework-desktop-395-128gb", "rx-7900-xtx")
+    errors = [h.error for h in platform_decode.held_out(shipped_catalog) if h.gpu in fit.gpus]
+    assert len(errors) == 3 and fit.range_factor == max(errors) > decode_range(shipped_catalog)["llama.cpp"]
+    model = resolve_inference_model("llama-3.1-8b")
+    [xtx] = inference_rows(make_job(model, "llama.cpp", "q4_k_m", None), shipped_catalog, ["rx-7900-xtx"])
+    assert xtx.speed is None and xtx.usd_per_million_owned is None and xtx.decode_only is not None
+    value, factor = xtx.decode_only.tokens_per_s, xtx.decode_only.range_factor
+    assert value / factor < 105.75 < value * factor  # the published tg64 of the 8B Q4_K_M, fitted
+    [vllm] = inference_rows(make_job(model, "vllm", "bf16", None), shipped_catalog, ["mi300x"])
+    assert vllm.decode_only is None and "no speed on rocm" in vllm.refused
 
 
 def test_machines_the_decode_fits_never_saw_fall_within_their_range(shipped_catalog):
@@ -175,12 +195,12 @@ def test_a_mac_answers_one_users_decode_only_and_nothing_it_cannot_know(shipped_
     assert mlx.decode_only is None and pair.decode_only is None and vllm.decode_only is None
 
 
-def test_the_cuda_fit_never_sees_a_mac(shipped_catalog):
+def test_the_cuda_fit_never_sees_a_mac_or_an_amd_gpu(shipped_catalog):
     from advisor.infer import speed
 
     measured = speed.load_measured()
     kept = speed.on_fitted_platform(measured, shipped_catalog)
-    assert len(measured) - len(kept) == 10  # the Metal rows
+    assert len(measured) - len(kept) == 13  # the Metal rows and the ROCm ones
     assert {r.held_out for r in speed.crossval(shipped_catalog)}.isdisjoint(
-        {"mac-studio-m2-ultra-192gb", "macbook-pro-m1-max-64gb", "macbook-pro-m3-max-64gb"}
+        {"mac-studio-m2-ultra-192gb", "macbook-pro-m1-max-64gb", "macbook-pro-m3-max-64gb", "rx-7900-xtx"}
     )

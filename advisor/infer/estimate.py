@@ -47,7 +47,7 @@ class InferenceRow:
     saturated_fitted: bool = False  # False: the hardware's bound (no published throughput of this engine)
     replicas: int = 1  # copies of the model (each on `devices` GPUs): memory and speed are one copy's, totals all's
     runs: bool = True  # False: the engine does not run on this GPU's platform (``refused`` says why): not an option
-    decode_only: DecodeOnly | None = None  # no speed: one user's decode (Metal's own fit; CUDA's without a peak)
+    decode_only: DecodeOnly | None = None  # no speed: one user's decode (a platform's own fit; CUDA's without a peak)
     at_rate: AtRate | None = None  # at a rate of requests: the users it keeps in flight here (None: a number of users)
 
     @property

@@ -1,7 +1,9 @@
-"""One stream's decode on a platform whose GPUs publish no compute peak (Apple's Metal), from that platform's own
-published results: ``floor + bytes / bandwidth x k`` (one k for 16-bit weights, one for quantized ones), the bytes a
-step reads as :mod:`advisor.infer.speed` counts them. Without a peak there is no prefill, no first token's time and
-no load (a batch's step may be bound by compute): one user's decode only, said so wherever it is shown.
+"""One stream's decode on a platform the engines' CUDA fit does not speak for (Apple's Metal, whose GPUs publish no
+compute peak; AMD's ROCm, whose software reaches another share of its peaks), from that platform's own published
+results: ``floor + bytes / bandwidth x k`` (one k for 16-bit weights, one for quantized ones), the bytes a step reads
+as :mod:`advisor.infer.speed` counts them. Without a peak, or without the platform's own prefill results to fit its
+share of one, there is no prefill, no first token's time and no load (a batch's step may be bound by compute): one
+user's decode only, said so wherever it is shown.
 
 Fitted per (engine, platform) on the rows of ``advisor/data/inference_results.yaml`` whose GPU is on that platform;
 its range is the worst error leaving each GPU out in turn (few GPUs: the whole evidence, never the CUDA fit's range).

@@ -108,7 +108,8 @@ def _saturated_text(row: InferenceRow) -> str:
 
 
 def _single_stream(row: InferenceRow) -> str:
-    """One user's decode: the fitted speed with its range, or a platform's decode-only figure (Metal), or none."""
+    """One user's decode: the fitted speed with its range, or a platform's decode-only figure (Metal's, ROCm's), or
+    none."""
     if row.speed is not None:
         return _ranged(row.speed.single_stream_tokens_per_s, row.range_factor)
     if row.decode_only is not None:
@@ -122,7 +123,8 @@ def decode_only_note(rows: list[InferenceRow]) -> list[str]:
     return [
         f"decode only ({fit.platform}): one user's decode from {fit.engine}'s {fit.rows} published {fit.platform} "
         f"results on {len(fit.gpus)} GPUs (advisor/infer/platform_decode.py), the range its error leaving each GPU "
-        f"out ({fit.range_factor:.2f}x); no first token, load or cost: no published compute peak."
+        f"out ({fit.range_factor:.2f}x); no first token, load or cost: they need the GPU's published compute peak and "
+        f"the platform's own prefill results."
         for fit in sorted(fits, key=lambda f: (f.engine, f.platform))
     ]
 
