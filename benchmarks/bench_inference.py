@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 
 from advisor.infer import platform_decode
+from advisor.infer.logged_pools import load_logged_pools, predicted_tokens
 from advisor.infer.saturated import crossval_saturated, saturated_fits
 from advisor.infer.speed import crossval, error_summary, fits_by_engine
 from advisor.store.catalog import load_catalog
@@ -43,6 +44,17 @@ def metal() -> None:
     )
     for h in unseen:
         print(f"  {h.engine} {h.gpu} {h.model} {h.weights}: measured {h.measured:,.2f}, predicted {h.predicted:,.2f}")
+
+
+def cache_pools() -> None:
+    """The cache pools engines logged at start, against the serving memory model's count (never fitted on them)."""
+    catalog = load_catalog()
+    for pool in load_logged_pools():
+        predicted = predicted_tokens(pool, catalog)
+        print(
+            f"cache pool {pool.engine} {pool.gpu} x{pool.devices} {pool.model} {pool.weights} at {pool.share:.2f} of "
+            f"the card: logged {pool.tokens:,} tokens, predicted {predicted:,} ({predicted / pool.tokens:.3f}x)"
+        )
 
 
 def first_token(rows: list) -> None:
@@ -88,6 +100,7 @@ def main() -> int:
         )
     first_token(rows)
     metal()
+    cache_pools()
     saturated = crossval_saturated(catalog)
     factors = np.array([max(p / r.value, r.value / p) for r, p in saturated])
     print(

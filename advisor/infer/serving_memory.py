@@ -89,6 +89,23 @@ def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     return MemoryVerdict(card, budget, weights, reserve, cache, verdict, longest, most, job.model.max_context)
 
 
+def cache_pool_tokens(job: InferenceJob, memory_gb: float, share: float | None = None) -> int:
+    """The tokens the engine's cache pool holds on GPUs of ``memory_gb`` (what vLLM logs as "GPU KV cache size", SGLang
+    as "#tokens"): what the engine takes (its default share, or ``share`` of the card as a run's setting gives it) less
+    the weights and its reserve, over one token's cache on each GPU in every layer, in whole blocks; 0 where the
+    weights leave no room."""
+    card = card_bytes(memory_gb)
+    weights = job.weight_bytes() / job.devices
+    reserve = job.engine.reserve_fixed_gb * 1e9 + job.activation_fixed_bytes()
+    budget = card * share if share is not None else _budget(job, card, weights, reserve)
+    per_token = job.model.kv_elements(1, job.engine.window_extra) * job.kv.bytes
+    latent = sum(1 for layer in job.model.layers if layer.kind == "latent") / len(job.model.layers)
+    per_gpu = per_token / job.devices + per_token * latent * (1 - 1 / job.devices)  # as _cache_per_gpu splits it
+    room = budget - weights - reserve
+    block = job.engine.block_tokens
+    return int(room / per_gpu // block * block) if room > 0 else 0
+
+
 def _longest(job: InferenceJob, room: float) -> int:
     """The longest context whose ``users`` sequences fit in ``room`` bytes (up to the model's maximum)."""
     top = job.model.max_context or unknown_maximum_cap()
