@@ -2,14 +2,15 @@
 
 An engine logs the tokens its cache pool holds once the weights are loaded (vLLM "GPU KV cache size: N tokens",
 SGLang "KV Cache is allocated. #tokens: N"). Each row of ``cache_pools`` in ``advisor/data/inference_results.yaml``
-gives the engine, GPU, tensor-parallel GPUs, model, weight format, the share of the card the run set and the tokens
-logged; :func:`predicted_tokens` counts the same pool with :func:`advisor.infer.serving_memory.cache_pool_tokens`.
-Nothing is fitted on these rows. Pure.
+gives the engine, GPU, tensor-parallel GPUs, model, weight format, the share of the card the run set, the tokens of
+the forward pass the engine profiled (its largest step; null: the engine's default today) and the tokens logged;
+:func:`predicted_tokens` counts the same pool with :func:`advisor.infer.serving_memory.cache_pool_tokens`. Nothing is
+fitted on these rows. Pure.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.errors import AdvisorError
 from advisor.infer.architecture import resolve_inference_model
@@ -29,6 +30,7 @@ class LoggedPool:
     model: str
     weights: str
     share: float  # the part of the card the run gave the engine (gpu_memory_utilization, mem_fraction_static)
+    step_tokens: int | None  # the profiled forward pass's tokens (vLLM before chunked prefill: max_model_len)
     tokens: int  # what the engine logged
     source: str
 
@@ -38,16 +40,21 @@ def load_logged_pools() -> tuple[LoggedPool, ...]:
     data = results_file()
     pools = []
     for index, row in enumerate(data.get("cache_pools") or []):
-        if len(row) != 8 or row[7] not in data["sources"]:
+        if len(row) != 9 or row[8] not in data["sources"]:
             where = f"advisor/data/{RESULTS_FILE}: cache_pools[{index}]"
-            raise AdvisorError(f"{where}: 8 fields and a known source expected")
-        engine, gpu, devices, model, weights, share, tokens, source = row
-        pools.append(LoggedPool(engine, gpu, int(devices), model, weights, float(share), int(tokens), source))
+            raise AdvisorError(f"{where}: 9 fields and a known source expected")
+        engine, gpu, devices, model, weights, share, step, tokens, source = row
+        step_tokens = None if step is None else int(step)
+        pools.append(
+            LoggedPool(engine, gpu, int(devices), model, weights, float(share), step_tokens, int(tokens), source)
+        )
     return tuple(pools)
 
 
 def predicted_tokens(pool: LoggedPool, catalog: Catalog) -> int:
-    """The serving memory model's pool for the logged run (its share as the run set it)."""
+    """The serving memory model's pool for the logged run (its share and profiled step as the run set them)."""
     job = make_job(resolve_inference_model(pool.model), pool.engine, pool.weights, None, devices=pool.devices)
+    if pool.step_tokens is not None:
+        job = replace(job, engine=replace(job.engine, largest_step_tokens=pool.step_tokens))
     memory_gb = float(catalog.by_id()[pool.gpu].usable_memory_gb or 0)
     return cache_pool_tokens(job, memory_gb, pool.share)
