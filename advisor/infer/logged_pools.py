@@ -5,7 +5,7 @@ SGLang "KV Cache is allocated. #tokens: N"). Each row of ``cache_pools`` in ``ad
 gives the engine, GPU, tensor-parallel GPUs, model, weight format, the share of the card the run set, the tokens of
 the forward pass the engine profiled (its largest step; null: the engine's default today) and the tokens logged;
 :func:`predicted_tokens` counts the same pool with :func:`advisor.infer.serving_memory.cache_pool_tokens`. Nothing is
-fitted on these rows. Pure.
+fitted on these rows.
 """
 
 from __future__ import annotations

@@ -60,14 +60,16 @@ def _budget(job: InferenceJob, card: float, weights: float, reserve: float) -> f
     return card * engine.memory_share
 
 
+def _per_gpu(job: InferenceJob, whole: float) -> float:
+    """A cache of ``whole`` bytes (every layer) on one GPU: attention heads split over the GPUs; a latent cache is kept
+    whole on each."""
+    latent = sum(1 for layer in job.model.layers if layer.kind == "latent") / len(job.model.layers)
+    return whole / job.devices + whole * latent * (1 - 1 / job.devices)
+
+
 def _cache_per_gpu(job: InferenceJob, context: int) -> float:
-    """One sequence's cache on one GPU: attention heads split over the GPUs; a latent cache is kept whole on each."""
-    share = job.kv_bytes(context) / job.devices
-    latent = sum(1 for layer in job.model.layers if layer.kind == "latent")
-    if latent:
-        latent_part = job.kv_bytes(context) * latent / len(job.model.layers)
-        share += latent_part * (1 - 1 / job.devices)
-    return share
+    """One sequence's cache on one GPU."""
+    return _per_gpu(job, job.kv_bytes(context))
 
 
 def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
@@ -98,9 +100,7 @@ def cache_pool_tokens(job: InferenceJob, memory_gb: float, share: float | None =
     weights = job.weight_bytes() / job.devices
     reserve = job.engine.reserve_fixed_gb * 1e9 + job.activation_fixed_bytes()
     budget = card * share if share is not None else _budget(job, card, weights, reserve)
-    per_token = job.model.kv_elements(1, job.engine.window_extra) * job.kv.bytes
-    latent = sum(1 for layer in job.model.layers if layer.kind == "latent") / len(job.model.layers)
-    per_gpu = per_token / job.devices + per_token * latent * (1 - 1 / job.devices)  # as _cache_per_gpu splits it
+    per_gpu = _per_gpu(job, job.model.kv_elements(1, job.engine.window_extra) * job.kv.bytes)  # one token, unpaged
     room = budget - weights - reserve
     block = job.engine.block_tokens
     return int(room / per_gpu // block * block) if room > 0 else 0
