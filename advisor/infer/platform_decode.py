@@ -37,6 +37,7 @@ class PlatformFit:
     range_factor: float  # the worst held-out error (max(p/m, m/p)); the estimate's range
     bandwidth_exponent: float = 0.0  # beta (speed.bandwidth_scale): the CUDA engine fit's; Metal's own fit has none
     bandwidth_span: tuple[float, float] = (0.0, 0.0)  # the bandwidths beta was fitted over
+    evidence_span: tuple[float, float] = (0.0, 0.0)  # the bandwidths of the GPUs it rests on (GB/s)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,10 @@ def platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]:
         if len(gpus) < 2 or not mine:
             continue
         floor, ks = _fit(rows, catalog)
-        fits[(engine, platform)] = PlatformFit(engine, platform, floor, ks, gpus, len(rows), max(mine))
+        span = _bandwidths(gpus, catalog)
+        fits[(engine, platform)] = PlatformFit(
+            engine, platform, floor, ks, gpus, len(rows), max(mine), evidence_span=span
+        )
     return fits
 
 
@@ -166,8 +170,15 @@ def fitted_platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]
                 ranges[engine],
                 fit.bandwidth_exponent,
                 fit.bandwidth_span,
+                fit.bandwidth_span,
             )
     return fits
+
+
+def _bandwidths(gpu_ids: tuple[str, ...], catalog: Catalog) -> tuple[float, float]:
+    """The lowest and highest memory bandwidth of ``gpu_ids`` (GB/s)."""
+    values = [float(catalog.by_id()[g].value("memory_bandwidth_gbs") or 0) for g in gpu_ids]
+    return min(values), max(values)
 
 
 @dataclass(frozen=True)
@@ -177,6 +188,7 @@ class DecodeOnly:
     tokens_per_s: float
     range_factor: float
     fit: PlatformFit
+    extrapolated: bool = False  # the GPU's bandwidth is outside the fit's GPUs': its error there is not known
 
 
 def one_stream(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> DecodeOnly | None:
@@ -191,4 +203,6 @@ def one_stream(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> DecodeOnly | No
         seconds = _step_seconds(job, gpu, context, fit.floor_s, fit.k, fit.bandwidth_exponent, fit.bandwidth_span)
     except AdvisorError:
         return None
-    return DecodeOnly(1 / seconds, fit.range_factor, fit)
+    low, high = fit.evidence_span
+    bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0)
+    return DecodeOnly(1 / seconds, fit.range_factor, fit, not low <= bandwidth <= high)

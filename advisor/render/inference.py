@@ -113,7 +113,8 @@ def _single_stream(row: InferenceRow) -> str:
     if row.speed is not None:
         return _ranged(row.speed.single_stream_tokens_per_s, row.range_factor)
     if row.decode_only is not None:
-        return _ranged(row.decode_only.tokens_per_s, row.decode_only.range_factor) + " decode only"
+        extrapolated = ", extrapolated" if row.decode_only.extrapolated else ""
+        return _ranged(row.decode_only.tokens_per_s, row.decode_only.range_factor) + " decode only" + extrapolated
     return "-"
 
 
@@ -122,9 +123,10 @@ def decode_only_note(rows: list[InferenceRow]) -> list[str]:
     fits = {r.decode_only.fit for r in rows if r.decode_only is not None}
     return [
         f"decode only ({fit.platform}): one user's decode from {fit.engine}'s {fit.rows} published {fit.platform} "
-        f"results on {len(fit.gpus)} GPUs (advisor/infer/platform_decode.py), the range its error leaving each GPU "
-        f"out ({fit.range_factor:.2f}x); no first token, load or cost: they need the GPU's published compute peak and "
-        f"the platform's own prefill results."
+        f"results on {len(fit.gpus)} GPUs of {fit.evidence_span[0]:,.0f}-{fit.evidence_span[1]:,.0f} GB/s "
+        f"(advisor/infer/platform_decode.py), the range its error leaving each GPU out ({fit.range_factor:.2f}x; "
+        f"'extrapolated': a GPU outside those bandwidths, its error there unknown); no first token, load or cost: they "
+        f"need the GPU's published compute peak and the platform's own prefill results."
         for fit in sorted(fits, key=lambda f: (f.engine, f.platform))
     ]
 
@@ -275,6 +277,7 @@ def inference_records(
                 "range_factor": row.range_factor,
                 "decode_only_tokens_per_s": None if d is None else round(d.tokens_per_s, 2),
                 "decode_only_range_factor": None if d is None else round(d.range_factor, 3),
+                "decode_only_extrapolated": None if d is None else d.extrapolated,
                 "usd_per_million_owned": row.usd_per_million_owned,
                 "usd_per_million_rented": row.usd_per_million_rented,
                 "rental_provider": row.rental,
@@ -304,8 +307,9 @@ def pick_lines(found: InferencePicks) -> list[str]:
             best = decoded[0]
             return [
                 f"Holds the job, one user's decode only: {best.gpu} fastest, "
-                f"{_ranged(best.decode_only.tokens_per_s, best.decode_only.range_factor)} tokens/s (first token, "
-                "load and cost not estimated: the notes under the table)."
+                f"{_ranged(best.decode_only.tokens_per_s, best.decode_only.range_factor)} tokens/s"
+                f"{', extrapolated' if best.decode_only.extrapolated else ''} (first token, load and cost not "
+                "estimated: the notes under the table)."
             ]
         return [f"Holds the job, speed not estimated: {names} (why: the notes under the table)."]
     if found.fastest is None:
