@@ -566,6 +566,19 @@ def test_a_cache_pool_an_engine_logged_is_counted_within_ten_percent_never_optim
         assert 0.9 <= predicted_tokens(pool, shipped_catalog) / pool.tokens <= 1.1, pool
 
 
+def test_vllm_runs_four_times_the_sequences_on_a_large_card_but_an_a100_as_its_source_says(shipped_catalog):
+    """vLLM's get_batch_defaults: max_num_seqs 1024 where the card reports 70 GiB or more and is not an A100, else
+    256; its saturated bound is then a ceiling on an H100 too (at 256 it was below what vLLM's defaults may run)."""
+    from advisor.infer.saturated import terms
+
+    engine = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "bf16", None).engine
+    gpus = shipped_catalog.by_id()
+    assert engine.batch_limit(78.5, gpus["h100-sxm"].name) == 1024
+    assert engine.batch_limit(78.5, gpus["a100-80gb-sxm4"].name) == 256 and engine.batch_limit(23.5, "RTX 4090") == 256
+    job = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "fp8", None, prompt=128, output=128)
+    assert terms(job, gpus["h100-sxm"]).batch > 256 and terms(job, gpus["a100-80gb-sxm4"]).batch == 256
+
+
 def test_mlx_runs_on_apple_only_and_grows_its_cache_in_steps_of_256(shipped_catalog, capsys):
     from advisor.cli import main
     from advisor.infer.estimate import inference_rows, picks

@@ -76,6 +76,16 @@ class Engine:
     sources: dict[str, str]
     platforms: tuple[str, ...] = ("cuda",)  # the software platforms whose GPUs it runs on
     memory_rule: MemoryRule | None = None  # share_of "rule": the share worked out per card
+    large_card_batch: tuple[float, int, tuple[str, ...]] | None = None  # from GiB, its batch, names excepted
+
+    def batch_limit(self, card_gib: float, gpu_name: str) -> int:
+        """The most sequences it runs at once on a card reporting ``card_gib`` (vLLM raises its default on large cards
+        but for the names it excepts)."""
+        if self.large_card_batch is None:
+            return self.max_batch
+        from_gib, batch, excepted = self.large_card_batch
+        name = gpu_name.lower()
+        return batch if card_gib >= from_gib and not any(e in name for e in excepted) else self.max_batch
 
 
 @dataclass(frozen=True)
@@ -142,7 +152,14 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         sources=sources,
         platforms=tuple(entry["platforms"]["value"]),
         memory_rule=_memory_rule(entry["memory_rule"]) if entry.get("memory_rule") else None,
+        large_card_batch=_large_card_batch(entry.get("large_card_batch")),
     )
+
+
+def _large_card_batch(entry: dict[str, Any] | None) -> tuple[float, int, tuple[str, ...]] | None:
+    if not entry:
+        return None
+    return float(entry["from_gib"]), int(entry["value"]), tuple(name.lower() for name in entry.get("except", []))
 
 
 def _memory_rule(entry: dict[str, Any]) -> MemoryRule:

@@ -22,6 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from advisor.infer.architecture import resolve_inference_model
+from advisor.infer.engines import GIB
 from advisor.infer.job import InferenceJob, make_job
 from advisor.infer.serving_memory import memory_verdict
 from advisor.infer.speed import _allreduce_s, _decode_terms, _prefill_work, results_file
@@ -87,7 +88,7 @@ def terms(job: InferenceJob, gpu: Gpu) -> Terms:
     """The batch the engine runs and the terms of one cycle, for ``job`` (prompt = isl, output = osl)."""
     memory_gb = float(gpu.usable_memory_gb or 0)
     verdict = memory_verdict(replace(job, users=1), memory_gb)
-    batch = min(job.engine.max_batch, verdict.most_sequences)
+    batch = min(job.engine.batch_limit(verdict.card_bytes / GIB, gpu.name), verdict.most_sequences)
     if batch < 1:
         return Terms(0, math.inf, math.inf, 0.0, math.inf, 0.0)
     context = job.prompt + job.output // 2
