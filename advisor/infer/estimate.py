@@ -8,7 +8,7 @@ from advisor.errors import AdvisorError
 from advisor.infer import saturated
 from advisor.infer import speed as speed_model
 from advisor.infer.arrivals import AtRate, users_at_rate
-from advisor.infer.engines import GIB, architecture_refusal, platform_refusal
+from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
 from advisor.infer.platform_decode import DecodeOnly, one_stream
 from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
@@ -182,10 +182,8 @@ def _at_rate(
     the users it runs or holds, or past its throughput under maximum load (the 'max tok/s' column: fitted on the
     engine's published saturated throughputs where it has them), which comes back too."""
     rate = float(job.rate or 0)
-    verdict = memory_verdict(job, gpu.usable_memory_gb)
-    most = min(job.engine.batch_limit(verdict.card_bytes / GIB, gpu.name), verdict.most_sequences)
     try:
-        found = users_at_rate(job, gpu, fit, rate, most)
+        found = users_at_rate(job, gpu, fit, rate, saturated.sequences_at_once(job, gpu))
         most_tokens = _saturated(job, gpu, catalog)
     except AdvisorError as error:  # a figure the catalog lacks for this GPU: no speed, so no users at the rate
         return None, job, str(error), None

@@ -170,14 +170,15 @@ def fitted_platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]
                 ranges[engine],
                 fit.bandwidth_exponent,
                 fit.bandwidth_span,
-                fit.bandwidth_span,
+                evidence_span=fit.bandwidth_span,  # the decode rows' GPUs, the span beta was fitted over
             )
     return fits
 
 
 def _bandwidths(gpu_ids: tuple[str, ...], catalog: Catalog) -> tuple[float, float]:
     """The lowest and highest memory bandwidth of ``gpu_ids`` (GB/s)."""
-    values = [float(catalog.by_id()[g].value("memory_bandwidth_gbs") or 0) for g in gpu_ids]
+    gpus = catalog.by_id()
+    values = [float(gpus[g].value("memory_bandwidth_gbs") or 0) for g in gpu_ids]
     return min(values), max(values)
 
 

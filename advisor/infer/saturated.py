@@ -84,11 +84,16 @@ def load_saturated() -> tuple[SaturatedRow, ...]:
     return tuple(rows)
 
 
+def sequences_at_once(job: InferenceJob, gpu: Gpu) -> int:
+    """The most sequences of ``job`` the engine runs at once on ``gpu``: its batch limit on this card, or what the
+    cache holds where that is fewer."""
+    verdict = memory_verdict(replace(job, users=1), float(gpu.usable_memory_gb or 0))
+    return min(job.engine.batch_limit(verdict.card_bytes / GIB, gpu.name), verdict.most_sequences)
+
+
 def terms(job: InferenceJob, gpu: Gpu) -> Terms:
     """The batch the engine runs and the terms of one cycle, for ``job`` (prompt = isl, output = osl)."""
-    memory_gb = float(gpu.usable_memory_gb or 0)
-    verdict = memory_verdict(replace(job, users=1), memory_gb)
-    batch = min(job.engine.batch_limit(verdict.card_bytes / GIB, gpu.name), verdict.most_sequences)
+    batch = sequences_at_once(job, gpu)
     if batch < 1:
         return Terms(0, math.inf, math.inf, 0.0, math.inf, 0.0)
     context = job.prompt + job.output // 2
