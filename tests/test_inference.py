@@ -380,7 +380,7 @@ def test_a_gguf_of_a_kind_not_described_or_not_gguf_is_refused(tmp_path):
 
 
 def test_saturated_throughput_cross_validated_within_its_targets():
-    """Leaving each GPU out, TensorRT-LLM's published throughput under maximum load (v0.17 and v1.0, six GPUs, one to
+    """Leaving each GPU out, TensorRT-LLM's published throughput under maximum load (v0.17 and v1.0, seven GPUs, one to
     eight of them): median within 1.25x; every row within 2x but Qwen3 30B-A3B's (a mixture of 128 experts measured
     on one GPU only, over-predicted: said in benchmarks/README.md)."""
     import statistics
