@@ -427,6 +427,26 @@ def test_running_a_model_is_answered_per_gpu(monkeypatch):
     assert any("Little's law" in plain(c.value) for c in at.caption)
 
 
+def test_a_mixture_of_experts_runs_attention_data_parallel_over_its_gpus(monkeypatch):
+    """The experts split over 8 GPUs, each its own users' attention: more sequences than tensor parallelism's split
+    caches hold; a dense model asked so is refused with what would work."""
+    at = start(monkeypatch)
+    at.selectbox(key="run_model").set_value("qwen3-30b-a3b").run()
+    at.number_input(key="run_devices").set_value(8).run()
+    assert not at.exception and not at.error, at.exception
+
+    def most(gpu: str) -> int:
+        table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns).set_index("gpu")
+        return int(str(table.loc[gpu, "most seqs"]).replace(",", ""))
+
+    split = most("H100 SXM5 80GB")
+    at.checkbox(key="run_attention_dp").check().run()
+    assert not at.exception and not at.error, at.exception
+    assert most("H100 SXM5 80GB") > split
+    at.selectbox(key="run_model").set_value("llama-3.1-8b").run()
+    assert any("no routed experts to split" in plain(e.value) and "--replicas" in plain(e.value) for e in at.error)
+
+
 def test_a_model_no_single_gpu_holds_says_so(monkeypatch):
     at = start(monkeypatch)
     at.selectbox(key="run_model").set_value("deepseek-v3").run()

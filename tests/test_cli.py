@@ -367,6 +367,8 @@ INFERENCE_CASES = {
     "--users": ["--users", "16"],
     "--requests-per-second": ["--requests-per-second", "2"],
     "--replicas": ["--replicas", "2"],
+    # a mixture of experts on 2 GPUs (a dense model is refused); tensor parallel against it: tests/test_inference.py
+    "--attention-data-parallel": ["--model-config", "qwen3-30b-a3b", "--devices", "2", "--attention-data-parallel"],
     "--mixed": ["--engine", "llama.cpp", "--mixed", "rtx-4090,rtx-3090"],
     "--hours-per-week": ["--hours-per-week", "168"],
     "--api-usd-per-million": ["--api-usd-per-million", "0.2"],

@@ -381,8 +381,9 @@ def test_a_gguf_of_a_kind_not_described_or_not_gguf_is_refused(tmp_path):
 
 def test_saturated_throughput_cross_validated_within_its_targets():
     """Leaving each GPU out, TensorRT-LLM's published throughput under maximum load (v0.17 and v1.0, seven GPUs, one to
-    eight of them): median within 1.25x; every row within 2x but Qwen3 30B-A3B's (a mixture of 128 experts measured
-    on one GPU only, over-predicted: said in benchmarks/README.md)."""
+    eight of them, its mixtures of experts on several GPUs as attention data parallel): median within 1.25x; every
+    row within 2x but the B200's Qwen3 30B-A3B (one GPU, over-predicted where the RTX PRO 6000's same runs are not:
+    said in benchmarks/README.md)."""
     import statistics
 
     from advisor.infer.saturated import crossval_saturated
@@ -392,7 +393,8 @@ def test_saturated_throughput_cross_validated_within_its_targets():
     rows = crossval_saturated(catalog)
     factors = [max(p / r.value, r.value / p) for r, p in rows]
     assert len(rows) >= 300 and statistics.median(factors) <= 1.25
-    assert max(f for (r, _), f in zip(rows, factors, strict=True) if r.model != "qwen3-30b-a3b") <= 2.0
+    others = [f for (r, _), f in zip(rows, factors, strict=True) if (r.gpu, r.model) != ("b200", "qwen3-30b-a3b")]
+    assert max(others) <= 2.0
     # an architecture none of whose GPUs the fit saw (Ampere, Ada, Hopper, Blackwell in turn): median within 1.5x
     gpus = catalog.by_id()
     held = crossval_saturated(catalog, by="architecture")
@@ -653,3 +655,68 @@ def test_mixed_cards_split_a_model_layer_by_layer_as_llama_cpp_does(shipped_cata
     assert record["fits"] == "fits" and [c["layers"] for c in record["cards"]] == [41, 39]
     assert main([*argv, "--mixed", "rtx-4090,rtx-4095"]) == 1
     assert "no GPU named 'rtx-4095'" in capsys.readouterr().err
+
+
+def test_attention_data_parallel_keeps_all_but_the_experts_and_each_gpus_own_caches(shipped_catalog, capsys):
+    """Qwen3 30B-A3B (48 layers of 128 experts of 3 x 2,048 x 768 weights) on 8 GPUs: each GPU holds every weight but
+    the routed experts and 1/8 of those, and its own sequences' whole caches; the engine's batch limit is each
+    GPU's (a scheduler a rank), so it runs 8 times tensor parallelism's 2,048 where the cache holds them."""
+    from advisor.cli import main
+    from advisor.infer.saturated import sequences_at_once
+
+    model = resolve_inference_model("qwen3-30b-a3b")
+    assert model.moe_layers == 48 and model.expert_parameters == 48 * 128 * 3 * 2048 * 768
+    sizes = {"prompt": 1000, "output": 1000, "users": 64, "devices": 8}
+    tp = make_job(model, "tensorrt-llm", "nvfp4", "fp8", **sizes)
+    dp = make_job(model, "tensorrt-llm", "nvfp4", "fp8", **sizes, attention_data_parallel=True)
+    experts = model.expert_parameters * dp.weight_bytes() / model.parameters
+    assert dp.weight_bytes_per_gpu() == pytest.approx(dp.weight_bytes() - experts * 7 / 8)
+    assert tp.weight_bytes_per_gpu() == pytest.approx(tp.weight_bytes() / 8)
+    card = shipped_catalog.by_id()["rtx-pro-6000"]
+    memory_tp, memory_dp = memory_verdict(tp, card.usable_memory_gb), memory_verdict(dp, card.usable_memory_gb)
+    whole = dp.kv_bytes(2000)  # one sequence's cache, every layer
+    # tensor parallel: 4 key-value heads over 8 GPUs, one whole head on each (each kept twice, as vLLM does)
+    assert memory_tp.cache_bytes == pytest.approx(64 * whole / 4)
+    two = make_job(model, "tensorrt-llm", "nvfp4", "fp8", **{**sizes, "devices": 2})
+    assert two.kv_bytes_per_gpu(2000) == pytest.approx(whole / 2)
+    assert memory_dp.cache_bytes == pytest.approx(8 * whole)  # 8 users a GPU, each cache whole
+    assert memory_dp.most_sequences % 8 == 0 and memory_dp.most_sequences > 2048
+    assert sequences_at_once(tp, card) == 2048 and sequences_at_once(dp, card) == memory_dp.most_sequences
+    argv = ["estimate", "--model-config", "qwen3-30b-a3b", "--inference", "--engine", "tensorrt-llm", "--weights"]
+    argv += ["nvfp4", "--kv-cache", "fp8", "--devices", "8", "--gpu", "rtx-pro-6000", "--attention-data-parallel"]
+    assert main(argv) == 0
+    assert "8 GPU(s) each (attention data parallel: each GPU its own users' attention" in capsys.readouterr().out
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["attention_data_parallel"] is True
+
+
+def test_attention_data_parallel_is_refused_where_it_does_not_apply():
+    dense, moe = resolve_inference_model("llama-3.1-8b"), resolve_inference_model("qwen3-30b-a3b")
+    with pytest.raises(AdvisorError, match=r"no routed experts to split; .* --replicas N"):
+        make_job(dense, "vllm", None, None, devices=2, attention_data_parallel=True)
+    with pytest.raises(AdvisorError, match="needs --devices 2 or more"):
+        make_job(moe, "vllm", None, None, attention_data_parallel=True)
+    with pytest.raises(AdvisorError, match=r"llama.cpp does not run it \(vLLM, TensorRT-LLM, SGLang do\)"):
+        make_job(moe, "llama.cpp", "q4_k_m", None, devices=2, attention_data_parallel=True)
+
+
+def test_published_mixtures_of_experts_on_several_gpus_run_as_attention_data_parallel():
+    """TensorRT-LLM's Qwen3 30B-A3B on 2, 4 and 8 RTX PRO 6000s (its command for mixtures of experts sets
+    enable_attention_dp), the GPU's rows held out: within 10 % as attention data parallel; the same rows predicted as
+    tensor parallel are 12-54 % too slow (a batch limit of 2,048 for the whole group, every cache split)."""
+    from dataclasses import replace
+
+    from advisor.infer.saturated import crossval_saturated, fit_saturated, load_saturated, row_job, terms, throughput
+    from advisor.store.catalog import load_catalog
+
+    catalog = load_catalog()
+    held = [(r, p) for r, p in crossval_saturated(catalog) if r.gpu == "rtx-pro-6000" and r.devices > 1]
+    assert len(held) == 14 and all(r.attention_data_parallel for r, _ in held)
+    assert all(0.9 <= p / r.value <= 1.1 for r, p in held)
+    others = fit_saturated([r for r in load_saturated() if r.gpu != "rtx-pro-6000"], catalog)
+    gpu = catalog.by_id()["rtx-pro-6000"]
+    as_tensor_parallel = [
+        throughput(terms(row_job(replace(r, attention_data_parallel=False)), gpu), r.osl, others) / r.value
+        for r, _ in held
+    ]
+    assert max(as_tensor_parallel) < 0.9

@@ -178,6 +178,7 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
         context=args.context,
         replicas=args.replicas,
         rate=args.requests_per_second,
+        attention_data_parallel=args.attention_data_parallel,
     )
     if args.mixed:
         return _mixed(args, job, catalog)

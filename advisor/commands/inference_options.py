@@ -8,6 +8,7 @@ import argparse
 from advisor.commands.arguments import positive_int
 from advisor.infer.engines import engine_data
 from advisor.infer.estimate import CostInputs
+from advisor.infer.job import ATTENTION_DATA_PARALLEL
 
 DEFAULT_ENGINE = "vllm"
 
@@ -72,6 +73,11 @@ def _add_load_arguments(group: argparse._ArgumentGroup) -> None:
         default=1,
         metavar="N",
         help="copies of the model, each on --devices GPUs, sharing the users (data parallel; %(default)s)",
+    )
+    group.add_argument(
+        "--attention-data-parallel",
+        action="store_true",
+        help=f"with --devices N, {ATTENTION_DATA_PARALLEL}",
     )
     group.add_argument(
         "--mixed",

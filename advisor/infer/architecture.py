@@ -59,6 +59,7 @@ class LayerCache:
     per_token: int = 0  # elements per token (keys and values; latent: the compressed vector)
     window: int | None = None  # sliding: the tokens kept
     per_sequence: int = 0  # linear: the state's elements per sequence (convolution window and recurrent matrix)
+    heads: int = 0  # full and sliding: its key-value heads (a tensor-parallel split keeps at least one on each GPU)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class InferenceModel:
     expert_parameters: int = 0  # the routed experts' weights in all (a token reads experts_per_token of each layer's)
     experts: int = 0  # routed experts per MoE layer (0: dense)
     experts_per_token: int = 0
+    moe_layers: int = 0  # the layers whose MLP is routed experts
     source: str = ""
 
     @property
@@ -158,7 +160,7 @@ def _attention(data: dict[str, Any], file: str, hidden: int, heads: int) -> tupl
         raise AdvisorError(f"{file}: {heads} attention heads are not a multiple of {kv_heads} key-value heads")
     per_token = 2 * kv_heads * head_dim
     weights = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2
-    return LayerCache("full", per_token), weights
+    return LayerCache("full", per_token, heads=kv_heads), weights
 
 
 def _linear_attention(data: dict[str, Any], file: str, hidden: int) -> tuple[LayerCache, int]:
@@ -223,7 +225,7 @@ def model_from_mapping(data: Any, file: str, name: str | None = None) -> Inferen
     window = data.get("sliding_window")
     caches: list[LayerCache] = []
     total = active = routed = 0
-    experts = experts_per_token = 0
+    experts = experts_per_token = moe_layers = 0
     for index, kind in enumerate(_layer_kinds(data, layers, file)):
         if kind == "linear":
             cache, attention = _linear_attention(data, file, hidden)
@@ -232,11 +234,12 @@ def model_from_mapping(data: Any, file: str, name: str | None = None) -> Inferen
             if kind == "sliding":
                 if not isinstance(window, int) or window < 1:
                     raise AdvisorError(f"{file}: sliding_window: sliding layers need a window of 1 token or more")
-                cache = LayerCache("sliding", cache.per_token, window=window)
+                cache = LayerCache("sliding", cache.per_token, window=window, heads=cache.heads)
         mlp_all, mlp_active, layer_experts, layer_per_token = _mlp(data, file, hidden, index)
         experts, experts_per_token = max(experts, layer_experts), max(experts_per_token, layer_per_token)
         if layer_experts:
             routed += (mlp_all - mlp_active) * layer_experts // (layer_experts - layer_per_token)
+            moe_layers += 1
         caches.append(cache)
         total += attention + mlp_all + 2 * hidden
         active += attention + mlp_active + 2 * hidden
@@ -254,6 +257,7 @@ def model_from_mapping(data: Any, file: str, name: str | None = None) -> Inferen
         expert_parameters=routed,
         experts=experts,
         experts_per_token=experts_per_token,
+        moe_layers=moe_layers,
         source=str(data.get("_source") or f"{file} (read from disk)"),
     )
 

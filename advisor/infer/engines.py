@@ -77,6 +77,7 @@ class Engine:
     platforms: tuple[str, ...] = ("cuda",)  # the software platforms whose GPUs it runs on
     memory_rule: MemoryRule | None = None  # share_of "rule": the share worked out per card
     large_card_batch: tuple[float, int, tuple[str, ...]] | None = None  # from GiB, its batch, names excepted
+    attention_data_parallel: str | None = None  # how it runs attention data parallel with the experts split (None: not)
 
     def batch_limit(self, card_gib: float, gpu_name: str) -> int:
         """The most sequences it runs at once on a card reporting ``card_gib`` (vLLM raises its default on large cards
@@ -153,6 +154,7 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         platforms=tuple(entry["platforms"]["value"]),
         memory_rule=_memory_rule(entry["memory_rule"]) if entry.get("memory_rule") else None,
         large_card_batch=_large_card_batch(entry.get("large_card_batch")),
+        attention_data_parallel=(entry.get("attention_data_parallel") or {}).get("source"),
     )
 
 

@@ -49,6 +49,7 @@ class InferenceRow:
     runs: bool = True  # False: the engine does not run on this GPU's platform (``refused`` says why): not an option
     decode_only: DecodeOnly | None = None  # no speed: one user's decode (a platform's own fit; CUDA's without a peak)
     at_rate: AtRate | None = None  # at a rate of requests: the users it keeps in flight here (None: a number of users)
+    attention_data_parallel: bool = False  # each of the devices its own users' attention, the experts split
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -172,6 +173,7 @@ def _row(
         not_run is None,
         decode_only if speed is None else None,
         at_rate,
+        job.attention_data_parallel,
     )
 
 

@@ -46,6 +46,7 @@ class SaturatedRow:
     osl: int
     value: float  # output tokens a second of the whole system
     source: str
+    attention_data_parallel: bool = False  # its source ran each GPU's own attention, the experts split
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,13 @@ class Terms:
 @lru_cache(maxsize=1)
 def load_saturated() -> tuple[SaturatedRow, ...]:
     """The published saturated throughputs (``saturated`` in inference_results.yaml)."""
+    data = results_file()
     rows = []
-    for row in results_file().get("saturated") or []:
+    for row in data.get("saturated") or []:
         engine, gpu, devices, model, weights, kv, isl, osl, value, source = row
+        dp = bool(data["sources"][source].get("attention_data_parallel", False))
         rows.append(
-            SaturatedRow(engine, gpu, int(devices), model, weights, kv, int(isl), int(osl), float(value), source)
+            SaturatedRow(engine, gpu, int(devices), model, weights, kv, int(isl), int(osl), float(value), source, dp)
         )
     return tuple(rows)
 
@@ -88,7 +91,8 @@ def sequences_at_once(job: InferenceJob, gpu: Gpu) -> int:
     """The most sequences of ``job`` the engine runs at once on ``gpu``: its batch limit on this card, or what the
     cache holds where that is fewer."""
     verdict = memory_verdict(replace(job, users=1), float(gpu.usable_memory_gb or 0))
-    return min(job.engine.batch_limit(verdict.card_bytes / GIB, gpu.name), verdict.most_sequences)
+    limit = job.engine.batch_limit(verdict.card_bytes / GIB, gpu.name) * job.attention_groups  # a scheduler each
+    return min(limit, verdict.most_sequences)
 
 
 def terms(job: InferenceJob, gpu: Gpu) -> Terms:
@@ -98,8 +102,10 @@ def terms(job: InferenceJob, gpu: Gpu) -> Terms:
         return Terms(0, math.inf, math.inf, 0.0, math.inf, 0.0)
     context = job.prompt + job.output // 2
     memory, compute = _decode_terms(job, gpu, batch, context)
-    prefill = _prefill_work(job, gpu, job.prompt, 1)
-    return Terms(batch, memory, compute, _allreduce_s(job, gpu, batch), prefill, _allreduce_s(job, gpu, job.prompt))
+    groups = job.attention_groups  # prompts side by side, one a GPU with attention data parallelism
+    prefill = _prefill_work(job, gpu, job.prompt, groups) / groups
+    prefill_exchange = _allreduce_s(job, gpu, job.prompt * groups) / groups
+    return Terms(batch, memory, compute, _allreduce_s(job, gpu, batch), prefill, prefill_exchange)
 
 
 def throughput(t: Terms, osl: int, fit: SaturatedFit) -> float:
@@ -113,7 +119,16 @@ def throughput(t: Terms, osl: int, fit: SaturatedFit) -> float:
 
 def row_job(row: SaturatedRow) -> InferenceJob:
     model = resolve_inference_model(row.model)
-    return make_job(model, row.engine, row.weights, row.kv, prompt=row.isl, output=row.osl, devices=row.devices)
+    return make_job(
+        model,
+        row.engine,
+        row.weights,
+        row.kv,
+        prompt=row.isl,
+        output=row.osl,
+        devices=row.devices,
+        attention_data_parallel=row.attention_data_parallel,
+    )
 
 
 def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:

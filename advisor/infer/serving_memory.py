@@ -60,33 +60,26 @@ def _budget(job: InferenceJob, card: float, weights: float, reserve: float) -> f
     return card * engine.memory_share
 
 
-def _per_gpu(job: InferenceJob, whole: float) -> float:
-    """A cache of ``whole`` bytes (every layer) on one GPU: attention heads split over the GPUs; a latent cache is kept
-    whole on each."""
-    latent = sum(1 for layer in job.model.layers if layer.kind == "latent") / len(job.model.layers)
-    return whole / job.devices + whole * latent * (1 - 1 / job.devices)
-
-
 def _cache_per_gpu(job: InferenceJob, context: int) -> float:
     """One sequence's cache on one GPU."""
-    return _per_gpu(job, job.kv_bytes(context))
+    return job.kv_bytes_per_gpu(context)
 
 
 def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     """``job`` on GPUs of ``memory_gb`` each (the catalog's figure)."""
     card = card_bytes(memory_gb)
-    weights = job.weight_bytes() / job.devices
+    weights = job.weight_bytes_per_gpu()
     reserve = job.engine.reserve_fixed_gb * 1e9 + job.activation_bytes()
     budget = _budget(job, card, weights, reserve)
     room = budget - weights - reserve
     # the users' own part of the reserve grows with them: room for one more user is its cache and that part
     shared_room = budget - weights - job.engine.reserve_fixed_gb * 1e9 - job.activation_fixed_bytes()
     per_sequence = _cache_per_gpu(job, job.sequence_tokens)
-    cache = job.users * per_sequence
+    cache = job.sequences_per_gpu(job.users) * per_sequence  # the busiest GPU's users
     needed = weights + reserve + cache
     verdict = verdict_of(needed, budget)
     per_user = per_sequence + job.activation_per_user_bytes()
-    most = int(shared_room // per_user) if shared_room > 0 else 0
+    most = int(shared_room // per_user) * job.attention_groups if shared_room > 0 else 0
     longest = _longest(job, room)
     return MemoryVerdict(card, budget, weights, reserve, cache, verdict, longest, most, job.model.max_context)
 
@@ -94,13 +87,13 @@ def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
 def cache_pool_tokens(job: InferenceJob, memory_gb: float, share: float | None = None) -> int:
     """The tokens the engine's cache pool holds on GPUs of ``memory_gb`` (what vLLM logs as "GPU KV cache size", SGLang
     as "#tokens"): what the engine takes (its default share, or ``share`` of the card as a run's setting gives it) less
-    the weights and its reserve, over one token's cache on each GPU in every layer, in whole blocks; 0 where the
-    weights leave no room."""
+    the weights and its reserve, over one token's cache on each GPU in every layer, in whole blocks (with attention
+    data parallelism, each GPU's own pool); 0 where the weights leave no room."""
     card = card_bytes(memory_gb)
-    weights = job.weight_bytes() / job.devices
+    weights = job.weight_bytes_per_gpu()
     reserve = job.engine.reserve_fixed_gb * 1e9 + job.activation_fixed_bytes()
     budget = card * share if share is not None else _budget(job, card, weights, reserve)
-    per_gpu = _per_gpu(job, job.model.kv_elements(1, job.engine.window_extra) * job.kv.bytes)  # one token, unpaged
+    per_gpu = job.kv_bytes_per_gpu(1, paged=False)  # one token
     room = budget - weights - reserve
     block = job.engine.block_tokens
     return int(room / per_gpu // block * block) if room > 0 else 0
@@ -109,12 +102,13 @@ def cache_pool_tokens(job: InferenceJob, memory_gb: float, share: float | None =
 def _longest(job: InferenceJob, room: float) -> int:
     """The longest context whose ``users`` sequences fit in ``room`` bytes (up to the model's maximum)."""
     top = job.model.max_context or unknown_maximum_cap()
-    if room <= 0 or job.users * _cache_per_gpu(job, 1) > room:
+    users = job.sequences_per_gpu(job.users)
+    if room <= 0 or users * _cache_per_gpu(job, 1) > room:
         return 0
     low, high = 1, top
     while low < high:
         mid = (low + high + 1) // 2
-        if job.users * _cache_per_gpu(job, mid) <= room:
+        if users * _cache_per_gpu(job, mid) <= room:
             low = mid
         else:
             high = mid - 1

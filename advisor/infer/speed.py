@@ -122,17 +122,25 @@ def _link(gpu: Gpu) -> tuple[str, float]:
 
 
 def _allreduce_s(job: InferenceJob, gpu: Gpu, tokens: int) -> float:
+    """The GPUs' exchanges of a step of ``tokens`` (the whole group's): tensor parallel, two all-reduces of the
+    activations a layer (a ring moves 2(n-1)/n of them); attention data parallel, an all-gather of the tokens before
+    each layer of experts and a reduce-scatter after it ((n-1)/n each: vLLM's default allgather_reducescatter)."""
     if job.devices == 1:
         return 0.0
     kind, gbs = _link(gpu)
-    size = tokens * job.model.hidden * 2 * 2 * (job.devices - 1) / job.devices  # ring all-reduce: 2(n-1)/n
-    return 2 * len(job.model.layers) * (ALL_REDUCE_LATENCY_S[kind] + size / (gbs * 1e9))
+    share = (job.devices - 1) / job.devices
+    if job.attention_data_parallel:
+        operations, size = 2 * job.model.moe_layers, tokens * job.model.hidden * 2 * share
+    else:
+        operations, size = 2 * len(job.model.layers), tokens * job.model.hidden * 2 * 2 * share
+    return operations * (ALL_REDUCE_LATENCY_S[kind] + size / (gbs * 1e9))
 
 
 def decode_read_bytes(job: InferenceJob, batch: int, context: int) -> float:
-    """The bytes one decode step of ``batch`` sequences at ``context`` tokens reads, per GPU: the weights it needs
-    once and each sequence's cache."""
-    return (job.weight_bytes_read(batch) + batch * job.kv_bytes(context)) / job.devices
+    """The bytes one decode step of ``batch`` sequences at ``context`` tokens reads, per GPU: its part of the weights
+    it needs once and of each sequence's cache (attention data parallel: the busiest GPU's own sequences' whole
+    caches)."""
+    return job.weight_bytes_read_per_gpu(batch) + job.sequences_per_gpu(batch) * job.kv_bytes_per_gpu(context)
 
 
 def decode_memory_seconds(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> float:
@@ -170,17 +178,28 @@ def _decode_terms(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> tupl
     if not bandwidth or not peak:
         raise AdvisorError(f"{gpu.name}: the catalog gives no memory bandwidth or tensor peak; no speed estimated")
     read = decode_read_bytes(job, batch, context)
-    work = 2 * job.model.active_parameters * batch / job.devices
+    work = 2 * job.model.active_parameters * _per_gpu_share(job, batch)
     return read / bandwidth, work / peak
+
+
+def _per_gpu_share(job: InferenceJob, sequences: int) -> float:
+    """How many sequences' worth of a step's matrix work the busiest GPU does: 1/devices of all (tensor parallel),
+    or its own sequences' (attention data parallel: the experts' work of the group's tokens, split over the GPUs,
+    comes to about as much)."""
+    return job.sequences_per_gpu(sequences) if job.attention_data_parallel else sequences / job.devices
 
 
 def _prefill_work(job: InferenceJob, gpu: Gpu, tokens: int, batch: int) -> float:
     """Seconds of one prefill of ``batch`` prompts of ``tokens`` at the full tensor peaks, per GPU: the weights' matrix
     products at the format's rate (:func:`_matrix_peak`), the causal attention at the 16-bit one."""
     full_layers = sum(1 for layer in job.model.layers if layer.window is None and layer.kind != "linear")
-    linear = 2 * job.model.active_parameters * tokens / (_matrix_peak(gpu, job) * 1e12)
-    attention = 2 * tokens * tokens * job.model.hidden * full_layers / (_peak_tflops(gpu, job) * 1e12)
-    return batch * (linear + attention) / job.devices
+    model = job.model
+    experts = model.expert_parameters * model.experts_per_token / model.experts if model.experts else 0.0
+    dense = 2 * (model.active_parameters - experts) * tokens / (_matrix_peak(gpu, job) * 1e12)
+    routed = 2 * experts * tokens / (_matrix_peak(gpu, job) * 1e12)
+    attention = 2 * tokens * tokens * model.hidden * full_layers / (_peak_tflops(gpu, job) * 1e12)
+    # attention data parallel: each GPU its own prompts' dense layers and attention, the experts split over all
+    return _per_gpu_share(job, batch) * (dense + attention) + batch * routed / job.devices
 
 
 def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:

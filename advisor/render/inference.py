@@ -76,11 +76,18 @@ def inference_header(job: InferenceJob, inputs: CostInputs) -> str:
         [
             model,
             engine,
-            f"{load}; {job.devices} GPU(s) each (tensor parallel){_copies(job)}",
+            f"{load}; {job.devices} GPU(s) each ({_parallel(job)}){_copies(job)}",
             f"Costs: owned over {inputs.lifetime_years:g} years serving {inputs.hours_per_week:g} h a week, energy at "
             f"${inputs.kwh_usd:g}/kWh; rented at the catalog's cheapest on-demand price",
         ]
     )
+
+
+def _parallel(job: InferenceJob) -> str:
+    """How a copy's GPUs share the model."""
+    if job.attention_data_parallel:
+        return "attention data parallel: each GPU its own users' attention and cache, the experts split"
+    return "tensor parallel"
 
 
 def _copies(job: InferenceJob) -> str:
@@ -252,6 +259,7 @@ def inference_records(
                 "gpu": row.gpu,
                 "catalog_id": row.catalog_id,
                 "devices": row.devices,
+                "attention_data_parallel": row.attention_data_parallel,
                 "replicas": row.replicas,
                 "fits": mem.verdict,
                 "memory_needed_gb": round(mem.needed_bytes / GB, 2),

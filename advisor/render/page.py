@@ -520,6 +520,8 @@ def inference_inputs(
 ) -> dict[str, list[Input]]:
     """The inference job's inputs by column (``engine``: the one picked, whose formats the middle column offers;
     None: the first; ``catalog``: the cards the mixed-cards menu offers, none without it)."""
+    from advisor.infer.job import ATTENTION_DATA_PARALLEL
+
     chosen = engines.engines[engine or next(iter(engines.engines))]
     cards = mixed_choices(catalog) if catalog is not None else {}
     return {
@@ -540,6 +542,13 @@ def inference_inputs(
             Input("select", "Cache", "run_kv", tuple(chosen.kv_cache)),
             _number("GPUs (tensor parallel)", "run_devices", 1, 64, 1),
             _number("Copies (data parallel)", "run_replicas", 1, 64, 1),
+            Input(
+                "checkbox",
+                "Experts split, attention per GPU",
+                "run_attention_dp",
+                value=False,
+                help=ATTENTION_DATA_PARALLEL[0].upper() + ATTENTION_DATA_PARALLEL[1:] + ".",
+            ),
         ],
         "right": [
             _number("Prompt tokens", "run_prompt", 1, 1_048_576, 1024, 256),
@@ -826,4 +835,13 @@ def inference_job(values: Mapping[str, Any], upload: Any) -> Any:
     rate = float(values.get("run_rate") or 0) or None  # 0: the users at once
     if rate is not None:
         sizes["users"] = 1  # the rate decides the users on each GPU
-    return make_job(model, values["run_engine"], values["run_weights"], values["run_kv"], **sizes, rate=rate)
+    attention_dp = bool(values.get("run_attention_dp"))
+    return make_job(
+        model,
+        values["run_engine"],
+        values["run_weights"],
+        values["run_kv"],
+        **sizes,
+        rate=rate,
+        attention_data_parallel=attention_dp,
+    )
