@@ -13,6 +13,12 @@ catalog lacks (the GB300), models without a preset (GPT-3 175B).
 submissions), the samples per second the result log's ``tracked_stats`` records in the first block of training
 (each sample one 8,192-token sequence, the benchmark's packed GovReport), quoted from the logs named. They never
 enter the fit: they are how the fit is checked on runs it did not see.
+
+``rocm_fit`` and ``rocm_check``: AMD's own MLPerf Training Llama 2 70B LoRA submissions on 8 Instinct GPUs (NeMo
+with Transformer Engine on ROCm), the same benchmark and the same ``tracked_stats`` samples per second. The ROCm
+platform's tuned stack is fitted on its CDNA 3 runs (MI300X and MI325X, rounds v5.0 and v5.1: FP8 the only
+low-precision matrix type CDNA 3 has), never on NVIDIA's, and its range is theirs; the CDNA 4 runs (MI350X, MI355X,
+v5.1) only check it (their recipe's precision is not in the stored logs).
 """
 
 from __future__ import annotations
@@ -65,6 +71,25 @@ MLPERF = (  # (GPU, samples/s from tracked_stats at step 1536, the log)
 )
 
 
+AMD_V50 = "github:mlcommons/training_results_v5.0 (mirror prishajain1/training_results_v5.0 @ 0fdc28f) : AMD/results/"
+AMD_V51 = "github:mlcommons/training_results_v5.1 @ 4da2d1c : AMD/results/"
+ROCM_FIT = (  # (GPU, samples/s from tracked_stats at step 1536, the log, the round)
+    ("mi300x", 2.0265097, AMD_V50 + "MI300X_EPYC_9575F_pytorch/llama2_70b_lora/result_0.txt", "v5.0"),
+    ("mi325x", 2.7344038, AMD_V50 + "MI325X_EPYC_9575F_pytorch/llama2_70b_lora/result_0.txt", "v5.0"),
+    (
+        "mi300x",
+        2.1140250,
+        AMD_V51 + "MI300X_EPYC_9575F_pytorch_llama2_70b/llama2_70b_lora/result_0.txt (ROCm 7.0.0, NeMo 2.3.0)",
+        "v5.1",
+    ),
+    ("mi325x", 2.8375188, AMD_V51 + "MI325X_EPYC_9575F_pytorch_llama2_70b/llama2_70b_lora/result_0.txt", "v5.1"),
+)
+ROCM_CHECK = (
+    ("mi350x", 4.8461530, AMD_V51 + "MI350X_EPYC_9575F_pytorch/llama2_70b_lora/result_0.txt", "v5.1"),
+    ("mi355x", 5.8780390, AMD_V51 + "MI355X_EPYC_9575F_pytorch/llama2_70b_lora/result_0.txt", "v5.1"),
+)
+
+
 def _model(workload: str) -> str | None:
     head = workload.split(" ")[0]
     return MODELS.get(head)
@@ -105,36 +130,45 @@ def fit_rows(rows: list[dict]) -> list[dict]:
     return found
 
 
-def check_rows() -> list[dict]:
+def _mlperf_row(gpu: str, samples: float, source: str, round_: str) -> dict:
     """MLPerf's Llama 2 70B LoRA on 8 GPUs, as tokens/s per GPU."""
-    return [
-        {
-            "model": "llama-2-70b",
-            "method": "lora",
-            "seq_len": MLPERF_TOKENS_PER_SAMPLE,
-            "micro_batch": 1,
-            "gpu": gpu,
-            "gpus": 8,
-            "samples_per_second": samples,
-            "tokens_per_second_per_gpu": round(samples * MLPERF_TOKENS_PER_SAMPLE / 8, 1),
-            "workload": "MLPerf Training v4.1 llama2_70b_lora (global batch 8, LoRA rank 16)",
-            "source": source,
-        }
-        for gpu, samples, source in MLPERF
-    ]
+    return {
+        "model": "llama-2-70b",
+        "method": "lora",
+        "seq_len": MLPERF_TOKENS_PER_SAMPLE,
+        "micro_batch": 1,
+        "gpu": gpu,
+        "gpus": 8,
+        "samples_per_second": samples,
+        "tokens_per_second_per_gpu": round(samples * MLPERF_TOKENS_PER_SAMPLE / 8, 1),
+        "workload": f"MLPerf Training {round_} llama2_70b_lora (global batch 8, LoRA rank 16)",
+        "source": source,
+    }
+
+
+def check_rows() -> list[dict]:
+    """NVIDIA's MLPerf Llama 2 70B LoRA on 8 GPUs (v4.1)."""
+    return [_mlperf_row(gpu, samples, source, "v4.1") for gpu, samples, source in MLPERF]
 
 
 def main(argv: list[str]) -> int:
     source = Path(argv[1]) if len(argv) > 1 else DEFAULT_SOURCE
     rows = yaml.safe_load(source.read_text(encoding="utf-8"))
-    data = {"fp8_runs_version": 1, "fit": fit_rows(rows), "check": check_rows()}
+    data = {
+        "fp8_runs_version": 1,
+        "fit": fit_rows(rows),
+        "check": check_rows(),
+        "rocm_fit": [_mlperf_row(*run) for run in ROCM_FIT],
+        "rocm_check": [_mlperf_row(*run) for run in ROCM_CHECK],
+    }
     head = (
-        "# NVIDIA's tuned FP8 stack's published throughputs (fit) and MLPerf's Llama 2 70B LoRA logs (check), "
-        "written by\n# scripts/import_fp8_runs.py (do not edit: re-run it); its docstring says which rows and "
-        "why. Read by advisor.llm.fp8.\n"
+        "# NVIDIA's tuned FP8 stack's published throughputs (fit) and MLPerf's Llama 2 70B LoRA logs (check; AMD's: "
+        "rocm_fit, rocm_check),\n# written by scripts/import_fp8_runs.py (do not edit: re-run it); its docstring says "
+        "which rows and why. Read by advisor.llm.fp8.\n"
     )
     OUT.write_text(head + yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
-    print(f"{len(data['fit'])} fit rows, {len(data['check'])} check rows -> {OUT.relative_to(ROOT)}")
+    counts = ", ".join(f"{len(data[part])} {part}" for part in ("fit", "check", "rocm_fit", "rocm_check"))
+    print(f"{counts} rows -> {OUT.relative_to(ROOT)}")
     return 0
 
 

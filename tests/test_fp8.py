@@ -171,3 +171,30 @@ def test_several_gpus_the_catalog_gives_no_link_still_get_their_fp8_rows():
     eight = next(r for r in rows if r["devices"] == 8)
     assert eight["precision"] == "fp8" and eight["fits"] == "fits"
     assert 1 / 1.2 < 6206 / (eight["tokens_per_second"] / 8) < 1.2
+
+
+def test_amd_s_tuned_stack_is_fitted_on_amd_s_own_mlperf_runs_with_their_own_wider_range(capsys):
+    """ROCm's FP8 stack from AMD's MLPerf Llama 2 70B LoRA logs on CDNA 3 (MI300X, MI325X, two rounds), never from
+    NVIDIA's runs: its range is its own leave-one-GPU-out error (wider than NVIDIA's); a CDNA 4 GPU is not estimated
+    from it; and NVIDIA's fit, had it been borrowed, would have put the MI300X about 1.5x too fast."""
+    runs, checks = fp8.load_runs("rocm")
+    assert {r.gpu for r in runs} == {"mi300x", "mi325x"} and {r.gpu for r in checks} == {"mi350x", "mi355x"}
+    nvidia, rocm = fp8.platform_fits(CATALOG)
+    assert rocm.platform == "rocm" and rocm.architectures == {"CDNA3"} and rocm.runs == 4
+    assert rocm.half_width > nvidia.half_width and 0.4 < rocm.utilization < nvidia.utilization
+    gpus = CATALOG.by_id()
+    assert fp8.fit_for((nvidia, rocm), gpus["mi300x"]) is rocm and fp8.fit_for((nvidia, rocm), gpus["mi355x"]) is None
+    assert fp8.fit_for((nvidia, rocm), gpus["h100-sxm"]) is nvidia
+    borrowed = [ratio for run, ratio in fp8.checked(CATALOG, nvidia, "rocm")]
+    mi300x = [r.tokens_per_second_per_gpu for r in runs if r.gpu == "mi300x"]
+    peak = float(gpus["mi300x"].value(fp8.PEAK)) * 1e12
+    predicted = nvidia.utilization * peak / runs[0].job().flops_per_token()  # the fit itself refuses CDNA 3
+    assert fp8.tokens_per_second(runs[0].job(), gpus["mi300x"], nvidia) is None
+    assert max(mi300x) / predicted < 0.75 and len(borrowed) == 2
+    rows = {r["catalog_id"]: r for r in _json(*MLPERF, "--gpu", "mi300x,mi355x") if r["devices"] == 8}
+    assert rows["mi355x"]["seconds_estimate"] is None  # memory only: its architecture is in no fit
+    row = rows["mi300x"]
+    per_gpu = fp8.tokens_per_second(runs[0].job(), gpus["mi300x"], rocm)
+    assert row["precision"] == "fp8" and row["seconds_estimate"] == pytest.approx(10e6 / (8 * per_gpu))
+    assert row["high"] / row["seconds_estimate"] == pytest.approx(math.exp(rocm.half_width))
+    assert "AMD's own MLPerf" in row["basis_parts"]["calibration"]["words"]

@@ -165,7 +165,7 @@ def advise(
     measured = llm_gpus(frame, catalog)
     widths = crossval.load_widths()
     samples = estimates.calibration_samples(frame, catalog)  # once for both checkpointing plans
-    fitted = fp8.fit_fp8(catalog) if job.fp8 else None
+    fits = fp8.platform_fits(catalog) if job.fp8 else ()
     for on, gpus in plans.items():
         if not gpus:
             continue
@@ -175,23 +175,25 @@ def advise(
             workload_key(spec), spec, JOB_PRECISIONS, tuple(g.id for g in gpus), keep_covered=True, devices=counts
         )
         found = estimates.estimate_catalog(frame, catalog, request, samples=samples)
-        estimated = set(found.rows["catalog_id"]) if not found.rows.empty else set()
-        missing.extend(
-            e for e in found.not_estimated if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1]
-        )
         by_gpu: dict[tuple[str, int], dict[str, Any]] = {}
         for row in found.rows.to_dict("records"):
             key = (row["catalog_id"], int(row["device_count"]))
             # bfloat16 where the GPU has it; float16 only where it has not
             if key not in by_gpu or row["precision"] == Precision.MIXED_BFLOAT16:
                 by_gpu[key] = row
-        if fitted is not None and devices > 1:
-            _fp8_several(by_gpu, catalog, devices, fitted)
+        if fits:  # a platform the 16-bit model is not fitted on, whose own tuned FP8 stack is
+            by_gpu.update(_fp8_platform_rows(by_gpu, gpus, counts, fits))
+        estimated = {gpu_id for gpu_id, _ in by_gpu}
+        missing.extend(
+            e for e in found.not_estimated if e.device.catalog_id not in estimated and e.precision == JOB_PRECISIONS[-1]
+        )
+        if fits and devices > 1:
+            _fp8_several(by_gpu, catalog, devices, fits)
         scaling_width = found.widths.half_widths.get(SCALING_SITUATION)
         for (gpu_id, count), row in by_gpu.items():
-            ranged = _llm_range(row, gpu_id in measured, widths, scaling_width)
-            if fitted is not None:
-                ranged = _fp8_row(ranged, planned, catalog.by_id()[gpu_id], count, fitted)
+            ranged = _llm_range(row, gpu_id in measured, widths, scaling_width) if row.get("basis") else row
+            if fits:
+                ranged = _fp8_row(ranged, planned, catalog.by_id()[gpu_id], count, fits)
             options.append(_option(catalog, planned, ranged, count, pure_16bit, sharded, job.run_tokens))
     options.sort(key=lambda o: (FIT_ORDER[o.verdict], o.seconds, o.gpu.name, o.devices))
     answered = _memory_answers(catalog, job, missing, checkpointing, devices, pure_16bit, sharded)
@@ -243,26 +245,47 @@ def _memory_only(
     return MemoryOnly(gpu, devices, footprint, footprint.verdict(capacity), why, price_usd)
 
 
+def _fp8_platform_rows(
+    by_gpu: dict[tuple[str, int], dict[str, Any]],
+    gpus: list[Gpu],
+    counts: tuple[int, ...],
+    fits: tuple[fp8.Fp8Fit, ...],
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """Rows to time on the tuned FP8 stack for the GPUs the 16-bit model left out (a platform it is not fitted on)
+    whose architecture a platform's own FP8 fit covers: AMD's CDNA 3 from AMD's MLPerf runs."""
+    return {
+        (gpu.id, count): {"catalog_id": gpu.id, "device_count": count, "basis": None}
+        for gpu in gpus
+        for count in counts
+        if (gpu.id, count) not in by_gpu and not any(g == gpu.id for g, _ in by_gpu) and fp8.fit_for(fits, gpu)
+    }
+
+
 def _fp8_several(
-    by_gpu: dict[tuple[str, int], dict[str, Any]], catalog: Catalog, devices: int, fitted: fp8.Fp8Fit
+    by_gpu: dict[tuple[str, int], dict[str, Any]], catalog: Catalog, devices: int, fits: tuple[fp8.Fp8Fit, ...]
 ) -> None:
-    """Several GPUs of a kind the FP8 fit covers where the 16-bit model has no data-parallel estimate (no interconnect
+    """Several GPUs of a kind an FP8 fit covers where the 16-bit model has no data-parallel estimate (no interconnect
     in the catalog): the FP8 time needs none (the published runs' parallel overhead is in its fit)."""
     for (gpu_id, count), row in list(by_gpu.items()):
-        if count == 1 and (gpu_id, devices) not in by_gpu and fitted.covers(catalog.by_id()[gpu_id]):
+        if count == 1 and (gpu_id, devices) not in by_gpu and fp8.fit_for(fits, catalog.by_id()[gpu_id]):
             by_gpu[(gpu_id, devices)] = {**row, "device_count": devices}
 
 
-def _fp8_row(row: dict[str, Any], job: TrainingJob, gpu: Gpu, count: int, fitted: fp8.Fp8Fit) -> dict[str, Any]:
-    """The row's time on the tuned FP8 stack where its fit covers the GPU's architecture (the published runs' parallel
-    overhead is in the fit: no scaling is added); elsewhere the 16-bit estimate, its basis saying so."""
-    per_gpu = fp8.tokens_per_second(job, gpu, fitted)
-    if per_gpu is None:
-        clause = basis.NoFp8(gpu.architecture, tuple(sorted(fitted.architectures)))
-        return {**row, "basis": row["basis"].with_clause(clause)}
+def _fp8_row(
+    row: dict[str, Any], job: TrainingJob, gpu: Gpu, count: int, fits: tuple[fp8.Fp8Fit, ...]
+) -> dict[str, Any]:
+    """The row's time on the tuned FP8 stack where a platform's fit covers the GPU's architecture (the published runs'
+    parallel overhead is in the fit: no scaling is added); elsewhere the 16-bit estimate, its basis saying so."""
+    fitted = fp8.fit_for(fits, gpu)
+    per_gpu = None if fitted is None else fp8.tokens_per_second(job, gpu, fitted)
+    if fitted is None or per_gpu is None:
+        covered = tuple(sorted(a for fit in fits for a in fit.architectures))
+        return {**row, "basis": row["basis"].with_clause(basis.NoFp8(gpu.architecture, covered))}
     seconds, width = job.run_tokens / (count * per_gpu), math.exp(fitted.half_width)
     parts = basis.Basis(
-        basis.Fp8Calibration(fitted.utilization, fitted.runs), basis.Fp8Situation(), basis.Fp8Range(width)
+        basis.Fp8Calibration(fitted.utilization, fitted.runs, fitted.platform),
+        basis.Fp8Situation(),
+        basis.Fp8Range(width),
     )
     return {
         **row,

@@ -15,6 +15,10 @@ the three 90th percentiles of the absolute log errors. Only the architectures th
 estimated: elsewhere :func:`tokens_per_second` answers None and the job keeps the 16-bit estimate. The MLPerf runs
 never enter the fit.
 
+AMD's ROCm has its own fit (:func:`platform_fits`), the same quantity over AMD's own MLPerf Llama 2 70B LoRA runs on
+CDNA 3 (MI300X, MI325X), never NVIDIA's, its range theirs (each GPU's runs predicted from the other's); its CDNA 4
+runs (MI350X, MI355X) only check it.
+
     python scripts/maintain.py fp8-fit      # the fit, each run left out, and the MLPerf check
 
 Pure, but for :func:`load_runs` (one packaged file, written by ``scripts/import_fp8_runs.py``).
@@ -62,15 +66,20 @@ class Run:
 
 
 @lru_cache(maxsize=1)
-def load_runs() -> tuple[tuple[Run, ...], tuple[Run, ...]]:
-    """(the runs the fit reads, the MLPerf runs it is checked on) from ``advisor/data/fp8_runs.yaml``."""
+def _runs_file() -> dict[str, tuple[Run, ...]]:
     data = safe_load(resources.files("advisor").joinpath("data", RUNS_FILE).read_text(encoding="utf-8"))
     if data.get("fp8_runs_version") != RUNS_VERSION:
         raise AdvisorError(f"advisor/data/{RUNS_FILE}: fp8_runs_version must be {RUNS_VERSION}")
     keep = {f for f in Run.__dataclass_fields__}
-    return tuple(
-        tuple(Run(**{k: v for k, v in row.items() if k in keep}) for row in data[part]) for part in ("fit", "check")
-    )  # type: ignore[return-value]
+    parts = ("fit", "check", "rocm_fit", "rocm_check")
+    return {p: tuple(Run(**{k: v for k, v in row.items() if k in keep}) for row in data.get(p) or []) for p in parts}
+
+
+def load_runs(platform: str = "cuda") -> tuple[tuple[Run, ...], tuple[Run, ...]]:
+    """(the runs the fit reads, the MLPerf runs it is checked on) from ``advisor/data/fp8_runs.yaml``: NVIDIA's
+    (``platform`` "cuda") or AMD's ("rocm")."""
+    runs = _runs_file()
+    return (runs["fit"], runs["check"]) if platform == "cuda" else (runs["rocm_fit"], runs["rocm_check"])
 
 
 def utilization(run: Run, gpu: Gpu) -> float:
@@ -87,6 +96,7 @@ class Fp8Fit:
     half_width: float
     architectures: frozenset[str]
     runs: int
+    platform: str = "cuda"  # whose runs: NVIDIA's (cuda) or AMD's (rocm)
 
     def covers(self, gpu: Gpu) -> bool:
         return gpu.architecture in self.architectures and bool(gpu.value(PEAK))
@@ -141,14 +151,26 @@ def architecture_left_out(runs: tuple[Run, ...], catalog: Catalog) -> dict[str, 
     return dict(sorted(found.items()))
 
 
-def fit_fp8(catalog: Catalog, runs: tuple[Run, ...] | None = None) -> Fp8Fit:
-    """The utilization over ``runs`` (the packaged fit rows by default) and its range: the widest 90th-percentile
-    error of the experiments (a GPU, a model or a method left out)."""
-    runs = load_runs()[0] if runs is None else runs
+def fit_fp8(catalog: Catalog, runs: tuple[Run, ...] | None = None, platform: str = "cuda") -> Fp8Fit:
+    """The utilization over ``runs`` (the packaged fit rows of ``platform`` by default) and its range: the widest
+    90th-percentile error of the experiments (a GPU, a model or a method left out)."""
+    runs = load_runs(platform)[0] if runs is None else runs
     gpus = catalog.by_id()
     values = _utilizations(runs, catalog)
     widths = [quantile([abs(math.log(ratio)) for _, ratio in _ratios(runs, values, key)]) for key in LEFT_OUT.values()]
-    return Fp8Fit(_geomean(values), max(widths), frozenset(gpus[r.gpu].architecture for r in runs), len(runs))
+    architectures = frozenset(gpus[r.gpu].architecture for r in runs)
+    return Fp8Fit(_geomean(values), max(widths), architectures, len(runs), platform)
+
+
+def platform_fits(catalog: Catalog) -> tuple[Fp8Fit, ...]:
+    """The tuned stack's fit on each platform with published runs: NVIDIA's (CUDA), then AMD's (ROCm), each from its
+    own runs only."""
+    return tuple(fit_fp8(catalog, platform=platform) for platform in ("cuda", "rocm"))
+
+
+def fit_for(fits: tuple[Fp8Fit, ...], gpu: Gpu) -> Fp8Fit | None:
+    """The fit that covers ``gpu``'s architecture (None: no platform's runs are of it)."""
+    return next((fit for fit in fits if fit.covers(gpu)), None)
 
 
 def tokens_per_second(job: TrainingJob, gpu: Gpu, fitted: Fp8Fit) -> float | None:
@@ -158,13 +180,15 @@ def tokens_per_second(job: TrainingJob, gpu: Gpu, fitted: Fp8Fit) -> float | Non
     return fitted.utilization * float(gpu.value(PEAK) or 0) * 1e12 / job.flops_per_token()
 
 
-def checked(catalog: Catalog, fitted: Fp8Fit | None = None) -> list[tuple[Run, float]]:
-    """The MLPerf runs and each one's published / predicted ratio from the whole fit (which never saw them)."""
-    fitted = fitted or fit_fp8(catalog)
+def checked(catalog: Catalog, fitted: Fp8Fit | None = None, platform: str = "cuda") -> list[tuple[Run, float]]:
+    """The MLPerf runs of ``platform`` and each one's published / predicted ratio from the whole fit of that platform
+    (which never saw them), on the architecture it covers or not (a new one: the check of what it would say)."""
+    fitted = fitted or fit_fp8(catalog, platform=platform)
     gpus = catalog.by_id()
     found = []
-    for run in load_runs()[1]:
-        predicted = tokens_per_second(run.job(), gpus[run.gpu], fitted)
-        if predicted:
+    for run in load_runs(platform)[1]:
+        peak = float(gpus[run.gpu].value(PEAK) or 0)
+        if peak:
+            predicted = fitted.utilization * peak * 1e12 / run.job().flops_per_token()
             found.append((run, run.tokens_per_second_per_gpu / predicted))
     return found

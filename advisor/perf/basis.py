@@ -65,6 +65,7 @@ class Fp8Calibration:
 
     utilization: float
     runs: int
+    platform: str = "cuda"  # whose published runs: NVIDIA's (cuda) or AMD's (rocm)
 
 
 # The situations whose cross-validated error is an estimate's range.

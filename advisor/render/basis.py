@@ -81,10 +81,13 @@ def _machine_calibration(part: MachineCalibration) -> str:
 
 @words.register
 def _fp8_calibration(part: Fp8Calibration) -> str:
+    if part.platform == "rocm":
+        runs = f"{part.runs} of AMD's own MLPerf Llama 2 70B LoRA runs on 8 CDNA 3 GPUs (NeMo on ROCm), never NVIDIA's"
+    else:
+        runs = f"{part.runs} published NeMo and Megatron-Bridge FP8 runs on 8 to 1,024 GPUs"
     return (
         f"the tuned FP8 stack's speed (advisor.llm.fp8): {part.utilization:.2f} of the GPU's 16-bit tensor peak "
-        f"in model FLOPs, the geometric mean of {part.runs} published NeMo and Megatron-Bridge FP8 runs on 8 to "
-        "1,024 GPUs, their parallel overhead included"
+        f"in model FLOPs, the geometric mean of {runs}, their parallel overhead included"
     )
 
 

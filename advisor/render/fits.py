@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from advisor.llm import fp8, validation
-from advisor.store.catalog import Catalog
+from advisor.store.catalog import Catalog, Gpu
 
 
 def llm_crossval_text(summary: dict[str, dict[str, float]]) -> str:
@@ -102,4 +102,34 @@ def fp8_fit_text(catalog: Catalog) -> str:
             f"(a step of {fp8.MLPERF_GLOBAL_BATCH} sequences: {step:.2f} s published, {step * ratio:.2f} s "
             "predicted)"
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *_rocm_fit_lines(catalog, fitted)])
+
+
+def _rocm_fit_lines(catalog: Catalog, nvidia: fp8.Fp8Fit) -> list[str]:
+    """AMD's own fit on its MLPerf runs, each GPU left out, its check on a newer architecture, and what NVIDIA's fit
+    would have said of AMD's runs (why it is never borrowed)."""
+    rocm = fp8.fit_fp8(catalog, platform="rocm")
+    gpus = catalog.by_id()
+    lines = [
+        f"ROCm (AMD): {rocm.utilization:.3f} of the 16-bit tensor peak, fitted on {rocm.runs} of AMD's MLPerf "
+        f"Llama 2 70B LoRA runs ({', '.join(sorted(rocm.architectures))}); the range {math.exp(rocm.half_width):.3f}x"
+    ]
+    held = fp8.left_out(fp8.load_runs("rocm")[0], catalog)
+    lines += [f"  {gpus[r.gpu].name} ({r.workload.split()[2]}), its GPU left out: {x:.3f}" for r, x in held]
+    lines += [
+        f"  {gpus[r.gpu].name} ({gpus[r.gpu].architecture}, never fitted): published / predicted {x:.3f}"
+        for r, x in fp8.checked(catalog, rocm, "rocm")
+    ]
+    borrowed = fp8.checked(catalog, nvidia, "rocm") + [
+        (r, r.tokens_per_second_per_gpu * r.job().flops_per_token() / (nvidia.utilization * _peak(gpus[r.gpu])))
+        for r in fp8.load_runs("rocm")[0]
+    ]
+    lines.append(
+        "  NVIDIA's fit on AMD's runs (never applied): "
+        + ", ".join(f"{gpus[r.gpu].name} {x:.2f}" for r, x in sorted(borrowed, key=lambda p: p[1]))
+    )
+    return lines
+
+
+def _peak(gpu: Gpu) -> float:
+    return float(gpu.value(fp8.PEAK) or 0) * 1e12

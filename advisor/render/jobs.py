@@ -112,7 +112,8 @@ JOB_TABLE: list[Column] = [
 
 FP8_SOURCE = (
     "; the fp8 rows from the tuned FP8 stack's fit on NVIDIA's published NeMo and Megatron-Bridge FP8 "
-    "runs (advisor.llm.fp8), their range its error with each run's GPU, model or method left out"
+    "runs (advisor.llm.fp8; AMD's CDNA 3 GPUs from AMD's own MLPerf runs, never NVIDIA's), their range its error "
+    "with each run's GPU, model or method left out"
 )
 
 
