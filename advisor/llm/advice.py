@@ -253,11 +253,12 @@ def _fp8_platform_rows(
 ) -> dict[tuple[str, int], dict[str, Any]]:
     """Rows to time on the tuned FP8 stack for the GPUs the 16-bit model left out (a platform it is not fitted on)
     whose architecture a platform's own FP8 fit covers: AMD's CDNA 3 from AMD's MLPerf runs."""
+    estimated = {gpu_id for gpu_id, _ in by_gpu}
     return {
         (gpu.id, count): {"catalog_id": gpu.id, "device_count": count, "basis": None}
         for gpu in gpus
         for count in counts
-        if (gpu.id, count) not in by_gpu and not any(g == gpu.id for g, _ in by_gpu) and fp8.fit_for(fits, gpu)
+        if gpu.id not in estimated and fp8.fit_for(fits, gpu)
     }
 
 
