@@ -192,7 +192,8 @@ def test_amd_s_tuned_stack_is_fitted_on_amd_s_own_mlperf_runs_with_their_own_wid
     assert fp8.tokens_per_second(runs[0].job(), gpus["mi300x"], nvidia) is None
     assert max(mi300x) / predicted < 0.75 and len(borrowed) == 2
     rows = {r["catalog_id"]: r for r in _json(*MLPERF, "--gpu", "mi300x,mi355x") if r["devices"] == 8}
-    assert rows["mi355x"]["seconds_estimate"] is None  # memory only: its architecture is in no fit
+    assert rows["mi355x"]["seconds_estimate"] is None  # memory only: its architecture is in no fit, as it says
+    assert "the tuned FP8 stack's being of CDNA3 only" in rows["mi355x"]["time_not_estimated"]
     row = rows["mi300x"]
     per_gpu = fp8.tokens_per_second(runs[0].job(), gpus["mi300x"], rocm)
     assert row["precision"] == "fp8" and row["seconds_estimate"] == pytest.approx(10e6 / (8 * per_gpu))

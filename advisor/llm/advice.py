@@ -7,7 +7,7 @@ no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -213,7 +213,7 @@ def _memory_answers(
     time needs): their memory, fits first."""
     gpus = catalog.by_id()
     unfitted = {
-        e.device.catalog_id: e.no_peak
+        e.device.catalog_id: _with_stack_fit(e.no_peak, catalog, job)
         for e in missing
         if isinstance(e.no_peak, basis.NoPlatformFit | basis.NoPeak) and e.device.catalog_id in gpus
     }
@@ -222,6 +222,17 @@ def _memory_answers(
         for gpu_id, why in unfitted.items()
     ]
     return tuple(sorted(answered, key=lambda m: (FIT_ORDER[m.verdict], m.gpu.name)))
+
+
+def _with_stack_fit(
+    why: basis.NoPlatformFit | basis.NoPeak, catalog: Catalog, job: TrainingJob
+) -> basis.NoPlatformFit | basis.NoPeak:
+    """An FP8 job's reason, saying which architectures of the GPU's platform its tuned stack is fitted on (AMD's
+    CDNA 3), where it is fitted on some but not this GPU's."""
+    if not job.fp8 or not isinstance(why, basis.NoPlatformFit):
+        return why
+    covered = sorted(a for fit in fp8.platform_fits(catalog) if fit.platform == why.platform for a in fit.architectures)
+    return replace(why, stack_architectures=tuple(covered)) if covered else why
 
 
 def _memory_only(

@@ -216,6 +216,7 @@ class NoPlatformFit:
     platform: str  # the GPU's platform (rocm, mps)
     device: str
     fitted: tuple[str, ...]  # the platforms the model is fitted on
+    stack_architectures: tuple[str, ...] = ()  # an FP8 job: the architectures its platform's tuned-stack fit covers
 
 
 @dataclass(frozen=True)

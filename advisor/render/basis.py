@@ -247,8 +247,15 @@ def _no_platform_fit(part: NoPlatformFit) -> str:
     return (
         f"no estimate for {part.device}: the model is fitted and cross-validated on {fitted} results only, and none on "
         f"{platform_name(part.platform)} (its software reaches another share of its peaks; the "
-        f"{fitted} range is never borrowed)"
+        f"{fitted} range is never borrowed){_stack_only(part)}"
     )
+
+
+def _stack_only(part: NoPlatformFit) -> str:
+    """Where the platform's tuned FP8 stack has a fit of other architectures: which ('' where none)."""
+    if not part.stack_architectures:
+        return ""
+    return f"; its tuned FP8 stack's runs are of {' and '.join(part.stack_architectures)} only"
 
 
 PLATFORM_NAMES = {str(p): f"{PLATFORM_SOFTWARE[p]} ({PLATFORM_VENDORS[p]})" for p in Platform}
@@ -257,6 +264,11 @@ PLATFORM_NAMES = {str(p): f"{PLATFORM_SOFTWARE[p]} ({PLATFORM_VENDORS[p]})" for 
 def no_time_reason(why: NoPlatformFit | NoPeak) -> str:
     """Why a GPU answered for memory has no time, in a few words: 'no ROCm (AMD) training results are fitted yet',
     'no bfloat16 peak in the catalog for ...'."""
+    if isinstance(why, NoPlatformFit) and why.stack_architectures:
+        return (
+            f"no {platform_name(why.platform)} training results of its architecture are fitted yet, the tuned FP8 "
+            f"stack's being of {' and '.join(why.stack_architectures)} only"
+        )
     if isinstance(why, NoPlatformFit):
         return f"no {platform_name(why.platform)} training results are fitted yet"
     return f"no {why.peak} peak in the catalog for {why.device}"
