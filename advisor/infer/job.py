@@ -124,13 +124,13 @@ class InferenceJob:
         layers_by_share: dict[float, list[LayerCache]] = {}
         for layer in self.model.layers:
             layers_by_share.setdefault(self._cache_share(layer), []).append(layer)
-        if not paged:
-            kept = self.kv.bytes
-            return sum(
-                share * self.model.kv_elements(context, self.engine.window_extra, layers) * kept
-                for share, layers in layers_by_share.items()
-            )
-        return sum(share * self.kv_bytes(context, layers) for share, layers in layers_by_share.items())
+
+        def kept(layers: list[LayerCache]) -> float:
+            if paged:
+                return self.kv_bytes(context, layers)
+            return self.model.kv_elements(context, self.engine.window_extra, layers) * self.kv.bytes
+
+        return sum(share * kept(layers) for share, layers in layers_by_share.items())
 
     def _cache_share(self, layer: LayerCache) -> float:
         """The part of ``layer``'s cache that one GPU keeps."""

@@ -60,11 +60,6 @@ def _budget(job: InferenceJob, card: float, weights: float, reserve: float) -> f
     return card * engine.memory_share
 
 
-def _cache_per_gpu(job: InferenceJob, context: int) -> float:
-    """One sequence's cache on one GPU."""
-    return job.kv_bytes_per_gpu(context)
-
-
 def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     """``job`` on GPUs of ``memory_gb`` each (the catalog's figure)."""
     card = card_bytes(memory_gb)
@@ -74,7 +69,7 @@ def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     room = budget - weights - reserve
     # the users' own part of the reserve grows with them: room for one more user is its cache and that part
     shared_room = budget - weights - job.engine.reserve_fixed_gb * 1e9 - job.activation_fixed_bytes()
-    per_sequence = _cache_per_gpu(job, job.sequence_tokens)
+    per_sequence = job.kv_bytes_per_gpu(job.sequence_tokens)
     cache = job.sequences_per_gpu(job.users) * per_sequence  # the busiest GPU's users
     needed = weights + reserve + cache
     verdict = verdict_of(needed, budget)
@@ -103,12 +98,12 @@ def _longest(job: InferenceJob, room: float) -> int:
     """The longest context whose ``users`` sequences fit in ``room`` bytes (up to the model's maximum)."""
     top = job.model.max_context or unknown_maximum_cap()
     users = job.sequences_per_gpu(job.users)
-    if room <= 0 or users * _cache_per_gpu(job, 1) > room:
+    if room <= 0 or users * job.kv_bytes_per_gpu(1) > room:
         return 0
     low, high = 1, top
     while low < high:
         mid = (low + high + 1) // 2
-        if users * _cache_per_gpu(job, mid) <= room:
+        if users * job.kv_bytes_per_gpu(mid) <= room:
             low = mid
         else:
             high = mid - 1

@@ -196,7 +196,7 @@ def advise(
                 ranged = _fp8_row(ranged, planned, catalog.by_id()[gpu_id], count, fits)
             options.append(_option(catalog, planned, ranged, count, pure_16bit, sharded, job.run_tokens))
     options.sort(key=lambda o: (FIT_ORDER[o.verdict], o.seconds, o.gpu.name, o.devices))
-    answered = _memory_answers(catalog, job, missing, checkpointing, devices, pure_16bit, sharded)
+    answered = _memory_answers(catalog, job, missing, checkpointing, devices, pure_16bit, sharded, fits)
     return JobAdvice(job, tuple(options), tuple(missing), answered)
 
 
@@ -208,12 +208,13 @@ def _memory_answers(
     devices: int,
     pure_16bit: bool,
     sharded: bool,
+    fits: tuple[fp8.Fp8Fit, ...],
 ) -> tuple[MemoryOnly, ...]:
     """The catalog GPUs left without an estimate (their platform has no fitted time, or the catalog lacks the peak the
     time needs): their memory, fits first."""
     gpus = catalog.by_id()
     unfitted = {
-        e.device.catalog_id: _with_stack_fit(e.no_peak, catalog, job)
+        e.device.catalog_id: _with_stack_fit(e.no_peak, fits)
         for e in missing
         if isinstance(e.no_peak, basis.NoPlatformFit | basis.NoPeak) and e.device.catalog_id in gpus
     }
@@ -225,13 +226,13 @@ def _memory_answers(
 
 
 def _with_stack_fit(
-    why: basis.NoPlatformFit | basis.NoPeak, catalog: Catalog, job: TrainingJob
+    why: basis.NoPlatformFit | basis.NoPeak, fits: tuple[fp8.Fp8Fit, ...]
 ) -> basis.NoPlatformFit | basis.NoPeak:
-    """An FP8 job's reason, saying which architectures of the GPU's platform its tuned stack is fitted on (AMD's
-    CDNA 3), where it is fitted on some but not this GPU's."""
-    if not job.fp8 or not isinstance(why, basis.NoPlatformFit):
+    """An FP8 job's reason (``fits``: the platforms' tuned-stack fits, none for another job), saying which
+    architectures of the GPU's platform its tuned stack is fitted on (AMD's CDNA 3), where some but not this GPU's."""
+    if not isinstance(why, basis.NoPlatformFit):
         return why
-    covered = sorted(a for fit in fp8.platform_fits(catalog) if fit.platform == why.platform for a in fit.architectures)
+    covered = sorted(a for fit in fits if fit.platform == why.platform for a in fit.architectures)
     return replace(why, stack_architectures=tuple(covered)) if covered else why
 
 

@@ -187,8 +187,6 @@ def checked(catalog: Catalog, fitted: Fp8Fit | None = None, platform: str = "cud
     gpus = catalog.by_id()
     found = []
     for run in load_runs(platform)[1]:
-        peak = float(gpus[run.gpu].value(PEAK) or 0)
-        if peak:
-            predicted = fitted.utilization * peak * 1e12 / run.job().flops_per_token()
-            found.append((run, run.tokens_per_second_per_gpu / predicted))
+        if gpus[run.gpu].value(PEAK):
+            found.append((run, utilization(run, gpus[run.gpu]) / fitted.utilization))
     return found

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from advisor.llm import fp8, validation
-from advisor.store.catalog import Catalog, Gpu
+from advisor.store.catalog import Catalog
 
 
 def llm_crossval_text(summary: dict[str, dict[str, float]]) -> str:
@@ -121,15 +121,10 @@ def _rocm_fit_lines(catalog: Catalog, nvidia: fp8.Fp8Fit) -> list[str]:
         for r, x in fp8.checked(catalog, rocm, "rocm")
     ]
     borrowed = fp8.checked(catalog, nvidia, "rocm") + [
-        (r, r.tokens_per_second_per_gpu * r.job().flops_per_token() / (nvidia.utilization * _peak(gpus[r.gpu])))
-        for r in fp8.load_runs("rocm")[0]
+        (r, fp8.utilization(r, gpus[r.gpu]) / nvidia.utilization) for r in fp8.load_runs("rocm")[0]
     ]
     lines.append(
         "  NVIDIA's fit on AMD's runs (never applied): "
         + ", ".join(f"{gpus[r.gpu].name} {x:.2f}" for r, x in sorted(borrowed, key=lambda p: p[1]))
     )
     return lines
-
-
-def _peak(gpu: Gpu) -> float:
-    return float(gpu.value(fp8.PEAK) or 0) * 1e12
