@@ -13,6 +13,7 @@ from advisor.infer.job import InferenceJob
 from advisor.infer.platform_decode import DecodeOnly, one_stream
 from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
 from advisor.infer.speed import decode_range, engine_fits
+from advisor.infer.ways import Way, ways_to_fit
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
 HOURS_PER_YEAR = 365.25 * 24
@@ -50,6 +51,7 @@ class InferenceRow:
     decode_only: DecodeOnly | None = None  # no speed: one user's decode (a platform's own fit; CUDA's without a peak)
     at_rate: AtRate | None = None  # at a rate of requests: the users it keeps in flight here (None: a number of users)
     attention_data_parallel: bool = False  # each of the devices its own users' attention, the experts split
+    ways: tuple[Way, ...] = ()  # where it does not fit as asked: the formats and GPUs that fit (advisor.infer.ways)
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -157,6 +159,7 @@ def _row(
         owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)
     if saturation is None and speed is not None:
         saturation = _saturated(job, gpu, catalog)  # an overloaded row keeps the one its rate was checked against
+    ways = ways_to_fit(job, gpu, fit, catalog) if not_run is None and verdict.verdict == "does not fit" else ()
     return InferenceRow(
         gpu.name,
         gpu.id,
@@ -174,6 +177,7 @@ def _row(
         decode_only if speed is None else None,
         at_rate,
         job.attention_data_parallel,
+        ways,
     )
 
 
@@ -209,11 +213,16 @@ class InferencePicks:
     cheapest_owned: InferenceRow | None  # the least $ a million output tokens, owned
     cheapest_rented: InferenceRow | None  # the least $ a million output tokens, rented
     fit_without_speed: tuple[InferenceRow, ...] = ()  # hold the job, no speed estimated (a platform not fitted)
+    ways: tuple[InferenceRow, ...] = ()  # where no GPU holds the job as asked: the first few with ways to fit
+
+
+WAYS_SHOWN = 3  # where nothing holds the job as asked, the GPUs whose ways to fit the summary names
 
 
 def picks(rows: list[InferenceRow]) -> InferencePicks:
     """The fastest fitting GPU, and the cheapest a million tokens owned and rented (tight rows count: they run); the
-    GPUs that hold the job with no speed estimated (another platform, a peak nobody published)."""
+    GPUs that hold the job with no speed estimated (another platform, a peak nobody published); where none holds it,
+    the first few GPUs with ways to fit (in the rows' order: the fastest first)."""
     holding = [r for r in rows if r.runs and r.memory.verdict != "does not fit"]
     ok = [r for r in holding if r.speed is not None]
 
@@ -223,7 +232,8 @@ def picks(rows: list[InferenceRow]) -> InferencePicks:
 
     fastest = max(ok, key=lambda r: r.speed.single_stream_tokens_per_s) if ok else None
     unestimated = tuple(r for r in holding if r.speed is None)
-    return InferencePicks(fastest, least("usd_per_million_owned"), least("usd_per_million_rented"), unestimated)
+    ways = () if holding else tuple(r for r in rows if r.runs and r.ways)[:WAYS_SHOWN]
+    return InferencePicks(fastest, least("usd_per_million_owned"), least("usd_per_million_rented"), unestimated, ways)
 
 
 USER_STEPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)

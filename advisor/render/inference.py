@@ -12,6 +12,7 @@ from advisor.infer.estimate import CostInputs, InferencePicks, InferenceRow
 from advisor.infer.job import InferenceJob
 from advisor.infer.measured import MeasuredGeneration
 from advisor.infer.mixed import LLAMA_CPP_SPLIT_SOURCE, MixedAnswer
+from advisor.infer.ways import Way
 from advisor.render import charts, tables
 
 GB = 1e9
@@ -138,6 +139,18 @@ def decode_only_note(rows: list[InferenceRow]) -> list[str]:
     ]
 
 
+def _way_text(way: Way) -> str:
+    """A way to fit in a few words, with one user's tokens a second where estimated (a ceiling: '<=')."""
+    if way.single_stream_tokens_per_s is None:
+        return way.summary
+    return f"{way.summary}: {'<= ' if way.bound else ''}{way.single_stream_tokens_per_s:,.0f} tok/s"
+
+
+def ways_lines(found: InferencePicks) -> list[str]:
+    """Where no GPU holds the job as asked: the first few GPUs' ways to fit, fewest GPUs first."""
+    return [f"Ways to fit {row.gpu}: " + "; or ".join(_way_text(way) for way in row.ways) + "." for row in found.ways]
+
+
 def _speed_text(render):
     return lambda row: "-" if row.speed is None else render(row)
 
@@ -164,6 +177,7 @@ COLUMNS = [
     ("max tok/s (users)", lambda r: _saturated_text(r)),
     ("$/M owned", lambda r: _cost(r, r.usd_per_million_owned)),
     ("$/M rented", lambda r: _cost(r, r.usd_per_million_rented)),
+    ("to fit: fewest GPUs", lambda r: _way_text(r.ways[0]) if r.ways else ""),
 ]
 
 
@@ -192,6 +206,12 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
                 if any(_bounded(r) and r.at_rate is not None for r in shown)
                 else ""
             )
+        )
+    if any(r.ways for r in shown):
+        notes.append(
+            "to fit: where the job as asked does not, the fewest GPUs (tensor parallel, up to 8; one for a whole "
+            "machine) with the most precise formats the engine runs there that hold it, the weights kept before the "
+            "cache; --json lists every way, each with more precision than those with fewer GPUs."
         )
     refused = [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in shown if r.refused})]
     not_run = sorted({r.refused for r in rows if not r.runs})
@@ -294,9 +314,26 @@ def inference_records(
                 "users_at_once": None if a is None or a.users is None else a.users * row.replicas,
                 "seconds_per_request": None if a is None else a.seconds_per_request,
                 "overloaded": None if a is None else a.overloaded,
+                "ways_to_fit": [_way_record(way) for way in row.ways],
             }
         )
     return out
+
+
+def _way_record(way: Way) -> dict[str, Any]:
+    return {
+        "devices": way.devices,
+        "weights": way.weights,
+        "kv_cache": way.kv,
+        "changes": list(way.changes),
+        "fits": way.memory.verdict,
+        "memory_needed_gb": round(way.memory.needed_bytes / GB, 2),
+        "memory_engine_gb": round(way.memory.budget_bytes / GB, 2),
+        "single_stream_tokens_per_s": None
+        if way.single_stream_tokens_per_s is None
+        else round(way.single_stream_tokens_per_s, 2),
+        "bound": way.bound,
+    }
 
 
 def pick_lines(found: InferencePicks) -> list[str]:
@@ -321,7 +358,11 @@ def pick_lines(found: InferencePicks) -> list[str]:
             ]
         return [f"Holds the job, speed not estimated: {names} (why: the notes under the table)."]
     if found.fastest is None:
-        return ["No GPU of the catalog holds this job: fewer users, a shorter context, smaller weights or more GPUs."]
+        return [
+            "No GPU of the catalog holds this job as asked: fewer users, a shorter context, smaller formats or more "
+            "GPUs.",
+            *ways_lines(found),
+        ]
     fastest, owned, rented = found.fastest, found.cheapest_owned, found.cheapest_rented
     most = "at most " if _bounded(fastest) else ""
     bound = " (the hardware's bound: the engine has no published speeds here)" if _bounded(fastest) else ""

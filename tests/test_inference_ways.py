@@ -1,0 +1,91 @@
+"""Ways to fit an inference job a GPU cannot hold as asked (advisor.infer.ways): smaller formats the engine runs there
+and more GPUs, fewest GPUs first, each verdict the memory model's own."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from advisor.cli import main
+from advisor.infer.architecture import resolve_inference_model
+from advisor.infer.engines import Format, architecture_refusal, engine_data
+from advisor.infer.job import make_job
+from advisor.infer.serving_memory import memory_verdict
+from advisor.infer.speed import EngineFit, engine_fits
+from advisor.infer.ways import cache_choices, ways_to_fit, weight_choices
+
+
+def _ways(catalog, gpu_id: str, engine: str = "vllm", weights: str | None = None, **sizes):
+    job = make_job(resolve_inference_model(sizes.pop("model", "llama-3.1-70b")), engine, weights, None, **sizes)
+    fit = engine_fits(catalog).get(engine, EngineFit())
+    return job, ways_to_fit(job, catalog.by_id()[gpu_id], fit, catalog)
+
+
+def test_each_way_fits_by_the_memory_model_and_more_gpus_only_buy_precision(shipped_catalog):
+    """Llama 3.1 70B at 32k tokens on one H100 (vLLM, bf16): 4-bit weights on one card, 8-bit on two, and as asked
+    on four; each verdict is the memory model's for the changed job, and each later way keeps more bits."""
+    job, ways = _ways(shipped_catalog, "h100-sxm", context=32768)
+    assert memory_verdict(job, 80).verdict == "does not fit"
+    assert [w.devices for w in ways] == [1, 2, 4]
+    assert [w.weights for w in ways] == ["awq-int4", "fp8", "bf16"]
+    assert ways[-1].changes == ("4 GPUs",)  # the asked formats: no more GPUs are tried past them
+    formats = engine_data().weight_formats
+    bits = [formats[w.weights].bits for w in ways]
+    assert bits == sorted(bits) and len(set(bits)) == len(bits)
+    gpu = shipped_catalog.by_id()["h100-sxm"]
+    for way in ways:
+        changed = make_job(job.model, "vllm", way.weights, way.kv, context=32768, devices=way.devices)
+        assert way.memory == memory_verdict(changed, gpu.usable_memory_gb)
+        assert way.memory.verdict in ("fits", "tight")
+        assert way.bound and way.single_stream_tokens_per_s > 0  # vLLM has no measurements here: a ceiling
+
+
+def test_the_fewest_cards_match_what_published_multi_card_runs_needed(shipped_catalog):
+    """XiongjieDai's llama.cpp table (May 2024) ran Llama 3 70B in Q4_K_M on two RTX 3090s or 4090s and lists one card
+    as out of memory: the first way is two cards with the same formats."""
+    for gpu_id in ("rtx-3090", "rtx-4090"):
+        _, ways = _ways(shipped_catalog, gpu_id, "llama.cpp", "q4_k_m", prompt=1, output=512)
+        assert ways and (ways[0].devices, ways[0].weights, ways[0].kv) == (2, "q4_k_m", "16bit"), ways
+        assert ways[0].changes == ("2 GPUs",) and len(ways) == 1
+
+
+def test_formats_are_the_engines_and_the_architectures_and_a_whole_machine_stays_one(shipped_catalog):
+    """Every way's formats run on the GPU's architecture (a Turing card gets fp16 and int8, never bf16 or fp8); a
+    whole machine or a Mac is never asked to be several; a job that fits has no ways."""
+    catalog = shipped_catalog
+    data = engine_data()
+    for gpu in catalog.gpus:
+        _, ways = _ways(catalog, gpu.id, context=32768)
+        for way in ways:
+            refused = architecture_refusal(gpu.architecture, data.weight_formats[way.weights], data.kv_formats[way.kv])
+            assert refused is None, (gpu.id, way)
+            if gpu.whole_machine or gpu.platform == "mps":
+                assert way.devices == 1, (gpu.id, way)
+    turing = make_job(resolve_inference_model("llama-3.1-70b"), "vllm", "fp16", None)
+    assert [f.id for f in weight_choices(turing, "Turing")] == ["fp16", "int8", "awq-int4"]
+    assert _ways(catalog, "b200", context=32768)[1] == ()  # fits as asked
+
+
+def test_a_gguf_files_own_weights_stay_and_only_the_cache_and_the_cards_change():
+    """A GGUF file's tensors are what they are: its one weight format is kept; the cache and the cards may change."""
+    job = make_job(resolve_inference_model("llama-3.1-70b"), "llama.cpp", "q4_k_m", None, context=32768)
+    gguf = Format("gguf:Q4_K_M", job.weights.bits, "file", (), "a file's own tensors")
+    assert weight_choices(replace(job, weights=gguf), "Ada") == [gguf]
+    assert [kv.id for kv in cache_choices(job, "Ada")] == ["16bit", "q8_0", "q4_0"]
+
+
+def test_the_command_names_the_ways_where_nothing_holds_the_job(capsys):
+    """The summary names each asked GPU's ways where none holds the job; the table's last column the first way; --json
+    every way."""
+    asked = ["estimate", "--model-config", "llama-3.1-70b", "--inference", "--context", "32768", "--gpu", "h100-sxm"]
+    assert main(asked) == 0
+    out = capsys.readouterr().out
+    assert "No GPU of the catalog holds this job as asked" in out
+    assert "Ways to fit H100 SXM5 80GB: awq-int4 weights: <= " in out and "; or 4 GPUs: <= " in out
+    assert "to fit: fewest GPUs" in out
+    assert main([*asked, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert [w["devices"] for w in row["ways_to_fit"]] == [1, 2, 4]
+    assert row["ways_to_fit"][0]["changes"] == ["awq-int4 weights"] and row["ways_to_fit"][0]["fits"] == "fits"
+    assert main(["estimate", "--model-config", "llama-3.1-8b", "--inference", "--gpu", "h100-sxm", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["ways_to_fit"] == []
