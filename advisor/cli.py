@@ -36,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog="advisor",
-        description="Hardware cost-performance advisor for deep-learning training: "
-        "compare measured profiles and pick the upgrade that pays.",
+        description="Hardware cost-performance advisor for deep learning, training and running models: "
+        "compare measured profiles, estimate every catalog GPU and pick the upgrade (or rental) that pays.",
     )
     parser.add_argument("--version", action="version", version=f"advisor {__version__}")
     add_common(parser, defaults=True)

@@ -39,7 +39,7 @@ def add_parser(commands, parents: Parents) -> None:
     parser = commands.add_parser(
         NAME,
         parents=[parents.common],
-        help="estimate the workload's training time on the catalog's GPUs",
+        help="estimate the workload's training time, or a model's inference (--inference), on the catalog's GPUs",
         description="Estimate the workload's total training time on every catalog GPU (or --gpu), for float32 and "
         "mixed_float16, from the GPUs' specifications, calibrated on every GPU result the model can describe (the "
         "published benchmarks, the post's and your runs). Every estimate has a low..high range (the cross-validated "

@@ -25,7 +25,7 @@ def add_parser(commands, parents: Parents) -> None:
     parser = commands.add_parser(
         NAME,
         parents=[parents.common],
-        help="time the LSTM training on this device and write a profile",
+        help="time a training (the post's LSTM or your model), or a generation (--inference), here and write a profile",
         description="Time the post's LSTM training on this device (float32 and mixed precision) with a Keras "
         "backend, and write a profile; or, with --inference, time a model's generation (transformers' generate) "
         "and write an inference profile. Progress goes to standard error.",
