@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
+
 from advisor.cli import main
+from advisor.errors import AdvisorError
 from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.engines import Format, architecture_refusal, engine_data
-from advisor.infer.job import make_job
+from advisor.infer.job import make_job, tensor_parallel_refusal
 from advisor.infer.serving_memory import memory_verdict
 from advisor.infer.speed import EngineFit, engine_fits
-from advisor.infer.ways import cache_choices, ways_to_fit, weight_choices
+from advisor.infer.ways import cache_choices, gpu_counts, ways_to_fit, weight_choices
 
 
 def _ways(catalog, gpu_id: str, engine: str = "vllm", weights: str | None = None, **sizes):
@@ -89,3 +92,20 @@ def test_the_command_names_the_ways_where_nothing_holds_the_job(capsys):
     assert row["ways_to_fit"][0]["changes"] == ["awq-int4 weights"] and row["ways_to_fit"][0]["fits"] == "fits"
     assert main(["estimate", "--model-config", "llama-3.1-8b", "--inference", "--gpu", "h100-sxm", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["ways_to_fit"] == []
+
+
+def test_an_engine_that_splits_the_heads_refuses_a_count_that_does_not_divide_them(shipped_catalog):
+    """vLLM and SGLang split the attention heads evenly over tensor-parallel GPUs (their sources in engines.yaml):
+    Qwen2.5 7B's 28 query heads over 8 GPUs is refused with the counts that work, and the ways never offer it;
+    llama.cpp splits layers, so any count runs; attention data parallel splits no heads."""
+    model = resolve_inference_model("qwen2.5-7b")
+    for engine in ("vllm", "sglang"):
+        with pytest.raises(AdvisorError, match=r"28 query, 4 key-value\) over 8 GPUs .* over 1, 2, 4 \(--devices\)"):
+            make_job(model, engine, None, None, devices=8)
+    assert make_job(model, "llama.cpp", None, None, devices=3).devices == 3
+    grouped = resolve_inference_model("llama-3.1-8b")  # 8 key-value heads: 16 GPUs would replicate them, 3 cannot
+    assert tensor_parallel_refusal(grouped, engine_data().engines["vllm"], 3)
+    assert tensor_parallel_refusal(grouped, engine_data().engines["vllm"], 8) is None
+    job = make_job(model, "vllm", None, None, context=131072, users=64)
+    assert all(n != 8 for n in gpu_counts(job, shipped_catalog.by_id()["rtx-4090"]))
+    assert gpu_counts(job, shipped_catalog.by_id()["rtx-4090"]) == (1, 2, 4)

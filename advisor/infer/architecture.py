@@ -78,6 +78,7 @@ class InferenceModel:
     experts: int = 0  # routed experts per MoE layer (0: dense)
     experts_per_token: int = 0
     moe_layers: int = 0  # the layers whose MLP is routed experts
+    attention_heads: int = 0  # the query heads of an attention layer (num_attention_heads; 0: not known)
     source: str = ""
 
     @property
@@ -258,6 +259,7 @@ def model_from_mapping(data: Any, file: str, name: str | None = None) -> Inferen
         experts=experts,
         experts_per_token=experts_per_token,
         moe_layers=moe_layers,
+        attention_heads=heads,
         source=str(data.get("_source") or f"{file} (read from disk)"),
     )
 

@@ -78,6 +78,8 @@ class Engine:
     memory_rule: MemoryRule | None = None  # share_of "rule": the share worked out per card
     large_card_batch: tuple[float, int, tuple[str, ...]] | None = None  # from GiB, its batch, names excepted
     attention_data_parallel: str | None = None  # how it runs attention data parallel with the experts split (None: not)
+    tensor_parallel_heads: str | None = None  # its source where tensor parallelism splits the heads evenly (None: not
+    # known to require it)
 
     def batch_limit(self, card_gib: float, gpu_name: str) -> int:
         """The most sequences it runs at once on a card reporting ``card_gib`` (vLLM raises its default on large cards
@@ -155,6 +157,7 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         memory_rule=_memory_rule(entry["memory_rule"]) if entry.get("memory_rule") else None,
         large_card_batch=_large_card_batch(entry.get("large_card_batch")),
         attention_data_parallel=(entry.get("attention_data_parallel") or {}).get("source"),
+        tensor_parallel_heads=(entry.get("tensor_parallel_heads") or {}).get("source"),
     )
 
 

@@ -189,12 +189,38 @@ def make_job(
         raise AdvisorError("the load is a number of users at once or a rate of requests a second, not both")
     if job.attention_data_parallel:
         _check_attention_data_parallel(job)
+    else:
+        why = tensor_parallel_refusal(model, chosen, job.devices)
+        if why:
+            raise AdvisorError(why)
     if model.max_context and job.sequence_tokens > model.max_context:
         raise AdvisorError(
             f"context: {job.sequence_tokens:,} tokens is over {model.name}'s own maximum of {model.max_context:,} "
             "(max_position_embeddings); ask for that or less"
         )
     return job
+
+
+def _splits_heads(model: InferenceModel, devices: int) -> bool:
+    """Whether ``devices`` GPUs split the model's heads evenly: they divide the query heads, and each attention layer's
+    key-value heads divide them or they the heads (the heads then replicated)."""
+    if model.attention_heads and model.attention_heads % devices:
+        return False
+    kv = {layer.heads for layer in model.layers if layer.heads and layer.kind in ("full", "sliding")}
+    return all(heads % devices == 0 if heads >= devices else devices % heads == 0 for heads in kv)
+
+
+def tensor_parallel_refusal(model: InferenceModel, engine: Engine, devices: int) -> str | None:
+    """Why ``engine`` cannot split ``model`` over ``devices`` GPUs (tensor parallel), with the counts that work; None
+    where it can (one GPU, an engine that splits the layers instead, heads that divide)."""
+    if devices == 1 or engine.tensor_parallel_heads is None or _splits_heads(model, devices):
+        return None
+    working = ", ".join(str(n) for n in (1, 2, 4, 8) if _splits_heads(model, n))
+    return (
+        f"{engine.name} cannot split {model.name}'s heads ({model.attention_heads} query, "
+        f"{'/'.join(sorted({str(layer.heads) for layer in model.layers if layer.heads}))} key-value) over {devices} "
+        f"GPUs ({engine.tensor_parallel_heads}); it splits them over {working} (--devices)"
+    )
 
 
 def _check_attention_data_parallel(job: InferenceJob) -> None:

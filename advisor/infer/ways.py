@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from advisor.errors import AdvisorError
 from advisor.infer import speed as speed_model
 from advisor.infer.engines import Format, KvFormat, architecture_refusal, engine_data
-from advisor.infer.job import InferenceJob
+from advisor.infer.job import InferenceJob, tensor_parallel_refusal
 from advisor.infer.platform_decode import one_stream
 from advisor.infer.serving_memory import MemoryVerdict, memory_verdict, verdict_only
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
@@ -86,10 +86,14 @@ def cache_choices(job: InferenceJob, architecture: str) -> list[KvFormat]:
 
 
 def gpu_counts(job: InferenceJob, gpu: Gpu) -> tuple[int, ...]:
-    """The GPU counts to try: the asked one and the larger of GPU_COUNTS, but one machine for a whole machine."""
+    """The GPU counts to try: the asked one and the larger of GPU_COUNTS that the engine can split the model over
+    (its heads evenly, where it needs that), but one machine for a whole machine."""
     if gpu.whole_machine or gpu.platform in ONE_GPU_PLATFORMS:
         return (job.devices,)
-    return (job.devices, *(n for n in GPU_COUNTS if n > job.devices))
+    larger = [n for n in GPU_COUNTS if n > job.devices]
+    if not job.attention_data_parallel:  # attention data parallel splits no heads
+        larger = [n for n in larger if tensor_parallel_refusal(job.model, job.engine, n) is None]
+    return (job.devices, *larger)
 
 
 def _changes(asked: InferenceJob, job: InferenceJob) -> tuple[str, ...]:
