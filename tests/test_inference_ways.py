@@ -109,3 +109,25 @@ def test_an_engine_that_splits_the_heads_refuses_a_count_that_does_not_divide_th
     job = make_job(model, "vllm", None, None, context=131072, users=64)
     assert all(n != 8 for n in gpu_counts(job, shipped_catalog.by_id()["rtx-4090"]))
     assert gpu_counts(job, shipped_catalog.by_id()["rtx-4090"]) == (1, 2, 4)
+
+
+def test_several_identical_cards_of_a_layer_split_run_one_stream_as_one_card_would(shipped_catalog):
+    """llama.cpp's default split gives each card whole layers and a token passes them in turn: --devices N of one
+    card runs one stream at the single-GPU model's speed, as --mixed with N of that card does, never N times faster;
+    XiongjieDai's May 2024 runs of Llama 3 70B Q4_K_M on 2 to 8 RTX 3090s or 4090s read 16.6-19.8 tok/s."""
+    from advisor.infer.mixed import mixed_cards
+    from advisor.infer.speed import predict
+
+    model = resolve_inference_model("llama-3.1-70b")
+    fit = engine_fits(shipped_catalog)["llama.cpp"]
+    for gpu_id, count, published in (("rtx-3090", 2, 16.57), ("rtx-4090", 2, 19.22), ("rtx-4090", 8, 18.94)):
+        gpu = shipped_catalog.by_id()[gpu_id]
+        job = make_job(model, "llama.cpp", "q4_k_m", None, prompt=1, output=512, devices=count)
+        assert job.splits_layers
+        speed = predict(job, gpu, fit).single_stream_tokens_per_s
+        mixed = mixed_cards(replace(job, devices=1), [gpu] * count, shipped_catalog).single_stream_tokens_per_s
+        assert speed == pytest.approx(mixed, rel=1e-9)
+        assert 0.75 < speed / published < 1.25, (gpu_id, count, speed)
+        assert memory_verdict(job, gpu.usable_memory_gb).verdict == "fits"
+    vllm = make_job(model, "vllm", "awq-int4", None, prompt=1, output=512, devices=2)
+    assert not vllm.splits_layers  # tensor parallel: each layer split, the GPUs reading at once

@@ -80,6 +80,8 @@ class Engine:
     attention_data_parallel: str | None = None  # how it runs attention data parallel with the experts split (None: not)
     tensor_parallel_heads: str | None = None  # its source where tensor parallelism splits the heads evenly (None: not
     # known to require it)
+    split_layers: str | None = None  # its source where several GPUs each hold whole layers, a token passing them in
+    # turn (llama.cpp's default split): None, tensor parallel
 
     def batch_limit(self, card_gib: float, gpu_name: str) -> int:
         """The most sequences it runs at once on a card reporting ``card_gib`` (vLLM raises its default on large cards
@@ -158,6 +160,7 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         large_card_batch=_large_card_batch(entry.get("large_card_batch")),
         attention_data_parallel=(entry.get("attention_data_parallel") or {}).get("source"),
         tensor_parallel_heads=(entry.get("tensor_parallel_heads") or {}).get("source"),
+        split_layers=(entry.get("split_layers") or {}).get("source"),
     )
 
 

@@ -51,6 +51,12 @@ class InferenceJob:
         return self.devices * self.replicas
 
     @property
+    def splits_layers(self) -> bool:
+        """Several GPUs each hold whole layers (the engine's default split, llama.cpp's), a token passing them in
+        turn: each card keeps its layers' caches whole and its own compute buffer."""
+        return self.devices > 1 and self.engine.split_layers is not None and not self.attention_data_parallel
+
+    @property
     def attention_groups(self) -> int:
         """How many batches of attention run side by side in a copy: one per GPU with attention data parallelism,
         else one split over the GPUs."""
@@ -134,6 +140,8 @@ class InferenceJob:
 
     def _cache_share(self, layer: LayerCache) -> float:
         """The part of ``layer``'s cache that one GPU keeps."""
+        if self.splits_layers:
+            return 1 / self.devices  # the cards' layers: about 1/devices of every layer's cache, whole
         if self.attention_data_parallel or self.devices == 1 or layer.kind == "latent":
             return 1.0
         if layer.heads:
@@ -147,14 +155,18 @@ class InferenceJob:
 
     def activation_fixed_bytes(self) -> float:
         """The part of the largest forward pass that does not grow with the users (an engine's fixed step size)."""
+        return self.engine.largest_step_tokens * self._activation_width_per_gpu()
+
+    def _activation_width_per_gpu(self) -> float:
+        """A token's activations on one GPU: split over the GPUs (tensor parallel), whole on each (a layer split: each
+        card its own compute buffer; attention data parallel: each GPU its own batch)."""
         width = self.engine.activation_width * self.model.hidden * 2
-        return self.engine.largest_step_tokens * width / self.devices * self.attention_groups
+        return width if self.splits_layers else width / self.devices * self.attention_groups
 
     def activation_per_user_bytes(self) -> float:
         """What each user adds to it: its logits, and its whole prompt where the engine has no fixed step size (the
         prompts are one forward pass)."""
-        width = self.engine.activation_width * self.model.hidden * 2
-        prompt = 0 if self.engine.largest_step_tokens else self.prompt * width / self.devices * self.attention_groups
+        prompt = 0 if self.engine.largest_step_tokens else self.prompt * self._activation_width_per_gpu()
         return prompt + self.model.vocab * 4
 
 

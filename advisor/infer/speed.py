@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -121,10 +121,18 @@ def _link(gpu: Gpu) -> tuple[str, float]:
     return "pcie", float(pcie)
 
 
+def _stepping(job: InferenceJob) -> InferenceJob:
+    """The job whose step a GPU's step times: a layer split's is the single-GPU step of the whole model (a token
+    passes the cards in turn, each its layers' part: :mod:`advisor.infer.mixed`), with no exchange but the
+    activations' hand-over; tensor parallel, the job itself."""
+    return replace(job, devices=1) if job.splits_layers else job
+
+
 def _allreduce_s(job: InferenceJob, gpu: Gpu, tokens: int) -> float:
     """The GPUs' exchanges of a step of ``tokens`` (the whole group's): tensor parallel, two all-reduces of the
     activations a layer (a ring moves 2(n-1)/n of them); attention data parallel, an all-gather of the tokens before
     each layer of experts and a reduce-scatter after it ((n-1)/n each: vLLM's default allgather_reducescatter)."""
+    job = _stepping(job)
     if job.devices == 1:
         return 0.0
     kind, gbs = _link(gpu)
@@ -173,6 +181,7 @@ def _matrix_peak(gpu: Gpu, job: InferenceJob) -> float:
 
 def _decode_terms(job: InferenceJob, gpu: Gpu, batch: int, context: int) -> tuple[float, float]:
     """(memory seconds at full bandwidth, compute seconds at full peak) of one decode step, per GPU."""
+    job = _stepping(job)
     bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0) * 1e9
     peak = _matrix_peak(gpu, job) * 1e12
     if not bandwidth or not peak:
@@ -192,6 +201,7 @@ def _per_gpu_share(job: InferenceJob, sequences: int) -> float:
 def _prefill_work(job: InferenceJob, gpu: Gpu, tokens: int, batch: int) -> float:
     """Seconds of one prefill of ``batch`` prompts of ``tokens`` at the full tensor peaks, per GPU: the weights' matrix
     products at the format's rate (:func:`_matrix_peak`), the causal attention at the 16-bit one."""
+    job = _stepping(job)
     full_layers = sum(1 for layer in job.model.layers if layer.window is None and layer.kind != "linear")
     model = job.model
     experts = model.expert_parameters * model.experts_per_token / model.experts if model.experts else 0.0

@@ -88,6 +88,8 @@ def _parallel(job: InferenceJob) -> str:
     """How a copy's GPUs share the model."""
     if job.attention_data_parallel:
         return "attention data parallel: each GPU its own users' attention and cache, the experts split"
+    if job.splits_layers:
+        return "whole layers on each GPU, a token passing them in turn: one GPU's speed"
     return "tensor parallel"
 
 
