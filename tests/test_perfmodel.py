@@ -153,6 +153,10 @@ def test_estimate_command(capsys):
     out = capsys.readouterr().out
     assert out.startswith("Estimated training time (not measured)") and "calibrated on" in out
     assert "Not estimated: NVIDIA B200 float32" in out
+    # a platform without a fit is one line naming each of its GPUs once, not a line a GPU and precision
+    (rocm,) = [line for line in out.splitlines() if line.startswith("Not estimated on ROCm (AMD) (float32)")]
+    assert rocm.count("AMD Instinct MI300X,") == 1 and "results only" in rocm
+    assert "Not estimated: AMD Instinct MI300X" not in out
     assert main(["estimate", "--gpu", "RTX 4095"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "closest: GeForce RTX 4090" in err

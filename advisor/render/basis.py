@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterable
 from typing import Any
 
 from advisor.format.vocabulary import PLATFORM_SOFTWARE, PLATFORM_VENDORS, Platform
@@ -243,12 +244,38 @@ def _no_fp8(part: NoFp8) -> str:
 
 @words.register
 def _no_platform_fit(part: NoPlatformFit) -> str:
+    return f"no estimate for {part.device}: {_platform_reason(part)}"
+
+
+def _platform_reason(part: NoPlatformFit) -> str:
+    """Why no GPU of ``part``'s platform is estimated (no GPU named)."""
     fitted = ", ".join(platform_name(p) for p in part.fitted)
     return (
-        f"no estimate for {part.device}: the model is fitted and cross-validated on {fitted} results only, and none on "
+        f"the model is fitted and cross-validated on {fitted} results only, and none on "
         f"{platform_name(part.platform)} (its software reaches another share of its peaks; the "
         f"{fitted} range is never borrowed){_stack_only(part)}"
     )
+
+
+def not_estimated_lines(missing: Iterable[Any]) -> list[str]:
+    """The GPUs not estimated and why (``missing``: estimates without seconds, each with its ``no_peak``): a line per
+    GPU and precision whose peak the catalog lacks, and one per platform without a fit, naming its GPUs once."""
+    lines: list[str] = []
+    platforms: dict[NoPlatformFit, dict[str, list[str]]] = {}
+    for estimate in missing:
+        why = estimate.no_peak
+        if isinstance(why, NoPlatformFit):
+            named = platforms.setdefault(dataclasses.replace(why, device=""), {})
+            named.setdefault(estimate.device.name, []).append(estimate.precision)
+        else:
+            lines.append(f"Not estimated: {estimate.device.name} {estimate.precision}: {words(why)}")
+    for why, devices in platforms.items():
+        precisions = " and ".join(dict.fromkeys(p for ps in devices.values() for p in ps))
+        lines.append(
+            f"Not estimated on {platform_name(why.platform)} ({precisions}): {', '.join(devices)}: "
+            f"{_platform_reason(why)}"
+        )
+    return lines
 
 
 def _stack_only(part: NoPlatformFit) -> str:

@@ -80,11 +80,7 @@ def estimates_text(rows: pd.DataFrame, found: CatalogEstimates, machines: list |
     )
     for words in dict.fromkeys(clauses):
         lines.append(f"Several GPUs: {words}.")
-    for missing_estimate in found.not_estimated:
-        lines.append(
-            f"Not estimated: {missing_estimate.device.name} {missing_estimate.precision}: "
-            f"{basis.words(missing_estimate.no_peak)}"
-        )
+    lines += basis.not_estimated_lines(found.not_estimated)
     for estimate in machines or []:
         if estimate.seconds is not None:
             lines.append(

@@ -651,10 +651,7 @@ def estimates_parts(found: Any) -> list[tuple[Any, str]]:
 def estimates_texts(found: Any) -> tuple[str, str]:
     """What the estimates rest on (the fit's constants and the calibration), and the GPUs not estimated and why."""
     rests = constants_text(found.fit.constants()) + "\n" + render_basis.words(found.calibration())
-    missing = [
-        f"Not estimated: {e.device.name} {e.precision}: {render_basis.words(e.no_peak)}" for e in found.not_estimated
-    ]
-    return rests, "\n".join(missing)
+    return rests, "\n".join(render_basis.not_estimated_lines(found.not_estimated))
 
 
 @dataclass(frozen=True)
