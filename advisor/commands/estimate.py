@@ -4,6 +4,7 @@ a language-model job) estimated on every catalog GPU, with its range, its bound 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from advisor.commands import common
 from advisor.commands.common import Parents
@@ -72,7 +73,7 @@ def add_parser(commands, parents: Parents) -> None:
 def run(args: argparse.Namespace) -> int:
     """Estimates of a workload (the post's LSTM, a model, a language-model job) on the catalog's GPUs."""
     from advisor.commands.arguments import workload_from_args
-    from advisor.decision.analysis import filter_precision
+    from advisor.decision.analysis import filter_precision, precision_kept
     from advisor.format.schema import workload_key
     from advisor.render.estimate import estimate_records, estimates_text, machine_records
 
@@ -96,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         raise AdvisorError("estimate: --machines needs the network's speed, e.g. --link-gbps 25 (no guess is made)")
     found = advisor.estimate(key, spec, gpu_ids, args.devices, args.machines, args.link_gbps)
     rows = filter_precision(found.rows, args.precision) if not found.rows.empty else found.rows
+    missing = [e for e in found.not_estimated if precision_kept(e.precision, args.precision)]
+    found = dataclasses.replace(found, not_estimated=missing)  # the GPUs not estimated in the precisions asked
     machines = advisor.machine_estimates(key, spec) if args.model and not args.gpu else []
     if args.json:
         common.print_json(estimate_records(rows) + machine_records(machines))

@@ -128,6 +128,11 @@ def filter_precision(frame: pd.DataFrame, precision: str) -> pd.DataFrame:
     return frame if precision == "any" else frame[mask]
 
 
+def precision_kept(precision: str, chosen: str) -> bool:
+    """Whether :func:`filter_precision` with ``chosen`` keeps a result in ``precision``."""
+    return bool(precision_mask(pd.DataFrame({"precision": [precision]}), chosen)[0])
+
+
 def precision_mask(frame: pd.DataFrame, precision: str) -> np.ndarray:
     """Which rows :func:`filter_precision` keeps."""
     if precision not in PRECISION_FILTERS:
