@@ -28,13 +28,13 @@ def fmt_seconds(value: float) -> str:
 
 
 def fmt_duration(seconds: float) -> str:
-    """A length of time in a sentence: seconds under a minute and a half, minutes under an hour and a half, else
-    hours ("45 s", "12 min", "6.4 hours"). The one duration formatter of every sentence and progress line (a table's
-    hour column writes its number alone: metrics.FORMATS)."""
+    """A length of time in a sentence: seconds under a minute and a half (two significant digits under ten: "1.2 s",
+    not "1 s"), minutes under an hour and a half, else hours ("45 s", "12 min", "6.4 hours"). The one duration
+    formatter of every sentence and progress line (a table's hour column writes its number alone: metrics.FORMATS)."""
     if missing(seconds):
         return "-"
     seconds = max(0.0, seconds)
-    if seconds < 1:
+    if seconds < 10:
         return f"{seconds:.2g} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
