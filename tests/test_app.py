@@ -453,3 +453,8 @@ def test_a_model_no_single_gpu_holds_says_so(monkeypatch):
     assert not at.exception
     table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns)
     assert (table["memory"] == "does not fit").sum() > 30  # 671 B weights in 16 bits on one GPU
+    # the analysis says how it would fit: smaller formats and more GPUs, the fewest GPUs first
+    ways = [plain(m.value) for m in at.markdown if plain(m.value).startswith("- Ways to fit")]
+    assert ways and "GPUs" in ways[0] and "tok/s" in ways[0]
+    h100 = table.set_index("gpu").loc["H100 SXM5 80GB", "to fit: fewest GPUs"]
+    assert h100.startswith("8 GPUs + ") and "weights" in h100
