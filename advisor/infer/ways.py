@@ -12,7 +12,8 @@ more GPUs is listed only where it keeps more precision than every way with fewer
 the job fits as asked. Each format class (16, 8, 6, 5, 4 bits) is tried once: the asked format where it is that class,
 else the first the engine lists that the architecture runs. A GGUF file's own weights are what they are: only the
 cache and the GPUs change. Every verdict is :func:`~advisor.infer.serving_memory.memory_verdict`'s (never optimistic);
-"tight" counts as fitting, and says so. Pure.
+at each count a pair that fits is taken before a more precise one that is only tight, which counts where nothing fits
+and says so. Pure.
 """
 
 from __future__ import annotations
