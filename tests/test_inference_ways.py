@@ -131,3 +131,33 @@ def test_several_identical_cards_of_a_layer_split_run_one_stream_as_one_card_wou
         assert memory_verdict(job, gpu.usable_memory_gb).verdict == "fits"
     vllm = make_job(model, "vllm", "awq-int4", None, prompt=1, output=512, devices=2)
     assert not vllm.splits_layers  # tensor parallel: each layer split, the GPUs reading at once
+
+
+def test_a_way_to_fit_is_priced_and_named_where_it_costs_less_than_the_job_as_asked(shipped_catalog, capsys):
+    """Each way carries what a million tokens cost on its GPUs at the asked load (its GPU count times the card's
+    price or rental); the picks name the way that costs less than every GPU holding the job as asked, never one that
+    costs more."""
+    from advisor.infer.estimate import inference_rows, picks
+
+    model = resolve_inference_model("llama-3.1-70b")
+    for context in (8192, 32768):
+        rows = inference_rows(make_job(model, "llama.cpp", "q4_k_m", None, context=context), shipped_catalog)
+        found = picks(rows)
+        for kind in ("owned", "rented"):
+            pair = getattr(found, f"cheaper_way_{kind}")
+            asked = getattr(found, f"cheapest_{kind}")
+            if pair is None:
+                continue
+            row, way = pair
+            assert row.memory.verdict == "does not fit" and way in row.ways
+            cost = getattr(way, f"usd_per_million_{kind}")
+            assert asked is None or cost < getattr(asked, f"usd_per_million_{kind}")
+    h100 = make_job(model, "vllm", None, None, context=32768)
+    (row,) = inference_rows(h100, shipped_catalog, ["h100-sxm"])
+    one, two = row.ways[0], row.ways[1]
+    assert two.devices == 2 * one.devices and two.usd_per_million_rented > one.usd_per_million_rented
+    asked = ["estimate", "--model-config", "llama-3.1-70b", "--inference", "--context", "32768", "--gpu", "h100-sxm"]
+    assert main(asked) == 0
+    out = capsys.readouterr().out
+    assert "Cheapest a million tokens rented, the job changed: H100 SXM5 80GB on " in out
+    assert "with awq-int4 weights, at least $" in out  # vLLM has no measurements: its speed a ceiling, its cost a floor

@@ -13,20 +13,9 @@ from advisor.infer.job import InferenceJob
 from advisor.infer.platform_decode import DecodeOnly, one_stream
 from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
 from advisor.infer.speed import decode_range, engine_fits
+from advisor.infer.token_costs import DEFAULT_COSTS, CostInputs, million_token_costs
 from advisor.infer.ways import Way, ways_to_fit
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
-
-HOURS_PER_YEAR = 365.25 * 24
-
-
-@dataclass(frozen=True)
-class CostInputs:
-    """How the hardware is paid for: owned over ``lifetime_years`` serving ``hours_per_week``, energy at
-    ``kwh_usd``."""
-
-    lifetime_years: float = 3.0
-    hours_per_week: float = 40.0
-    kwh_usd: float = 0.15
 
 
 @dataclass(frozen=True)
@@ -73,21 +62,6 @@ def _saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[float, in
     return saturated.throughput(terms, max(job.output, 1), fit), terms.batch, fit.rows > 0
 
 
-def _costs(job: InferenceJob, gpu: Gpu, tokens_per_s: float, inputs: CostInputs) -> tuple[float | None, ...]:
-    per_hour_millions = tokens_per_s * 3600 / 1e6
-    owned = rented = None
-    price = gpu.price
-    watts = gpu.value("board_power_w")
-    if price is not None:
-        hours = inputs.lifetime_years * 52 * inputs.hours_per_week
-        energy = (watts or 0) / 1000 * inputs.kwh_usd
-        owned = job.devices * (price.usd / hours + energy) / per_hour_millions
-    rental = gpu.best_rental
-    if rental is not None:
-        rented = job.devices * rental.usd_per_hour / per_hour_millions
-    return owned, rented, rental.provider if rental else None
-
-
 def unfitted_platform_refusal(gpu: Gpu) -> str | None:
     """No speed on a platform the engines' speed is not fitted on (its memory is still answered), never CUDA's."""
     if gpu.platform in FITTED_PLATFORMS:
@@ -100,7 +74,7 @@ def unfitted_platform_refusal(gpu: Gpu) -> str | None:
 
 
 def inference_rows(
-    job: InferenceJob, catalog: Catalog, gpu_ids: list[str] | None = None, inputs: CostInputs = CostInputs()
+    job: InferenceJob, catalog: Catalog, gpu_ids: list[str] | None = None, inputs: CostInputs = DEFAULT_COSTS
 ) -> list[InferenceRow]:
     """The job on each catalog GPU (or those of ``gpu_ids``), the fastest single stream first; those it does not fit
     last. Memory, speed and the cost of a million tokens are one copy's (its share of the users); with several copies
@@ -156,10 +130,10 @@ def _row(
         speed = replace(speed, time_per_output_token_s=at_rate.step_s, output_tokens_per_s=delivered)
     owned = rented = provider = None
     if speed is not None and verdict.verdict != "does not fit":
-        owned, rented, provider = _costs(job, gpu, speed.output_tokens_per_s, inputs)
+        owned, rented, provider = million_token_costs(job, gpu, speed.output_tokens_per_s, inputs)
     if saturation is None and speed is not None:
         saturation = _saturated(job, gpu, catalog)  # an overloaded row keeps the one its rate was checked against
-    ways = ways_to_fit(job, gpu, fit, catalog) if not_run is None and verdict.verdict == "does not fit" else ()
+    ways = ways_to_fit(job, gpu, fit, catalog, inputs) if not_run is None and verdict.verdict == "does not fit" else ()
     return InferenceRow(
         gpu.name,
         gpu.id,
@@ -214,6 +188,10 @@ class InferencePicks:
     cheapest_rented: InferenceRow | None  # the least $ a million output tokens, rented
     fit_without_speed: tuple[InferenceRow, ...] = ()  # hold the job, no speed estimated (a platform not fitted)
     ways: tuple[InferenceRow, ...] = ()  # where no GPU holds the job as asked: the first few with ways to fit
+    # a way to fit on a GPU the job as asked does not fit that costs less a million tokens than every GPU that holds
+    # it as asked (owned, rented): the row and its way
+    cheaper_way_owned: tuple[InferenceRow, Way] | None = None
+    cheaper_way_rented: tuple[InferenceRow, Way] | None = None
 
 
 WAYS_SHOWN = 3  # where nothing holds the job as asked, the GPUs whose ways to fit the summary names
@@ -222,7 +200,8 @@ WAYS_SHOWN = 3  # where nothing holds the job as asked, the GPUs whose ways to f
 def picks(rows: list[InferenceRow]) -> InferencePicks:
     """The fastest fitting GPU, and the cheapest a million tokens owned and rented (tight rows count: they run); the
     GPUs that hold the job with no speed estimated (another platform, a peak nobody published); where none holds it,
-    the first few GPUs with ways to fit (in the rows' order: the fastest first)."""
+    the first few GPUs with ways to fit (in the rows' order: the fastest first); and the way to fit, on a GPU that
+    does not hold the job as asked, that costs less a million tokens than any that does (owned and rented)."""
     holding = [r for r in rows if r.runs and r.memory.verdict != "does not fit"]
     ok = [r for r in holding if r.speed is not None]
 
@@ -230,10 +209,25 @@ def picks(rows: list[InferenceRow]) -> InferencePicks:
         priced = [r for r in ok if getattr(r, attribute) is not None]
         return min(priced, key=lambda r: getattr(r, attribute)) if priced else None
 
+    def cheaper_way(attribute: str, asked: InferenceRow | None) -> tuple[InferenceRow, Way] | None:
+        priced = [(r, w) for r in rows if r.runs for w in r.ways if getattr(w, attribute) is not None]
+        best = min(priced, key=lambda pair: getattr(pair[1], attribute)) if priced else None
+        beaten = asked is None or (best is not None and getattr(best[1], attribute) < getattr(asked, attribute))
+        return best if beaten else None
+
     fastest = max(ok, key=lambda r: r.speed.single_stream_tokens_per_s) if ok else None
+    owned, rented = least("usd_per_million_owned"), least("usd_per_million_rented")
     unestimated = tuple(r for r in holding if r.speed is None)
     ways = () if holding else tuple(r for r in rows if r.runs and r.ways)[:WAYS_SHOWN]
-    return InferencePicks(fastest, least("usd_per_million_owned"), least("usd_per_million_rented"), unestimated, ways)
+    return InferencePicks(
+        fastest,
+        owned,
+        rented,
+        unestimated,
+        ways,
+        cheaper_way("usd_per_million_owned", owned),
+        cheaper_way("usd_per_million_rented", rented),
+    )
 
 
 USER_STEPS = (1, 2, 4, 8, 16, 32, 64, 128, 256)

@@ -1,4 +1,5 @@
-"""Ways to fit: where an inference job as asked does not fit a GPU, the changes that make it fit, each with its speed.
+"""Ways to fit: where an inference job as asked does not fit a GPU, the changes that make it fit, each with its speed
+and what a million tokens cost on it.
 
 The changes are the ones a user makes in one argument of the engine: a smaller weight format the engine runs on that
 GPU's architecture (vLLM's ``--quantization``, a GGUF file of fewer bits), a smaller cache format (``--kv-cache-dtype
@@ -27,6 +28,7 @@ from advisor.infer.engines import Format, KvFormat, architecture_refusal, engine
 from advisor.infer.job import InferenceJob, tensor_parallel_refusal
 from advisor.infer.platform_decode import one_stream
 from advisor.infer.serving_memory import MemoryVerdict, memory_verdict, verdict_only
+from advisor.infer.token_costs import DEFAULT_COSTS, CostInputs, million_token_costs
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
 GPU_COUNTS = (1, 2, 4, 8)  # tensor-parallel sizes tried (the engines' usual powers of two, one node)
@@ -44,7 +46,10 @@ class Way:
     changes: tuple[str, ...]  # what differs from the asked job, in words ("2 GPUs", "awq-int4 weights", "fp8 cache")
     memory: MemoryVerdict
     single_stream_tokens_per_s: float | None
-    bound: bool  # the speed is the hardware's bound (an engine without measurements): a ceiling
+    bound: bool  # the speed is the hardware's bound (an engine without measurements): a ceiling, its costs floors
+    usd_per_million_owned: float | None = None  # at the asked load (None: no price, or no speed at that load)
+    usd_per_million_rented: float | None = None
+    rental: str | None = None  # the provider whose price is used
 
     @property
     def summary(self) -> str:
@@ -108,19 +113,22 @@ def _changes(asked: InferenceJob, job: InferenceJob) -> tuple[str, ...]:
     return tuple(words)
 
 
-def _speed(job: InferenceJob, gpu: Gpu, fit: speed_model.EngineFit, catalog: Catalog) -> tuple[float | None, bool]:
-    """One user's decode tokens a second and whether it is a ceiling (the engine's bound, no measurements): the
-    engine's fit on the platforms it rests on, else one user's decode where a platform's own fit gives it (Metal's, a
-    GPU without a published tensor peak), else None."""
+def _speed(
+    job: InferenceJob, gpu: Gpu, fit: speed_model.EngineFit, catalog: Catalog
+) -> tuple[float | None, float | None, bool]:
+    """(one user's decode tokens a second, all output tokens a second at the asked load, whether they are ceilings:
+    the engine's bound without measurements): the engine's fit on the platforms it rests on, else one user's decode
+    alone where a platform's own fit gives it (Metal's, a GPU without a published tensor peak), else None."""
     if architecture_refusal(gpu.architecture, job.weights, job.kv):
-        return None, False
+        return None, None, False
     if gpu.platform in FITTED_PLATFORMS:
         try:
-            return speed_model.predict(job, gpu, fit).single_stream_tokens_per_s, not fit.fitted
+            found = speed_model.predict(job, gpu, fit)
+            return found.single_stream_tokens_per_s, found.output_tokens_per_s, not fit.fitted
         except AdvisorError:  # a figure the catalog lacks for this GPU: one user's decode, if any
             pass
     decode = one_stream(job, gpu, catalog)
-    return (None, False) if decode is None else (decode.tokens_per_s, False)
+    return (None, None, False) if decode is None else (decode.tokens_per_s, None, False)
 
 
 def _most_precise(pairs: list[tuple[Format, KvFormat]], job: InferenceJob, memory_gb: float) -> int | None:
@@ -136,9 +144,12 @@ def _most_precise(pairs: list[tuple[Format, KvFormat]], job: InferenceJob, memor
     return tight
 
 
-def ways_to_fit(job: InferenceJob, gpu: Gpu, fit: speed_model.EngineFit, catalog: Catalog) -> tuple[Way, ...]:
+def ways_to_fit(
+    job: InferenceJob, gpu: Gpu, fit: speed_model.EngineFit, catalog: Catalog, inputs: CostInputs = DEFAULT_COSTS
+) -> tuple[Way, ...]:
     """The ways ``job`` (one copy's) fits ``gpu``, fewest GPUs first (empty where it fits as asked, or where nothing
-    within 8 GPUs and the engine's smallest formats does)."""
+    within 8 GPUs and the engine's smallest formats does), each with its speed and what a million tokens cost on it
+    (``inputs``: how the GPUs are paid for)."""
     memory_gb = gpu.usable_memory_gb
     if not memory_gb or verdict_only(job, memory_gb) != "does not fit":
         return ()
@@ -154,7 +165,8 @@ def ways_to_fit(job: InferenceJob, gpu: Gpu, fit: speed_model.EngineFit, catalog
             break
     ways = []
     for _, way in found:
-        tokens_per_s, bound = _speed(way, gpu, fit, catalog)
+        single, loaded, bound = _speed(way, gpu, fit, catalog)
+        costs = million_token_costs(way, gpu, loaded, inputs) if loaded else (None, None, None)
         verdict = memory_verdict(way, memory_gb)
-        ways.append(Way(way.devices, way.weights.id, way.kv.id, _changes(job, way), verdict, tokens_per_s, bound))
+        ways.append(Way(way.devices, way.weights.id, way.kv.id, _changes(job, way), verdict, single, bound, *costs))
     return tuple(ways)

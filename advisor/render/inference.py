@@ -153,6 +153,22 @@ def ways_lines(found: InferencePicks) -> list[str]:
     return [f"Ways to fit {row.gpu}: " + "; or ".join(_way_text(way) for way in row.ways) + "." for row in found.ways]
 
 
+def cheaper_way_lines(found: InferencePicks) -> list[str]:
+    """The way to fit that costs less a million tokens than every GPU holding the job as asked, owned and rented."""
+    lines = []
+    for kind, pair in (("owned", found.cheaper_way_owned), ("rented", found.cheaper_way_rented)):
+        if pair is None:
+            continue
+        row, way = pair
+        cost = way.usd_per_million_owned if kind == "owned" else way.usd_per_million_rented
+        where = f" on {way.rental}" if kind == "rented" else ""
+        lines.append(
+            f"Cheapest a million tokens {kind}, the job changed: {row.gpu}{where} with {way.summary}, "
+            f"{'at least ' if way.bound else ''}{_money(cost)}."
+        )
+    return lines
+
+
 def _speed_text(render):
     return lambda row: "-" if row.speed is None else render(row)
 
@@ -335,6 +351,9 @@ def _way_record(way: Way) -> dict[str, Any]:
         if way.single_stream_tokens_per_s is None
         else round(way.single_stream_tokens_per_s, 2),
         "bound": way.bound,
+        "usd_per_million_owned": way.usd_per_million_owned,
+        "usd_per_million_rented": way.usd_per_million_rented,
+        "rental_provider": way.rental,
     }
 
 
@@ -364,6 +383,7 @@ def pick_lines(found: InferencePicks) -> list[str]:
             "No GPU of the catalog holds this job as asked: fewer users, a shorter context, smaller formats or more "
             "GPUs.",
             *ways_lines(found),
+            *cheaper_way_lines(found),
         ]
     fastest, owned, rented = found.fastest, found.cheapest_owned, found.cheapest_rented
     most = "at most " if _bounded(fastest) else ""
@@ -382,7 +402,7 @@ def pick_lines(found: InferencePicks) -> list[str]:
             f"Cheapest rented: {rented.gpu} on {rented.rental}, "
             f"{_cost(rented, rented.usd_per_million_rented, 'at least ')} a million tokens."
         )
-    return lines
+    return lines + cheaper_way_lines(found)
 
 
 def table_frame(rows: list[InferenceRow]) -> pd.DataFrame:
