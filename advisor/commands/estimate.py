@@ -23,7 +23,8 @@ SUMMARY = (  # the README's command table (advisor.commands.reference)
     " wide."
 )
 SUMMARY_INFERENCE = (
-    "running or serving the model on every catalog GPU (`--devices N`: tensor parallel; `--users N` at once or"
+    "running or serving the model on every catalog GPU (`--devices N`: tensor parallel, or whole layers on each GPU"
+    " where the engine splits layers; `--users N` at once or"
     " `--requests-per-second R`): fits / tight / does not fit"
     " with the longest context and the most sequences, time to first token, time per output token, tokens/s (a"
     " fitted engine's with its cross-validated range, else the hardware's bound), the cost of a million output"
@@ -51,7 +52,10 @@ def add_parser(commands, parents: Parents) -> None:
     common.add_catalog_option(parser)
     common.add_workload_option(parser, "a workload of the profiles instead of the LSTM, e.g. 'BERT-large'")
     common.add_devices_option(
-        parser, "also N GPUs in data parallel (the batch per GPU kept), with the scaling fitted on published results"
+        parser,
+        "also N GPUs in data parallel (the batch per GPU kept), with the scaling fitted on published results; with "
+        "--inference, the GPUs one copy of the model is split over (tensor parallel, or whole layers on each where the "
+        "engine splits layers: llama.cpp, transformers)",
     )
     parser.add_argument(
         "--machines",
