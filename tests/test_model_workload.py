@@ -372,9 +372,17 @@ def test_a_softmax_over_every_step_is_counted_at_the_loss_in_both_precisions():
         assert memory.largest_batch(spec, precision, 8.0) < 256
 
 
-def test_a_measured_lstm_peak_on_the_cpu_is_covered(tmp_path: Path):
+CPU_MEMORY_ERROR = 1.5  # how far this run's measured peak may sit from its least-squares prediction either way (it
+# read 0.91-0.99x alone here); bench_memory.py's smaller runs are further off (up to 2.2x over: the allocator's arenas)
+
+
+def test_a_measured_lstm_peak_on_the_cpu_is_within_its_prediction(tmp_path: Path):
     """A stacked LSTM trained for real on the CPU (measure's own path): its measured peak (resident memory above
-    the run's start) is never above the prediction, and the counted parts are most of it."""
+    the run's start) is within the CPU prediction's error, and the counted parts are most of it. The CPU's constants
+    are a least-squares fit (benchmarks/bench_memory.py: a central figure, not a bound), so a peak may sit on either
+    side of it: the same run read 0.736-0.804 GB alone in a fresh process here against 0.731 predicted, and less
+    where earlier tests had raised the process's resident memory before its start (it once read 'never above' and
+    failed a clean clone's run)."""
     from advisor.perf import memory
 
     layers = [keras.layers.LSTM(256, return_sequences=True), keras.layers.LSTM(256)]
@@ -409,5 +417,5 @@ def test_a_measured_lstm_peak_on_the_cpu_is_covered(tmp_path: Path):
     profile, _ = store.load_profile(tmp_path / "lstm-peak.yaml")
     measured = profile.data["results"][0]["memory"]["peak_gb"]
     predicted = memory.predict(profile.data["workload"], "float32", "cpu")
-    assert measured > 0 and predicted.total_gb >= measured
+    assert measured > 0 and 1 / CPU_MEMORY_ERROR <= predicted.total_gb / measured <= CPU_MEMORY_ERROR
     assert predicted.static_gb + predicted.activation_gb >= 0.5 * measured

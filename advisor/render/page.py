@@ -95,6 +95,16 @@ def _number(label: str, key: str, least: float, most: float | None, value: Any, 
     return Input("number", label, key, least=least, most=most, value=value, step=step, **more)
 
 
+def _split_help(engines: Any) -> str:
+    """How each engine splits a copy of the model over its GPUs (``engines``: engines.yaml's, read once)."""
+    layered = [e.name for e in engines.engines.values() if e.split_layers]
+    parallel = [e.name for e in engines.engines.values() if not e.split_layers and e.platforms != ("mps",)]
+    return (
+        f"Tensor parallel ({', '.join(parallel)}: each layer split, the GPUs working at once), or whole layers on "
+        f"each GPU ({', '.join(layered)}: a token passes them in turn, one stream at one GPU's speed)."
+    )
+
+
 def _stack_or(label: str, key: str, words: tuple[str, ...], help_text: str) -> Input:
     """A menu of a job's choice whose first entry leaves it to the training stack."""
     options = (STACK_CHOICE, *words)
@@ -540,7 +550,7 @@ def inference_inputs(
         "middle": [
             Input("select", "Weights", "run_weights", tuple(chosen.weights)),
             Input("select", "Cache", "run_kv", tuple(chosen.kv_cache)),
-            _number("GPUs (tensor parallel)", "run_devices", 1, 64, 1),
+            _number("GPUs a copy is split over", "run_devices", 1, 64, 1, help=_split_help(engines)),
             _number("Copies (data parallel)", "run_replicas", 1, 64, 1),
             Input(
                 "checkbox",
