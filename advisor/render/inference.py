@@ -227,9 +227,9 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
         )
     if any(r.ways for r in shown):
         notes.append(
-            "to fit: where the job as asked does not, the fewest GPUs (tensor parallel, up to 8; one for a whole "
-            "machine) with the most precise formats the engine runs there that hold it, the weights kept before the "
-            "cache; --json lists every way, each with more precision than those with fewer GPUs."
+            "to fit: where the job as asked does not, the fewest GPUs (up to 8, split as the engine splits them; one "
+            "for a whole machine) with the most precise formats the engine runs there that hold it, the weights kept "
+            "before the cache; --json lists every way, each with more precision than those with fewer GPUs."
         )
     refused = [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in shown if r.refused})]
     not_run = sorted({r.refused for r in rows if not r.runs})
