@@ -12,9 +12,11 @@ from advisor.cli import main
 from advisor.errors import AdvisorError
 from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.engines import Format, architecture_refusal, engine_data
+from advisor.infer.estimate import inference_rows, picks
 from advisor.infer.job import make_job, tensor_parallel_refusal
+from advisor.infer.mixed import mixed_cards
 from advisor.infer.serving_memory import memory_verdict
-from advisor.infer.speed import EngineFit, engine_fits
+from advisor.infer.speed import EngineFit, engine_fits, predict
 from advisor.infer.ways import cache_choices, gpu_counts, ways_to_fit, weight_choices
 
 
@@ -115,9 +117,6 @@ def test_several_identical_cards_of_a_layer_split_run_one_stream_as_one_card_wou
     """llama.cpp's default split gives each card whole layers and a token passes them in turn: --devices N of one
     card runs one stream at the single-GPU model's speed, as --mixed with N of that card does, never N times faster;
     XiongjieDai's May 2024 runs of Llama 3 70B Q4_K_M on 2 to 8 RTX 3090s or 4090s read 16.6-19.8 tok/s."""
-    from advisor.infer.mixed import mixed_cards
-    from advisor.infer.speed import predict
-
     model = resolve_inference_model("llama-3.1-70b")
     fit = engine_fits(shipped_catalog)["llama.cpp"]
     for gpu_id, count, published in (("rtx-3090", 2, 16.57), ("rtx-4090", 2, 19.22), ("rtx-4090", 8, 18.94)):
@@ -137,8 +136,6 @@ def test_a_way_to_fit_is_priced_and_named_where_it_costs_less_than_the_job_as_as
     """Each way carries what a million tokens cost on its GPUs at the asked load (its GPU count times the card's
     price or rental); the picks name the way that costs less than every GPU holding the job as asked, never one that
     costs more."""
-    from advisor.infer.estimate import inference_rows, picks
-
     model = resolve_inference_model("llama-3.1-70b")
     for context in (8192, 32768):
         rows = inference_rows(make_job(model, "llama.cpp", "q4_k_m", None, context=context), shipped_catalog)

@@ -60,29 +60,31 @@ def _budget(job: InferenceJob, card: float, weights: float, reserve: float) -> f
     return card * engine.memory_share
 
 
-def _parts(job: InferenceJob, memory_gb: float) -> tuple[float, float, float, float, float]:
-    """What one GPU of ``memory_gb`` reports, and the job's weights, reserve, budget and the users' cache on it."""
+def _parts(job: InferenceJob, memory_gb: float) -> tuple[float, float, float, float, float, float]:
+    """What one GPU of ``memory_gb`` reports, and the job's weights, reserve and budget on it, one sequence's cache and
+    the busiest GPU's users' cache."""
     card = card_bytes(memory_gb)
     weights = job.weight_bytes_per_gpu()
     reserve = job.engine.reserve_fixed_gb * 1e9 + job.activation_bytes()
-    cache = job.sequences_per_gpu(job.users) * job.kv_bytes_per_gpu(job.sequence_tokens)  # the busiest GPU's users
-    return card, weights, reserve, _budget(job, card, weights, reserve), cache
+    per_sequence = job.kv_bytes_per_gpu(job.sequence_tokens)
+    cache = job.sequences_per_gpu(job.users) * per_sequence
+    return card, weights, reserve, _budget(job, card, weights, reserve), per_sequence, cache
 
 
 def verdict_only(job: InferenceJob, memory_gb: float) -> str:
     """:func:`memory_verdict`'s verdict alone (fits, tight, does not fit), without its searches."""
-    _, weights, reserve, budget, cache = _parts(job, memory_gb)
+    _, weights, reserve, budget, _, cache = _parts(job, memory_gb)
     return verdict_of(weights + reserve + cache, budget)
 
 
 def memory_verdict(job: InferenceJob, memory_gb: float) -> MemoryVerdict:
     """``job`` on GPUs of ``memory_gb`` each (the catalog's figure)."""
-    card, weights, reserve, budget, cache = _parts(job, memory_gb)
+    card, weights, reserve, budget, per_sequence, cache = _parts(job, memory_gb)
     room = budget - weights - reserve
     # the users' own part of the reserve grows with them: room for one more user is its cache and that part
     shared_room = budget - weights - job.engine.reserve_fixed_gb * 1e9 - job.activation_fixed_bytes()
     verdict = verdict_of(weights + reserve + cache, budget)
-    per_user = job.kv_bytes_per_gpu(job.sequence_tokens) + job.activation_per_user_bytes()
+    per_user = per_sequence + job.activation_per_user_bytes()
     most = int(shared_room // per_user) * job.attention_groups if shared_room > 0 else 0
     longest = _longest(job, room)
     return MemoryVerdict(card, budget, weights, reserve, cache, verdict, longest, most, job.model.max_context)
