@@ -62,7 +62,8 @@ def test_formats_are_the_engines_and_the_architectures_and_a_whole_machine_stays
     for gpu in catalog.gpus:
         _, ways = _ways(catalog, gpu.id, context=32768)
         for way in ways:
-            refused = architecture_refusal(gpu.architecture, data.weight_formats[way.weights], data.kv_formats[way.kv])
+            weights, kv = data.weight_formats[way.weights], data.kv_formats[way.kv]
+            refused = architecture_refusal(data.engines["vllm"], gpu.architecture, weights, kv)
             assert refused is None, (gpu.id, way)
             if gpu.whole_machine or gpu.platform == "mps":
                 assert way.devices == 1, (gpu.id, way)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -82,6 +82,13 @@ class Engine:
     # known to require it)
     split_layers: str | None = None  # its source where several GPUs each hold whole layers, a token passing them in
     # turn (llama.cpp's default split): None, tensor parallel
+    architectures: tuple[str, ...] = ()  # the architectures of its platforms it runs on (empty: all of them)
+    formats_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # weight format: the architectures it runs
+    # it on, by the engine's own support table (in place of the format's ``needs``)
+
+    def weights_need(self, weights: Format) -> tuple[str, ...]:
+        """The architectures this engine runs ``weights`` on (empty: all): its own table's, else the format's."""
+        return self.formats_on.get(weights.id, weights.needs)
 
     def batch_limit(self, card_gib: float, gpu_name: str) -> int:
         """The most sequences it runs at once on a card reporting ``card_gib`` (vLLM raises its default on large cards
@@ -139,6 +146,9 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         name: entry[name]["source"]
         for name in ("memory_share", "block_tokens", "largest_step_tokens", "reserve_fixed_gb", "platforms")
     }
+    if entry.get("architectures"):
+        sources["architectures"] = entry["architectures"]["source"]
+    sources.update({f"formats_on.{name}": v["source"] for name, v in (entry.get("formats_on") or {}).items()})
     return Engine(
         id=key,
         name=entry["name"],
@@ -161,6 +171,8 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         attention_data_parallel=(entry.get("attention_data_parallel") or {}).get("source"),
         tensor_parallel_heads=(entry.get("tensor_parallel_heads") or {}).get("source"),
         split_layers=(entry.get("split_layers") or {}).get("source"),
+        architectures=tuple((entry.get("architectures") or {}).get("value", ())),
+        formats_on={name: tuple(v["value"]) for name, v in (entry.get("formats_on") or {}).items()},
     )
 
 
@@ -194,15 +206,26 @@ def engine_data() -> EngineData:
         for name in (*engine.weights, *engine.kv_cache):
             if name not in formats and name not in kv:
                 raise AdvisorError(f"advisor/data/{ENGINES_FILE}: engines.{engine.id}: unknown format {name!r}")
+        for name in engine.formats_on:
+            if name not in engine.weights:
+                raise AdvisorError(
+                    f"advisor/data/{ENGINES_FILE}: engines.{engine.id}.formats_on: {name!r} is not one of its weights"
+                )
     return EngineData(engines, formats, kv)
 
 
-def platform_refusal(engine: Engine, platform: str) -> str | None:
-    """Why ``engine`` does not run on a GPU of ``platform`` (None when it does), with its source."""
-    if platform in engine.platforms:
-        return None
-    runs = ", ".join(engine.platforms)
-    return f"{engine.name} does not run on {platform} GPUs (it runs on {runs}: {engine.sources['platforms']})"
+def platform_refusal(engine: Engine, platform: str, architecture: str) -> str | None:
+    """Why ``engine`` does not run on a GPU of ``platform`` and ``architecture`` (None when it does), with its
+    source."""
+    if platform not in engine.platforms:
+        runs = ", ".join(engine.platforms)
+        return f"{engine.name} does not run on {platform} GPUs (it runs on {runs}: {engine.sources['platforms']})"
+    if engine.architectures and architecture not in engine.architectures:
+        runs = ", ".join(engine.architectures)
+        return (
+            f"{engine.name} does not run on {architecture} GPUs (it runs on {runs}: {engine.sources['architectures']})"
+        )
+    return None
 
 
 def refusal(engine: Engine, weights: Format, kv: KvFormat) -> str | None:
@@ -214,10 +237,24 @@ def refusal(engine: Engine, weights: Format, kv: KvFormat) -> str | None:
     return None
 
 
-def architecture_refusal(architecture: str, weights: Format, kv: KvFormat) -> str | None:
-    """Why a GPU of ``architecture`` cannot run these formats natively (None when it can)."""
-    if weights.needs and architecture not in weights.needs:
+def weights_run_on(engine: Engine, weights: Format, architecture: str) -> bool:
+    """Whether ``engine`` runs ``weights`` on a GPU of ``architecture`` (its own support table, else the format's)."""
+    needs = engine.weights_need(weights)
+    return not needs or architecture in needs
+
+
+def kv_runs_on(kv: KvFormat, architecture: str) -> bool:
+    """Whether a GPU of ``architecture`` keeps a ``kv`` cache natively."""
+    return not kv.needs or architecture in kv.needs
+
+
+def architecture_refusal(engine: Engine, architecture: str, weights: Format, kv: KvFormat) -> str | None:
+    """Why ``engine`` cannot run these formats on a GPU of ``architecture`` (None when it can), with the source."""
+    if not weights_run_on(engine, weights, architecture):
+        if weights.id in engine.formats_on:
+            source = engine.sources[f"formats_on.{weights.id}"]
+            return f"{engine.name} runs {weights.id} weights on {' or '.join(engine.weights_need(weights))} ({source})"
         return f"{weights.id} weights need {' or '.join(weights.needs)} ({weights.source})"
-    if kv.needs and architecture not in kv.needs:
+    if not kv_runs_on(kv, architecture):
         return f"a {kv.id} cache needs {' or '.join(kv.needs)}"
     return None

@@ -111,8 +111,8 @@ def _row(
     copies: int,
 ) -> InferenceRow:
     """One GPU's row: its memory verdict, why it cannot run the job (if so), its speed, costs and saturation."""
-    not_run = platform_refusal(job.engine, gpu.platform)
-    wrong_format = architecture_refusal(gpu.architecture, job.weights, job.kv)
+    not_run = platform_refusal(job.engine, gpu.platform, gpu.architecture)
+    wrong_format = architecture_refusal(job.engine, gpu.architecture, job.weights, job.kv)
     why = not_run or wrong_format or unfitted_platform_refusal(gpu)
     at_rate = saturation = None
     if why is None and job.rate is not None:

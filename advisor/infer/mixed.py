@@ -139,8 +139,8 @@ def _with_speed(job: InferenceJob, shares: tuple[CardShare, ...], verdict: str, 
     for share in shares:
         gpu = share.gpu
         why = (
-            platform_refusal(job.engine, gpu.platform)
-            or architecture_refusal(gpu.architecture, job.weights, job.kv)
+            platform_refusal(job.engine, gpu.platform, gpu.architecture)
+            or architecture_refusal(job.engine, gpu.architecture, job.weights, job.kv)
             or unfitted_platform_refusal(gpu)
         )
         if why is None:

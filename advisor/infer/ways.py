@@ -24,7 +24,15 @@ from dataclasses import dataclass, replace
 
 from advisor.errors import AdvisorError
 from advisor.infer import speed as speed_model
-from advisor.infer.engines import Format, KvFormat, architecture_refusal, engine_data
+from advisor.infer.engines import (
+    Format,
+    KvFormat,
+    architecture_refusal,
+    engine_data,
+    kv_runs_on,
+    platform_refusal,
+    weights_run_on,
+)
 from advisor.infer.job import InferenceJob, tensor_parallel_refusal
 from advisor.infer.platform_decode import one_stream
 from advisor.infer.serving_memory import MemoryVerdict, memory_verdict, verdict_only
@@ -68,13 +76,13 @@ def weight_choices(job: InferenceJob, architecture: str) -> list[Format]:
         return [job.weights]  # a GGUF file's own tensors
     formats = engine_data().weight_formats
     chosen: dict[int, Format] = {}
-    if not job.weights.needs or architecture in job.weights.needs:
+    if weights_run_on(job.engine, job.weights, architecture):
         chosen[_class(job.weights.bits)] = job.weights
     for name in job.engine.weights:
         candidate = formats[name]
         if candidate.bits == 0 or candidate.bits > job.weights.bits or _class(candidate.bits) in chosen:
             continue
-        if candidate.needs and architecture not in candidate.needs:
+        if not weights_run_on(job.engine, candidate, architecture):
             continue
         chosen[_class(candidate.bits)] = candidate
     return [chosen[c] for c in sorted(chosen, reverse=True)]
@@ -86,7 +94,7 @@ def cache_choices(job: InferenceJob, architecture: str) -> list[KvFormat]:
     found = [
         formats[name]
         for name in job.engine.kv_cache
-        if formats[name].bytes <= job.kv.bytes and not (formats[name].needs and architecture not in formats[name].needs)
+        if formats[name].bytes <= job.kv.bytes and kv_runs_on(formats[name], architecture)
     ]
     return sorted(found or [job.kv], key=lambda kv: -kv.bytes)
 
@@ -119,7 +127,7 @@ def _speed(
     """(one user's decode tokens a second, all output tokens a second at the asked load, whether they are ceilings:
     the engine's bound without measurements): the engine's fit on the platforms it rests on, else one user's decode
     alone where a platform's own fit gives it (Metal's, a GPU without a published tensor peak), else None."""
-    if architecture_refusal(gpu.architecture, job.weights, job.kv):
+    if architecture_refusal(job.engine, gpu.architecture, job.weights, job.kv):
         return None, None, False
     if gpu.platform in FITTED_PLATFORMS:
         try:
@@ -149,8 +157,10 @@ def ways_to_fit(
 ) -> tuple[Way, ...]:
     """The ways ``job`` (one copy's) fits ``gpu``, fewest GPUs first (empty where it fits as asked, or where nothing
     within 8 GPUs and the engine's smallest formats does), each with its speed and what a million tokens cost on it
-    (``inputs``: how the GPUs are paid for)."""
+    (``inputs``: how the GPUs are paid for); none on a GPU the engine does not run on."""
     memory_gb = gpu.usable_memory_gb
+    if platform_refusal(job.engine, gpu.platform, gpu.architecture):
+        return ()
     if not memory_gb or verdict_only(job, memory_gb) != "does not fit":
         return ()
     pairs = [(w, kv) for w in weight_choices(job, gpu.architecture) for kv in cache_choices(job, gpu.architecture)]
