@@ -159,7 +159,7 @@ def test_estimate_command(capsys):
     assert "Not estimated: AMD Instinct MI300X" not in out
     assert main(["estimate", "--gpu", "RTX 4095"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "closest: GeForce RTX 4090" in err
+    assert err.count("\n") == 1 and "closest: rtx-4090 (GeForce RTX 4090)" in err
 
 
 def test_estimates_are_never_shown_as_measured_or_quoted(capsys):

@@ -325,11 +325,11 @@ class Catalog:
 
     def find(self, name: str) -> Gpu:
         """The GPU with this id or name (any spelling that normalises the same); else a one-line error naming
-        the closest names."""
+        the closest ids, each with its name."""
         gpu = self.match(name)
         if gpu is not None:
             return gpu
-        by_spelling = {n: gpu.name for gpu in self.gpus for n in (gpu.id, gpu.name)}
+        by_spelling = {n: f"{gpu.id} ({gpu.name})" for gpu in self.gpus for n in (gpu.id, gpu.name)}
         near = list(dict.fromkeys(by_spelling[n] for n in names.closest(name, by_spelling)))
         hint = f"; closest: {', '.join(near)}" if near else ""
         raise AdvisorError(f"no GPU named {name!r} in the catalog{hint} (python -m advisor catalog lists them)")
