@@ -98,13 +98,16 @@ def test_the_command_names_the_ways_where_nothing_holds_the_job(capsys):
 
 
 def test_an_engine_that_splits_the_heads_refuses_a_count_that_does_not_divide_them(shipped_catalog):
-    """vLLM and SGLang split the attention heads evenly over tensor-parallel GPUs (their sources in engines.yaml):
-    Qwen2.5 7B's 28 query heads over 8 GPUs is refused with the counts that work, and the ways never offer it;
-    llama.cpp splits layers, so any count runs; attention data parallel splits no heads."""
+    """vLLM, SGLang and TensorRT-LLM split the attention heads evenly over tensor-parallel GPUs (their sources in
+    engines.yaml): Qwen2.5 7B's 28 query heads over 8 GPUs is refused with the counts that work, and the ways never
+    offer it; TensorRT-LLM's source checks the query heads only (7 GPUs split 28 of them, not the 4 key-value heads
+    vLLM also checks); llama.cpp splits layers, so any count runs; attention data parallel splits no heads."""
     model = resolve_inference_model("qwen2.5-7b")
-    for engine in ("vllm", "sglang"):
+    for engine in ("vllm", "sglang", "tensorrt-llm"):
         with pytest.raises(AdvisorError, match=r"28 query, 4 key-value\) over 8 GPUs .* over 1, 2, 4 \(--devices\)"):
             make_job(model, engine, None, None, devices=8)
+    assert tensor_parallel_refusal(model, engine_data().engines["tensorrt-llm"], 7) is None
+    assert tensor_parallel_refusal(model, engine_data().engines["vllm"], 7)
     assert make_job(model, "llama.cpp", None, None, devices=3).devices == 3
     grouped = resolve_inference_model("llama-3.1-8b")  # 8 key-value heads: 16 GPUs would replicate them, 3 cannot
     assert tensor_parallel_refusal(grouped, engine_data().engines["vllm"], 3)

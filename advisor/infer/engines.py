@@ -80,6 +80,7 @@ class Engine:
     attention_data_parallel: str | None = None  # how it runs attention data parallel with the experts split (None: not)
     tensor_parallel_heads: str | None = None  # its source where tensor parallelism splits the heads evenly (None: not
     # known to require it)
+    tensor_parallel_key_value_heads: bool = True  # whether that rule checks the key-value heads too
     split_layers: str | None = None  # its source where several GPUs each hold whole layers, a token passing them in
     # turn (llama.cpp's default split): None, tensor parallel
     architectures: tuple[str, ...] = ()  # the architectures of its platforms it runs on (empty: all of them)
@@ -170,6 +171,7 @@ def _engine(key: str, entry: dict[str, Any]) -> Engine:
         large_card_batch=_large_card_batch(entry.get("large_card_batch")),
         attention_data_parallel=(entry.get("attention_data_parallel") or {}).get("source"),
         tensor_parallel_heads=(entry.get("tensor_parallel_heads") or {}).get("source"),
+        tensor_parallel_key_value_heads=bool((entry.get("tensor_parallel_heads") or {}).get("key_value_heads", True)),
         split_layers=(entry.get("split_layers") or {}).get("source"),
         architectures=tuple((entry.get("architectures") or {}).get("value", ())),
         formats_on={name: tuple(v["value"]) for name, v in (entry.get("formats_on") or {}).items()},

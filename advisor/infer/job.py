@@ -213,11 +213,13 @@ def make_job(
     return job
 
 
-def _splits_heads(model: InferenceModel, devices: int) -> bool:
-    """Whether ``devices`` GPUs split the model's heads evenly: they divide the query heads, and each attention layer's
-    key-value heads divide them or they the heads (the heads then replicated)."""
+def _splits_heads(model: InferenceModel, devices: int, key_value_heads: bool = True) -> bool:
+    """Whether ``devices`` GPUs split the model's heads evenly: they divide the query heads, and (``key_value_heads``)
+    each attention layer's key-value heads divide them or they the heads (the heads then replicated)."""
     if model.attention_heads and model.attention_heads % devices:
         return False
+    if not key_value_heads:
+        return True
     kv = {layer.heads for layer in model.layers if layer.heads and layer.kind in ("full", "sliding")}
     return all(heads % devices == 0 if heads >= devices else devices % heads == 0 for heads in kv)
 
@@ -225,9 +227,10 @@ def _splits_heads(model: InferenceModel, devices: int) -> bool:
 def tensor_parallel_refusal(model: InferenceModel, engine: Engine, devices: int) -> str | None:
     """Why ``engine`` cannot split ``model`` over ``devices`` GPUs (tensor parallel), with the counts that work; None
     where it can (one GPU, an engine that splits the layers instead, heads that divide)."""
-    if devices == 1 or engine.tensor_parallel_heads is None or _splits_heads(model, devices):
+    with_kv = engine.tensor_parallel_key_value_heads
+    if devices == 1 or engine.tensor_parallel_heads is None or _splits_heads(model, devices, with_kv):
         return None
-    working = ", ".join(str(n) for n in (1, 2, 4, 8) if _splits_heads(model, n))
+    working = ", ".join(str(n) for n in (1, 2, 4, 8) if _splits_heads(model, n, with_kv))
     return (
         f"{engine.name} cannot split {model.name}'s heads ({model.attention_heads} query, "
         f"{'/'.join(sorted({str(layer.heads) for layer in model.layers if layer.heads}))} key-value) over {devices} "
