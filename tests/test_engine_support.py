@@ -83,3 +83,14 @@ def test_a_refused_gpu_is_not_shown_and_never_a_way_to_fit(shipped_catalog):
     assert [w.id for w in weight_choices(moe, "RDNA3")] == ["bf16"]
     ways = ways_to_fit(moe, catalog.by_id()["rx-7900-xtx"], fit, catalog)
     assert ways and all(way.weights == "bf16" and way.kv == "16bit" for way in ways)
+
+
+def test_the_apps_engine_menu_says_where_each_engine_runs(shipped_catalog):
+    """The app's engine menu's help is engines.yaml's platforms and architectures, each engine's, never retyped."""
+    from advisor.render.page import inference_inputs
+
+    data = engine_data()
+    menu = next(s for s in inference_inputs({}, data, None, shipped_catalog)["left"] if s.key == "run_engine")
+    for engine in data.engines.values():
+        assert f"{engine.name}: {', '.join(engine.platforms)}" in menu.help
+    assert "TensorRT-LLM: cuda (Ampere, Ada, Hopper, Blackwell)" in menu.help

@@ -105,6 +105,16 @@ def _split_help(engines: Any) -> str:
     )
 
 
+def _engine_help(engines: Any) -> str:
+    """Where each engine runs (``engines``: engines.yaml's, read once): its platforms and, where its install pages
+    name them, the architectures; the GPUs an engine does not run on are left out of its answer."""
+    where = []
+    for engine in engines.engines.values():
+        arches = f" ({', '.join(engine.architectures)})" if engine.architectures else ""
+        where.append(f"{engine.name}: {', '.join(engine.platforms)}{arches}")
+    return "Where each runs: " + "; ".join(where) + ". The GPUs an engine does not run on are left out of its answer."
+
+
 def _stack_or(label: str, key: str, words: tuple[str, ...], help_text: str) -> Input:
     """A menu of a job's choice whose first entry leaves it to the training stack."""
     options = (STACK_CHOICE, *words)
@@ -544,6 +554,7 @@ def inference_inputs(
                 "run_engine",
                 tuple(engines.engines),
                 {e: v.name for e, v in engines.engines.items()},
+                help=_engine_help(engines),
             ),
             hardware_input("run_hardware"),
         ],
