@@ -16,7 +16,7 @@ import numpy as np
 
 from advisor.infer import platform_decode
 from advisor.infer.logged_pools import load_logged_pools, predicted_tokens
-from advisor.infer.saturated import crossval_saturated, saturated_fits
+from advisor.infer.saturated import crossval_saturated, held_out_saturated, saturated_fits
 from advisor.infer.speed import crossval, error_summary, fits_by_engine
 from advisor.store.catalog import load_catalog
 
@@ -114,7 +114,18 @@ def main() -> int:
             f"predicted {p:,.0f} ({p / r.value:.2f})"
         )
     saturated_architectures(catalog)
+    saturated_held_out(catalog)
     return 0
+
+
+def saturated_held_out(catalog) -> None:
+    """Saturated throughputs no fit sees: the engine's fit's prediction, or its bound (a ceiling) where it has none."""
+    for r, p, bound in held_out_saturated(catalog):
+        what = "bound (a ceiling)" if bound else "fit"
+        print(
+            f"saturated, never fitted: {r.engine} {r.gpu} x{r.devices} {r.model} {r.weights} {r.isl}/{r.osl}: "
+            f"measured {r.value:,.2f}, {what} {p:,.2f} ({p / r.value:.2f})"
+        )
 
 
 def saturated_architectures(catalog) -> None:

@@ -720,3 +720,19 @@ def test_published_mixtures_of_experts_on_several_gpus_run_as_attention_data_par
         for r, _ in held
     ]
     assert max(as_tensor_parallel) < 0.9
+
+
+def test_saturated_runs_no_fit_saw_lie_under_the_bound_or_near_the_fit(shipped_catalog):
+    """A third party's runs at the engines' defaults (GPUStack's performance lab, A100 80 GB, random prompts of 128 to
+    32,000 tokens): vLLM's, an engine without fitted throughputs, all lie under the bound the table shows as a
+    ceiling ('<='), never over it; TensorRT-LLM's on Qwen3 32B, a model its fit never saw, within 1.2x of the fit."""
+    from advisor.infer.saturated import held_out_saturated
+
+    found = held_out_saturated(shipped_catalog)
+    assert {row.engine for row, _, _ in found} == {"vllm", "tensorrt-llm"}
+    for row, predicted, bound in found:
+        assert bound == (row.engine == "vllm"), row
+        if bound:
+            assert row.value <= predicted, row
+        else:
+            assert 1 / 1.2 <= predicted / row.value <= 1.2, (row, predicted)

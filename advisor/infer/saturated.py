@@ -73,12 +73,13 @@ class Terms:
     prefill_allreduce_s: float  # the prompt's all-reduces between tensor-parallel GPUs (at the link's speed)
 
 
-@lru_cache(maxsize=1)
-def load_saturated() -> tuple[SaturatedRow, ...]:
-    """The published saturated throughputs (``saturated`` in inference_results.yaml)."""
+@lru_cache(maxsize=2)
+def load_saturated(key: str = "saturated") -> tuple[SaturatedRow, ...]:
+    """The published saturated throughputs (``saturated`` in inference_results.yaml; ``key`` "saturated_held_out":
+    those no fit ever sees)."""
     data = results_file()
     rows = []
-    for row in data.get("saturated") or []:
+    for row in data.get(key) or []:
         engine, gpu, devices, model, weights, kv, isl, osl, value, source = row
         dp = bool(data["sources"][source].get("attention_data_parallel", False))
         rows.append(
@@ -177,3 +178,15 @@ def crossval_saturated(catalog: Catalog, by: str = "gpu") -> list[tuple[Saturate
             for row in (r for r in mine if group(r) == held):
                 out.append((row, throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit)))
     return out
+
+
+def held_out_saturated(catalog: Catalog) -> list[tuple[SaturatedRow, float, bool]]:
+    """The saturated throughputs no fit sees (``saturated_held_out``), each predicted by its engine's fit on all its
+    published rows, or by the hardware's bound where the engine has none: (row, predicted, whether it is the
+    bound, a ceiling the published value must lie under)."""
+    fits, gpus = saturated_fits(catalog), catalog.by_id()
+    found = []
+    for row in load_saturated("saturated_held_out"):
+        fit = fits.get(row.engine, SaturatedFit())
+        found.append((row, throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit), fit.rows == 0))
+    return found
