@@ -222,11 +222,9 @@ def platform_refusal(engine: Engine, platform: str, architecture: str) -> str | 
     if platform not in engine.platforms:
         runs = ", ".join(engine.platforms)
         return f"{engine.name} does not run on {platform} GPUs (it runs on {runs}: {engine.sources['platforms']})"
-    if engine.architectures and architecture not in engine.architectures:
+    if engine.architectures and architecture not in engine.architectures:  # one sentence for every such GPU
         runs = ", ".join(engine.architectures)
-        return (
-            f"{engine.name} does not run on {architecture} GPUs (it runs on {runs}: {engine.sources['architectures']})"
-        )
+        return f"{engine.name} runs on {runs} GPUs only ({engine.sources['architectures']})"
     return None
 
 

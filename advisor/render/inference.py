@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from advisor.format.formatting import fmt_seconds
+from advisor.format.names import SHOWN
 from advisor.infer.architecture import unknown_maximum_cap
 from advisor.infer.estimate import CostInputs, InferencePicks, InferenceRow
 from advisor.infer.job import InferenceJob
@@ -232,9 +233,20 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
             "before the cache; --json lists every way, each with more precision than those with fewer GPUs."
         )
     refused = [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in shown if r.refused})]
-    not_run = sorted({r.refused for r in rows if not r.runs})
-    hidden = [f"not shown: {sum(not r.runs for r in rows)} GPU(s): {'; '.join(not_run)}"] if not_run else []
-    return notes + decode_only_note(shown) + refused + hidden
+    return notes + decode_only_note(shown) + refused + _not_shown(rows)
+
+
+def _not_shown(rows: list[InferenceRow]) -> list[str]:
+    """The GPUs the engine does not run on, a line a reason: how many, the first few by name, and why."""
+    by_reason: dict[str, list[str]] = {}
+    for row in rows:
+        if not row.runs:
+            by_reason.setdefault(str(row.refused), []).append(row.gpu)
+    lines = []
+    for why, gpus in sorted(by_reason.items()):
+        named = ", ".join(gpus[:SHOWN]) + (f" and {len(gpus) - SHOWN} more" if len(gpus) > SHOWN else "")
+        lines.append(f"not shown: {len(gpus)} GPU(s) ({named}): {why}")
+    return lines
 
 
 def api_line(found: InferencePicks, api_usd: float | None, versus_api: dict[str, int | None]) -> list[str]:
