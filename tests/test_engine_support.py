@@ -4,6 +4,8 @@ format an engine refuses is refused with the source, never offered as a way to f
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from advisor.infer.architecture import resolve_inference_model
@@ -95,3 +97,21 @@ def test_the_apps_engine_menu_says_where_each_engine_runs(shipped_catalog):
     for engine in data.engines.values():
         assert f"{engine.name}: {', '.join(engine.platforms)}" in menu.help
     assert "TensorRT-LLM: cuda (Ampere, Ada, Hopper, Blackwell)" in menu.help
+
+
+def test_the_engines_command_says_where_each_engine_runs_from_engines_yaml(capsys):
+    """`advisor engines` prints each engine's platforms, architectures, formats (a limited one with its
+    architectures, narrowed to the engine's own) and how it splits a model; `--json` gives every source."""
+    from advisor.cli import main
+
+    assert main(["engines"]) == 0
+    text = capsys.readouterr().out
+    assert "runs on: cuda: Ampere, Ada, Hopper, Blackwell; several GPUs: tensor parallel" in text  # TensorRT-LLM
+    assert "mxfp4 (Hopper/Blackwell)" in text and "weights: bf16 (Apple M3/Apple M4), fp16, mlx-8bit" in text
+    assert main(["engines", "--json"]) == 0
+    rows = {row["id"]: row for row in json.loads(capsys.readouterr().out)}
+    assert set(rows) == set(engine_data().engines)
+    assert rows["vllm"]["weights_on"]["int8"] == ["Turing", "Ampere", "Ada", "Hopper", "Blackwell"]
+    assert "compute capability 7.5" in rows["vllm"]["sources"]["architectures"]
+    assert rows["llama.cpp"]["architectures"] is None and rows["llama.cpp"]["splits"] == "whole layers"
+    assert rows["mlx"]["splits"] == "one GPU"

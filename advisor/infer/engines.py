@@ -258,3 +258,54 @@ def architecture_refusal(engine: Engine, architecture: str, weights: Format, kv:
     if not kv_runs_on(kv, architecture):
         return f"a {kv.id} cache needs {' or '.join(kv.needs)}"
     return None
+
+
+ONE_GPU_PLATFORMS = ("mps",)  # a Mac's GPU is the machine's only one
+
+
+def engine_rows(data: EngineData, platform_architectures: dict[str, set[str]] | None = None) -> list[dict[str, Any]]:
+    """``advisor engines --json``: one object per engine: its version, where it runs (platforms, architectures), the
+    formats it runs and, for those some of its architectures lack, the ones it runs them on (its own table's, else
+    the format's), how it splits a model over GPUs, and the source of each. ``platform_architectures`` (the catalog's
+    architectures of each platform) narrows those lists to the architectures the engine runs on."""
+    rows = []
+    for engine in data.engines.values():
+        weights = [data.weight_formats[name] for name in engine.weights]
+        caches = [data.kv_formats[name] for name in engine.kv_cache]
+        mine = set(engine.architectures) or {
+            a for p in engine.platforms for a in (platform_architectures or {}).get(p, set())
+        }
+
+        def limited(needs: tuple[str, ...], mine: set[str] = mine) -> list[str]:
+            """The architectures of the engine's own a format runs on; empty where it runs on all of them."""
+            kept = [a for a in needs if a in mine] if mine else list(needs)
+            return [] if not needs or (mine and set(kept) == mine) else kept
+
+        if set(engine.platforms) <= set(ONE_GPU_PLATFORMS):
+            splits = "one GPU"
+        else:
+            splits = "whole layers" if engine.split_layers else "tensor parallel"
+        rows.append(
+            {
+                "id": engine.id,
+                "name": engine.name,
+                "version": engine.version,
+                "platforms": list(engine.platforms),
+                "architectures": list(engine.architectures) or None,  # None: every architecture of its platforms
+                "weights": list(engine.weights),
+                "weights_on": {
+                    w.id: limited(engine.weights_need(w)) for w in weights if limited(engine.weights_need(w))
+                },
+                "kv_cache": list(engine.kv_cache),
+                "kv_cache_on": {kv.id: limited(kv.needs) for kv in caches if limited(kv.needs)},
+                "splits": splits,
+                "max_batch": engine.max_batch,
+                "memory_share": engine.memory_share,
+                "sources": {
+                    **engine.sources,
+                    **({"split_layers": engine.split_layers} if engine.split_layers else {}),
+                    **({"tensor_parallel_heads": engine.tensor_parallel_heads} if engine.tensor_parallel_heads else {}),
+                },
+            }
+        )
+    return rows

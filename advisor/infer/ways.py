@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from advisor.errors import AdvisorError
 from advisor.infer import speed as speed_model
 from advisor.infer.engines import (
+    ONE_GPU_PLATFORMS,
     Format,
     KvFormat,
     architecture_refusal,
@@ -40,7 +41,6 @@ from advisor.infer.token_costs import DEFAULT_COSTS, CostInputs, million_token_c
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
 GPU_COUNTS = (1, 2, 4, 8)  # tensor-parallel sizes tried (the engines' usual powers of two, one node)
-ONE_GPU_PLATFORMS = ("mps",)  # a Mac's GPU is the machine's only one
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,28 @@ def models_text(rows: Sequence[dict[str, Any]]) -> str:
     )
 
 
+def engines_text(rows: Sequence[dict[str, Any]]) -> str:
+    """``advisor engines``: each inference engine in a few lines: where it runs, the formats it runs (with the
+    architectures a format is limited to), how it splits a model over GPUs."""
+
+    def listed(names: Sequence[str], limits: dict[str, list[str]]) -> str:
+        return ", ".join(f"{n} ({'/'.join(limits[n])})" if n in limits else n for n in names)
+
+    blocks = []
+    for row in rows:
+        where = ", ".join(row["platforms"]) + (f": {', '.join(row['architectures'])}" if row["architectures"] else "")
+        blocks.append(
+            f"{row['name']} ({row['id']}, {row['version']})\n"
+            f"  runs on: {where}; several GPUs: {row['splits']}\n"
+            f"  weights: {listed(row['weights'], row['weights_on'])}\n"
+            f"  cache: {listed(row['kv_cache'], row['kv_cache_on'])}"
+        )
+    return "\n\n".join(blocks) + (
+        "\n\nA format in brackets runs on those architectures only. Each default and limit with its source: "
+        "advisor/data/engines.yaml (`advisor engines --json`); `estimate --inference --engine ID` uses one."
+    )
+
+
 def catalog_dates(catalog: Catalog, today: _dt.date | None = None) -> str:
     """What the catalog's dates say, in a sentence: when its prices were collected and how long ago, and the span of
     its rentals' dates (each price keeps its own)."""
