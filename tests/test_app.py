@@ -402,7 +402,7 @@ def test_running_a_model_is_answered_per_gpu(monkeypatch):
     at.selectbox(key="run_hardware").set_value("Apple").run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns)
-    assert len(table) == 9 and table["gpu"].str.startswith(("Mac Studio", "Mac mini", "MacBook Pro")).all()
+    assert len(table) == 11 and table["gpu"].str.startswith(("Mac Studio", "Mac mini", "MacBook Pro")).all()
     mac = table.set_index("gpu").loc["Mac Studio (M4 Max, 32-core GPU, 36 GB)"]
     assert mac["memory"] == "fits" and mac["GB need/engine"].endswith("/25.3")  # 24 GB allocatable of 36
     assert mac["1-stream tok/s"].endswith("decode only") and mac["TTFT ms"] == "-"  # Metal's own fit, no peak

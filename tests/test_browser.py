@@ -327,13 +327,19 @@ def test_a_price_typed_in_the_table_drives_the_recommendation(app_url, browser):
         for name in shown.columns[1:]
     ]
     grid = page.get_by_test_id("stDataFrame").first
-    grid.scroll_into_view_if_needed()
-    wait_for_grid(page)
-    page.wait_for_timeout(1000)  # the grid settles where it was scrolled to
-    box = grid.bounding_box()
     column = list(shown.columns).index("your price")
-    page.mouse.dblclick(box["x"] + sum(widths[:column]) + widths[column] / 2, box["y"] + 35 + 17)  # its first row
-    page.locator("textarea.gdg-input").wait_for(timeout=30_000)  # the cell's editor is open
+    for attempt in range(3):  # a page drawn again under a loaded machine may take the first double-click
+        grid.scroll_into_view_if_needed()
+        wait_for_grid(page)
+        page.wait_for_timeout(1000)  # the grid settles where it was scrolled to
+        box = grid.bounding_box()
+        page.mouse.dblclick(box["x"] + sum(widths[:column]) + widths[column] / 2, box["y"] + 35 + 17)  # its first row
+        try:
+            page.locator("textarea.gdg-input").wait_for(timeout=20_000)  # the cell's editor is open
+            break
+        except PlaywrightTimeoutError:
+            if attempt == 2:
+                raise
     page.keyboard.insert_text("$300")
     page.keyboard.press("Enter")
     expect(page.get_by_test_id("stMetricDelta").first).to_contain_text(f"${300 / speedup:,.2f} per 1x", timeout=30_000)

@@ -17,6 +17,7 @@ from helpers import load_yaml
 
 RAW = load_yaml(catalog.DEFAULT_CATALOG.read_text(encoding="utf-8"))
 RENTED = next(i for i, gpu in enumerate(RAW["gpus"]) if gpu.get("rentals"))  # the first GPU with a rental price
+OPTIONED = next(i for i, gpu in enumerate(RAW["gpus"]) if gpu.get("memory_options"))  # a Mac sold with more sizes
 
 
 def test_the_catalog_covers_todays_market(shipped_catalog):
@@ -112,6 +113,33 @@ def write(tmp_path: Path, data) -> Path:
             "gpus[0].purchase[0].kind",
             "a whole machine's price must say 'whole machine'",
         ),
+        (
+            lambda d: d["gpus"][OPTIONED]["memory_options"][0].pop("allocatable_gb"),
+            f"gpus[{OPTIONED}].memory_options[0].allocatable_gb",
+            "required: the entry gives allocatable_gb",
+        ),
+        (
+            lambda d: d["gpus"][OPTIONED]["memory_options"][0].update(allocatable_gb=999),
+            f"gpus[{OPTIONED}].memory_options[0].allocatable_gb",
+            "999 GB is more than memory_gb",
+        ),
+        (
+            lambda d: d["gpus"][OPTIONED]["memory_options"][0].update(id=d["gpus"][0]["id"]),
+            f"gpus[{OPTIONED}].memory_options[0]",
+            "is also used by gpus[0]",
+        ),
+        (
+            lambda d: d["gpus"][OPTIONED]["memory_options"][0].update(source="my-friend"),
+            f"gpus[{OPTIONED}].memory_options[0].source",
+            "unknown source 'my-friend'",
+        ),
+        (
+            lambda d: d["gpus"][OPTIONED]["memory_options"][0].update(
+                purchase=[{"usd": 1, "kind": "launch price", "date": "2025-01-01", "source": "wiki"}]
+            ),
+            f"gpus[{OPTIONED}].memory_options[0].purchase[0].kind",
+            "a whole machine's price must say 'whole machine'",
+        ),
     ],
 )
 def test_bad_catalog_entries_give_clear_messages(tmp_path: Path, change, field, message):
@@ -160,3 +188,17 @@ def test_catalog_command(capsys):
     assert data["as_of"] == "2026-11-30" and len(data["gpus"]) >= 30
     h100 = next(g for g in data["gpus"] if g["id"] == "h100-sxm")
     assert h100["tf32_tflops"] == 494.7 and h100["rental_usd_per_hour"] == 3.78 and h100["sources"]["fp32_tflops"]
+
+
+def test_a_machine_sold_with_other_memory_sizes_is_an_entry_for_each(shipped_catalog):
+    """A memory option is an entry of its own: the machine's values (its bandwidth, platform, peaks), its own id,
+    name, memory, working set and price, no aliases (a driver's name finds the entry it was written for)."""
+    gpus = shipped_catalog.by_id()
+    small, large = gpus["mac-mini-m4-pro-24gb"], gpus["mac-mini-m4-pro-64gb"]
+    assert (small.value("memory_gb"), small.usable_memory_gb, large.usable_memory_gb) == (24, 16, 48)
+    assert small.value("memory_bandwidth_gbs") == large.value("memory_bandwidth_gbs") == 273
+    assert (small.platform, small.whole_machine, small.architecture) == ("mps", True, "Apple M4")
+    assert small.price.usd == 1399 and "whole machine" in small.price.kind and large.price is None
+    assert small.aliases == () and small.specs["memory_gb"].source == "gadgetdb_mac_mini_m4_pro"
+    assert gpus["mac-studio-m3-ultra-256gb"].usable_memory_gb == 192
+    assert shipped_catalog.find("Mac mini (M4 Pro, 24 GB)") is small

@@ -105,7 +105,13 @@ def test_the_catalog_narrows_to_a_vendor_or_to_whole_machines(shipped_catalog):
     apple = catalog_store.gpu_ids_of(shipped_catalog, "Apple")
     amd = catalog_store.gpu_ids_of(shipped_catalog, "AMD")
     nvidia = catalog_store.gpu_ids_of(shipped_catalog, "NVIDIA")
-    assert len(apple) == 9 and "mi300x" in amd and "framework-desktop-395-128gb" in amd and "dgx-spark" in nvidia
+    assert (
+        len(apple) == 11
+        and "mac-mini-m4-pro-24gb" in apple
+        and "mi300x" in amd
+        and "framework-desktop-395-128gb" in amd
+        and "dgx-spark" in nvidia
+    )
     assert len(apple) + len(amd) + len(nvidia) == len(shipped_catalog.gpus)  # every GPU has one vendor
     machines = catalog_store.gpu_ids_of(shipped_catalog, "whole machines only")
     assert set(machines) == {gpu.id for gpu in shipped_catalog.gpus if gpu.whole_machine} and set(UNIFIED) <= set(

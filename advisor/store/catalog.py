@@ -87,6 +87,25 @@ RENTAL = (
 )
 
 
+MEMORY_OPTION = (
+    Field(
+        "id", "string", "this configuration's slug", required=True, pattern=SLUG, pattern_hint="a slug (a-z, 0-9, '-')"
+    ),
+    Field("name", "string", "this configuration's name", required=True),
+    Field("memory_gb", "number", "its memory", required=True, positive=True, unit="GB"),
+    Field(
+        "allocatable_gb",
+        "number",
+        "what its GPU may allocate of that memory (required where the entry gives allocatable_gb); its source and "
+        "note are the entry's",
+        positive=True,
+        unit="GB",
+    ),
+    Field("source", "string", "a key of `sources` (or a URL) that gives this memory size", required=True),
+    Field("purchase", "sections", "its purchase prices (none: unknown)", fields=PURCHASE),
+)
+
+
 def _spec(name: str, doc: str, unit: str) -> Field:
     return Field(name, "section", doc, required=True, fields=SPEC, unit=unit)
 
@@ -150,6 +169,13 @@ GPU = (
     ),
     Field("purchase", "sections", "purchase prices, the one the advisor uses first", fields=PURCHASE),
     Field("rentals", "sections", "cloud rental prices per GPU-hour", fields=RENTAL),
+    Field(
+        "memory_options",
+        "sections",
+        "the same machine or card sold with another memory size: each an entry of its own, every other value the "
+        "entry's (a Mac of each memory it is sold with)",
+        fields=MEMORY_OPTION,
+    ),
     Field("note", "string", "anything a reader should know"),
 )
 SOURCE = (
@@ -389,13 +415,17 @@ def validate(data: Any, file: str) -> tuple[list[Problem], list[Problem]]:
             if value not in sources and not value.startswith(("http://", "https://")):
                 c.problem(key, f"unknown source {value!r} (add it to sources, or give a URL)")
         _check_unified(c, gpu, path)
-        for name in (gpu.get("id"), gpu.get("name"), *(gpu.get("aliases") or [])):
+        options = [o for o in gpu.get("memory_options") or [] if isinstance(o, dict)]
+        for name, where in (
+            *((name, path) for name in (gpu.get("id"), gpu.get("name"), *(gpu.get("aliases") or []))),
+            *((o.get(k), f"{path}.memory_options[{i}]") for i, o in enumerate(options) for k in ("id", "name")),
+        ):
             if not isinstance(name, str):
                 continue
             key = normalise_name(name)
-            if key in seen and seen[key] != path:
-                c.problem(f"{path}", f"the name {name!r} is also used by {seen[key]}")
-            seen.setdefault(key, path)
+            if key in seen and seen[key] != where:
+                c.problem(where, f"the name {name!r} is also used by {seen[key]}")
+            seen.setdefault(key, where)
     return c.problems, c.warnings
 
 
@@ -407,19 +437,37 @@ def _check_unified(c: F.Checker, gpu: dict, path: str) -> None:
     allocatable, memory = (_number_in(gpu.get(name)) for name in ("allocatable_gb", "memory_gb"))
     if allocatable is not None and memory is not None and allocatable > memory:
         c.problem(f"{path}.allocatable_gb.value", f"{allocatable:g} GB is more than memory_gb ({memory:g})")
+    options = [(i, o) for i, o in enumerate(gpu.get("memory_options") or []) if isinstance(o, dict)]
+    for index, option in options:
+        where = f"{path}.memory_options[{index}]"
+        size, share = (_number(option.get(k)) for k in ("memory_gb", "allocatable_gb"))
+        if allocatable is not None and share is None:
+            c.problem(f"{where}.allocatable_gb", "required: the entry gives allocatable_gb (unified memory)")
+        if share is not None and size is not None and share > size:
+            c.problem(f"{where}.allocatable_gb", f"{share:g} GB is more than memory_gb ({size:g})")
     if gpu.get("whole_machine") is True:
-        for index, price in enumerate(gpu.get("purchase") or []):
+        prices = [(f"{path}.purchase[{i}]", p) for i, p in enumerate(gpu.get("purchase") or [])]
+        prices += [
+            (f"{path}.memory_options[{i}].purchase[{j}]", p)
+            for i, o in options
+            for j, p in enumerate(o.get("purchase") or [])
+        ]
+        for where, price in prices:
             if isinstance(price, dict) and WHOLE_MACHINE_WORDS not in str(price.get("kind", "")):
                 c.problem(
-                    f"{path}.purchase[{index}].kind",
+                    f"{where}.kind",
                     f"a whole machine's price must say '{WHOLE_MACHINE_WORDS}' (never mistaken for a card's price)",
                 )
 
 
+def _number(value: Any) -> float | None:
+    """A number (None where it is missing or not one: the field table reports that)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _number_in(spec: Any) -> float | None:
     """A sourced value's number (None where it is missing or not a number: the field table reports that)."""
-    value = spec.get("value") if isinstance(spec, dict) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return _number(spec.get("value")) if isinstance(spec, dict) else None
 
 
 def _sourced_values(gpu: dict, path: str) -> list[tuple[str, Any]]:
@@ -432,6 +480,8 @@ def _sourced_values(gpu: dict, path: str) -> list[tuple[str, Any]]:
             for index, item in enumerate(value):
                 if isinstance(item, dict) and "source" in item:
                     found.append((f"{path}.{name}[{index}].source", item["source"]))
+                if isinstance(item, dict) and name == "memory_options":
+                    found += _sourced_values(item, f"{path}.{name}[{index}]")
     return found
 
 
@@ -468,7 +518,7 @@ def _parsed_catalog(path: str | Path, raw: bytes) -> Catalog:
         raise ProfileError(problems)
     return Catalog(
         as_of=_text(data["as_of"]),
-        gpus=tuple(_gpu(item) for item in data["gpus"]),
+        gpus=tuple(_gpu(item) for item in with_memory_options(data["gpus"])),
         sources=data["sources"],
         origin=origin,
         notes=tuple([data["notes"]] if isinstance(data.get("notes"), str) else data.get("notes") or ()),
@@ -478,6 +528,23 @@ def _parsed_catalog(path: str | Path, raw: bytes) -> Catalog:
             for name, p in (data.get("providers") or {}).items()
         },
     )
+
+
+def with_memory_options(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The catalog's entries with each memory option an entry of its own after its own: the entry's values, its id,
+    name, memory (and what the GPU may allocate of it, with the entry's source and note) and prices the option's,
+    no aliases (a driver reports the chip, and the entry is the one it matches)."""
+    found = []
+    for item in items:
+        found.append(item)
+        for option in item.get("memory_options") or ():
+            copy = {k: v for k, v in item.items() if k not in ("memory_options", "aliases", "purchase", "rentals")}
+            copy.update(id=option["id"], name=option["name"], purchase=option.get("purchase") or [])
+            copy["memory_gb"] = dict(item["memory_gb"], value=option["memory_gb"], source=option["source"])
+            if item.get("allocatable_gb"):
+                copy["allocatable_gb"] = dict(item["allocatable_gb"], value=option["allocatable_gb"])
+            found.append(copy)
+    return found
 
 
 def _text(value: Any) -> str:
