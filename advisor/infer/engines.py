@@ -277,7 +277,7 @@ def engine_rows(data: EngineData, platform_architectures: dict[str, set[str]] | 
         }
 
         def limited(needs: tuple[str, ...], mine: set[str] = mine) -> list[str]:
-            """The architectures of the engine's own a format runs on; empty where it runs on all of them."""
+            """Of the engine's own architectures, those a format runs on; empty where it runs on all of them."""
             kept = [a for a in needs if a in mine] if mine else list(needs)
             return [] if not needs or (mine and set(kept) == mine) else kept
 
