@@ -22,6 +22,7 @@ class Sourced:
 
 MIB = 2**20
 GIB = 2**30
+ONE_GPU_PLATFORMS = ("mps",)  # a Mac's GPU is the machine's only one
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,14 @@ class Engine:
     architectures: tuple[str, ...] = ()  # the architectures of its platforms it runs on (empty: all of them)
     formats_on: dict[str, tuple[str, ...]] = field(default_factory=dict)  # weight format: the architectures it runs
     # it on, by the engine's own support table (in place of the format's ``needs``)
+
+    @property
+    def splits(self) -> str:
+        """How it splits one copy of a model over several GPUs: "tensor parallel", "whole layers" (a token passing
+        them in turn) or "one GPU" (an engine of a platform whose machines have one)."""
+        if set(self.platforms) <= set(ONE_GPU_PLATFORMS):
+            return "one GPU"
+        return "whole layers" if self.split_layers else "tensor parallel"
 
     def weights_need(self, weights: Format) -> tuple[str, ...]:
         """The architectures this engine runs ``weights`` on (empty: all): its own table's, else the format's."""
@@ -260,9 +269,6 @@ def architecture_refusal(engine: Engine, architecture: str, weights: Format, kv:
     return None
 
 
-ONE_GPU_PLATFORMS = ("mps",)  # a Mac's GPU is the machine's only one
-
-
 def engine_rows(data: EngineData, platform_architectures: dict[str, set[str]] | None = None) -> list[dict[str, Any]]:
     """``advisor engines --json``: one object per engine: its version, where it runs (platforms, architectures), the
     formats it runs and, for those some of its architectures lack, the ones it runs them on (its own table's, else
@@ -281,10 +287,6 @@ def engine_rows(data: EngineData, platform_architectures: dict[str, set[str]] | 
             kept = [a for a in needs if a in mine] if mine else list(needs)
             return [] if not needs or (mine and set(kept) == mine) else kept
 
-        if set(engine.platforms) <= set(ONE_GPU_PLATFORMS):
-            splits = "one GPU"
-        else:
-            splits = "whole layers" if engine.split_layers else "tensor parallel"
         rows.append(
             {
                 "id": engine.id,
@@ -298,7 +300,7 @@ def engine_rows(data: EngineData, platform_architectures: dict[str, set[str]] | 
                 },
                 "kv_cache": list(engine.kv_cache),
                 "kv_cache_on": {kv.id: limited(kv.needs) for kv in caches if limited(kv.needs)},
-                "splits": splits,
+                "splits": engine.splits,
                 "max_batch": engine.max_batch,
                 "memory_share": engine.memory_share,
                 "sources": {

@@ -97,8 +97,8 @@ def _number(label: str, key: str, least: float, most: float | None, value: Any, 
 
 def _split_help(engines: Any) -> str:
     """How each engine splits a copy of the model over its GPUs (``engines``: engines.yaml's, read once)."""
-    layered = [e.name for e in engines.engines.values() if e.split_layers]
-    parallel = [e.name for e in engines.engines.values() if not e.split_layers and e.platforms != ("mps",)]
+    layered = [e.name for e in engines.engines.values() if e.splits == "whole layers"]
+    parallel = [e.name for e in engines.engines.values() if e.splits == "tensor parallel"]
     return (
         f"Tensor parallel ({', '.join(parallel)}: each layer split, the GPUs working at once), or whole layers on "
         f"each GPU ({', '.join(layered)}: a token passes them in turn, one stream at one GPU's speed)."
