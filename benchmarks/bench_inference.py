@@ -85,7 +85,9 @@ def main() -> int:
             f"{engine}: decode floor {fit.decode_floor_s * 1e3:.2f} ms, bandwidth factor (16-bit, quantized) "
             f"{fit.decode_k[0]:.2f}, {fit.decode_k[1]:.2f} at 1,000 GB/s, x (bandwidth / 1,000)^"
             f"{fit.bandwidth_exponent:.2f} over {fit.bandwidth_span[0]:,.0f}-{fit.bandwidth_span[1]:,.0f} GB/s; "
-            f"prefill factor {fit.prefill_k[0]:.2f}, {fit.prefill_k[1]:.2f}; {fit.rows} rows"
+            f"prefill factor {fit.prefill_k[0]:.2f}, {fit.prefill_k[1]:.2f}"
+            + (f", the peak at most {fit.tflops_per_watt:.1f} TFLOPS a watt" if fit.tflops_per_watt else "")
+            + f"; {fit.rows} rows"
         )
     for engine in sorted({r.engine for r in rows}):
         for metric, s in error_summary([r for r in rows if r.engine == engine]).items():

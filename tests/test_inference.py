@@ -225,6 +225,25 @@ def test_a_wider_memory_system_reaches_a_smaller_share_but_no_trend_past_the_evi
     assert bandwidth_scale(gpus["b200"], 0.0, span) == 1.0  # the hardware's bound: no scale
 
 
+def test_a_peak_beyond_the_cards_power_is_not_reached_in_prefill(shipped_catalog):
+    """Prefill's ceiling of TFLOPS a watt: fitted where an engine's prefill rows span cards of several peaks per watt
+    (llama.cpp's: an RTX 3090 at 0.41, an H100 PCIe at 2.16), none for transformers (one H200); it slows the
+    cards whose tensor peak outruns their power and no card below it, and the held-out prefill meets the issue's
+    median (25 %) where the tensor peak alone did not (1.33x)."""
+    from advisor.infer.speed import compute_scale, crossval, engine_fits, error_summary
+
+    fits = engine_fits(shipped_catalog)
+    per_watt = fits["llama.cpp"].tflops_per_watt
+    assert 0 < per_watt <= 2 and fits["transformers"].tflops_per_watt == 0
+    gpus = shipped_catalog.by_id()
+    job = make_job(resolve_inference_model("llama-3-8b"), "llama.cpp", "q4_k_m", None)
+    assert compute_scale(gpus["rtx-3090"], job, per_watt) == 1.0  # 143 TFLOPS of 350 W: under the ceiling
+    assert compute_scale(gpus["h100-pcie"], job, per_watt) == pytest.approx(756.4 / (per_watt * 350), rel=0.01)
+    assert compute_scale(gpus["h100-pcie"], job, 0.0) == 1.0  # the hardware's bound: no ceiling
+    prefill = error_summary(crossval(shipped_catalog))["prefill"]
+    assert prefill["median"] <= 1.25 and prefill["p90"] <= 1.7
+
+
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
     from advisor.cli import main
 
@@ -429,7 +448,7 @@ def test_a_rate_of_requests_keeps_the_users_littles_law_gives_or_overloads_the_g
 
     model = resolve_inference_model("llama-3.1-8b")
     users = []
-    for rate in (0.2, 1.0, 4.0, 12.0):
+    for rate in (0.2, 1.0, 3.0, 12.0):
         job = make_job(model, "llama.cpp", "q4_k_m", None, rate=rate, output=128)
         (row,) = inference_rows(job, shipped_catalog, ["h100-sxm"])
         found = row.at_rate

@@ -7,7 +7,10 @@
   the matrix work when that is longer (large batches): ``2 x active weights x B / tensor peak x k_compute``;
 - **prefill**: ``2 x active weights x tokens`` over the tensor peak at the weight format's matrix rate (FP8 W8A8 twice
   the 16-bit peak on Ada and newer: ``matrix_rate`` in engines.yaml) plus the causal attention (``2 x tokens^2 x
-  width`` a full layer) over the 16-bit peak, times ``k_compute`` (16-bit and quantized apart), plus a floor;
+  width`` a full layer) over the 16-bit peak, times ``k_compute`` (16-bit and quantized apart), plus a floor; where
+  an engine's rows span cards of several peaks per watt, the peak it reaches is at most ``w x board power`` (``w``:
+  TFLOPS a watt, fitted as beta is): a card whose tensor peak outruns its power budget clocks down under a long matrix
+  load, and an engine's kernels reach less of a larger peak;
 - the **floor** is the per-step time no bandwidth removes (kernel launches, sampling, the host): what a small model
   hits on a big GPU;
 - several GPUs (tensor parallelism) split the bytes and the work, and add two all-reduces of the step's activations a
@@ -41,6 +44,7 @@ ALL_REDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 30e-6}  # estimated: one small 
 CLASSES = ("16bit", "quantized")
 REFERENCE_BANDWIDTH_GBS = 1000.0  # beta's pivot: a GPU of this bandwidth reads at k_bytes alone
 BANDWIDTH_EXPONENTS = tuple(round(0.05 * i, 2) for i in range(17))  # beta's grid, 0 to 0.8
+TFLOPS_PER_WATT = (0.0, *(round(0.2 + 0.1 * i, 1) for i in range(19)))  # w's grid: 0 (no ceiling), 0.2 to 2.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class EngineFit:
     prefill_floor_s: float = 0.0
     prefill_k: tuple[float, float] = (1.0, 1.0)
     rows: int = 0
+    tflops_per_watt: float = 0.0  # w: the matrix work's peak is at most w x board power (0: the tensor peak)
 
     @property
     def fitted(self) -> bool:
@@ -173,6 +178,15 @@ def bandwidth_scale(gpu: Gpu, exponent: float, span: tuple[float, float] = (0.0,
     return (bandwidth / REFERENCE_BANDWIDTH_GBS) ** exponent
 
 
+def compute_scale(gpu: Gpu, job: InferenceJob, tflops_per_watt: float) -> float:
+    """How much longer an engine's matrix work takes on ``gpu`` than at its tensor peak: the 16-bit peak over ``w x
+    board power`` where that is lower (1 where no ``w`` is fitted or the card's power is not in the catalog)."""
+    power = gpu.value("board_power_w")
+    if not tflops_per_watt or not power:
+        return 1.0
+    return max(1.0, _peak_tflops(gpu, job) / (tflops_per_watt * float(power)))
+
+
 def _matrix_peak(gpu: Gpu, job: InferenceJob) -> float:
     """The tensor peak the blocks' matrix products reach for (TFLOPS): the 16-bit one times the weight format's own
     rate where the activations are quantized too and the architecture has the type (FP8 on Ada and newer)."""
@@ -216,11 +230,12 @@ def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
     """The job's speeds on ``gpu`` with an engine's fitted constants."""
     cls = weight_class(job)
     context = job.prompt + job.output // 2  # the cache's mean length while the output is written
+    scale = compute_scale(gpu, job, fit.tflops_per_watt)
 
     def step(batch: int) -> tuple[float, str]:
         memory, compute = _decode_terms(job, gpu, batch, context)
         memory *= fit.decode_k[cls] * bandwidth_scale(gpu, fit.bandwidth_exponent, fit.bandwidth_span)
-        compute *= fit.prefill_k[cls]
+        compute *= fit.prefill_k[cls] * scale
         body = max(memory, compute)
         bound = "memory" if memory >= compute else "compute"
         if fit.decode_floor_s > body:
@@ -230,7 +245,7 @@ def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
     single, _ = step(1)
     loaded, bound = step(job.users)
     prompt = max(job.prompt, 1)
-    prefill_one = fit.prefill_floor_s + _prefill_work(job, gpu, prompt, 1) * fit.prefill_k[cls]
+    prefill_one = fit.prefill_floor_s + _prefill_work(job, gpu, prompt, 1) * fit.prefill_k[cls] * scale
     prefill_one += _allreduce_s(job, gpu, prompt)
     return Speed(
         time_to_first_token_s=prefill_one + single,
@@ -274,8 +289,9 @@ def row_job(row: Measured) -> InferenceJob:
     return make_job(model, row.engine, row.weights, None, prompt=row.context, output=1, users=row.batch)
 
 
-def _design(row: Measured, gpu: Gpu) -> tuple[list[float], float]:
-    """A row's least-squares line: [1, 16-bit term, quantized term] and its measured seconds."""
+def _design(row: Measured, gpu: Gpu, tflops_per_watt: float = 0.0) -> tuple[list[float], float]:
+    """A row's least-squares line: [1, 16-bit term, quantized term] and its measured seconds (a prefill's work at
+    the peak ``tflops_per_watt`` leaves it)."""
     job = row_job(row)
     cls = weight_class(job)
     terms = [0.0, 0.0]
@@ -284,7 +300,7 @@ def _design(row: Measured, gpu: Gpu) -> tuple[list[float], float]:
         terms[cls] = memory
         seconds = row.batch / row.value
     else:
-        terms[cls] = _prefill_work(job, gpu, row.context, row.batch)
+        terms[cls] = _prefill_work(job, gpu, row.context, row.batch) * compute_scale(gpu, job, tflops_per_watt)
         seconds = row.batch * row.context / row.value
     return [1.0, *terms], seconds
 
@@ -325,20 +341,36 @@ def fit_decode(lines: list[tuple[list[float], float]], bandwidths: list[float]) 
     return best[1], best[2], best[3]
 
 
+def fit_prefill(rows: list[Measured], catalog: Catalog) -> tuple[tuple[float, float], float]:
+    """Prefill's k's and ``w`` (TFLOPS a watt): the ``w`` of :data:`TFLOPS_PER_WATT` whose least-squares fit errs
+    least, where the rows' GPUs differ in peak per watt (else 0: one card cannot tell ``w`` from k)."""
+    gpus = catalog.by_id()
+    ratios = {_peak_tflops(gpus[r.gpu], row_job(r)) / float(gpus[r.gpu].value("board_power_w") or 1) for r in rows}
+    best = None
+    for per_watt in TFLOPS_PER_WATT if len(ratios) > 1 else (0.0,):
+        lines = [_design(r, gpus[r.gpu], per_watt) for r in rows]
+        _, ks = solve(lines, floor=False)  # the work dominates
+        error = _relative_error(lines, 0.0, tuple(k if not math.isnan(k) else 0.0 for k in ks))
+        if best is None or error < best[0] - 1e-12:
+            best = (error, ks, per_watt)
+    assert best is not None
+    return best[1], best[2]
+
+
 def fit_engine(rows: list[Measured], catalog: Catalog) -> EngineFit:
     """An engine's constants from its rows (decode and prefill fitted apart)."""
     gpus = catalog.by_id()
     decoded = [r for r in rows if r.metric == "decode"]
     decode = [_design(r, gpus[r.gpu]) for r in decoded]
-    prefill = [_design(r, gpus[r.gpu]) for r in rows if r.metric == "prefill"]
+    prefill = [r for r in rows if r.metric == "prefill"]
     bandwidths = [float(gpus[r.gpu].value("memory_bandwidth_gbs") or 0) for r in decoded]
     d_floor, d_k, beta = fit_decode(decode, bandwidths) if decode else (0.0, (1.0, 1.0), 0.0)
-    p_floor, p_k = solve(prefill, floor=False) if prefill else (0.0, (1.0, 1.0))  # the work dominates
+    p_k, per_watt = fit_prefill(prefill, catalog) if prefill else ((1.0, 1.0), 0.0)
     # a class without rows borrows the other's constant (said in the crossval's table as not measured)
     d_k = tuple(k if not math.isnan(k) else next(x for x in d_k if not math.isnan(x)) for k in d_k)
     p_k = tuple(k if not math.isnan(k) else next(x for x in p_k if not math.isnan(x)) for k in p_k)
     span = (min(bandwidths), max(bandwidths)) if bandwidths else (0.0, 0.0)
-    return EngineFit(d_floor, d_k, beta, span, p_floor, p_k, len(rows))  # type: ignore[arg-type]
+    return EngineFit(d_floor, d_k, beta, span, 0.0, p_k, len(rows), per_watt)  # type: ignore[arg-type]
 
 
 def on_fitted_platform(rows: tuple[Measured, ...] | list[Measured], catalog: Catalog) -> list[Measured]:
@@ -363,8 +395,8 @@ def predicted_value(row: Measured, fit: EngineFit, gpu: Gpu) -> float:
         memory, _ = _decode_terms(job, gpu, row.batch, row.context)
         scale = bandwidth_scale(gpu, fit.bandwidth_exponent, fit.bandwidth_span)
         return row.batch / (fit.decode_floor_s + memory * fit.decode_k[cls] * scale)
-    seconds = fit.prefill_floor_s + _prefill_work(job, gpu, row.context, row.batch) * fit.prefill_k[cls]
-    return row.batch * row.context / seconds
+    work = _prefill_work(job, gpu, row.context, row.batch) * compute_scale(gpu, job, fit.tflops_per_watt)
+    return row.batch * row.context / (fit.prefill_floor_s + work * fit.prefill_k[cls])
 
 
 @dataclass(frozen=True)
