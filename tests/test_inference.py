@@ -616,7 +616,7 @@ def test_mlx_runs_on_apple_only_and_grows_its_cache_in_steps_of_256(shipped_cata
     argv = ["estimate", "--model-config", "llama-3.1-70b", "--inference", "--engine", "mlx", "--weights", "mlx-4bit"]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "Holds the job, speed not estimated: Mac Studio (M4 Max, 40-core GPU, 128 GB)" in text
+    assert "Holds the job, one user's decode only: Mac Studio (M1 Ultra, 64-core GPU, 128 GB) fastest" in text
     assert "GeForce RTX 4090" not in text.split("\n\n")[2]  # the table lists the GPUs the engine runs on
     assert re.search(r"not shown: \d+ GPU\(s\) \(.+ and \d+ more\): MLX \(mlx-lm\) does not run on", text)
     assert main([*argv, "--json"]) == 0
