@@ -53,13 +53,28 @@ class InferenceRow:
         return None if self.saturated_tokens_per_s is None else self.saturated_tokens_per_s * self.replicas
 
 
-def _saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[float, int, bool] | None:
-    """Output tokens a second under maximum load (the engine's fitted constants, else the hardware's bound)."""
-    fit = saturated.saturated_fits(catalog).get(job.engine.id, saturated.SaturatedFit())
+def _saturated(
+    job: InferenceJob, gpu: Gpu, catalog: Catalog, fitted_only: bool = False
+) -> tuple[float, int, bool] | None:
+    """Output tokens a second under maximum load (the engine's constants fitted on the GPU's platform, else the
+    hardware's bound; ``fitted_only``: None rather than the bound, and on the fit's own architectures only)."""
+    fit = saturated.saturated_fit(catalog, job.engine.id, gpu.platform)
+    if fitted_only and gpu.architecture not in fit.architectures:
+        return None
     terms = saturated.terms(job, gpu)
     if terms.batch < 1:
         return None
     return saturated.throughput(terms, max(job.output, 1), fit), terms.batch, fit.rows > 0
+
+
+def _platform_saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[float, int, bool] | None:
+    """On a platform the engines' speed is not fitted on: its throughput under maximum load from the engine's own
+    published runs there, on the architectures they ran on (no bound elsewhere: the platform's software may reach
+    far less of it)."""
+    try:
+        return _saturated(job, gpu, catalog, fitted_only=True)
+    except AdvisorError:  # a figure the catalog lacks for this GPU (its link): none
+        return None
 
 
 def unfitted_platform_refusal(gpu: Gpu) -> str | None:
@@ -133,6 +148,8 @@ def _row(
         owned, rented, provider = million_token_costs(job, gpu, speed.output_tokens_per_s, inputs)
     if saturation is None and speed is not None:
         saturation = _saturated(job, gpu, catalog)  # an overloaded row keeps the one its rate was checked against
+    elif speed is None and not (not_run or wrong_format) and gpu.platform not in FITTED_PLATFORMS:
+        saturation = _platform_saturated(job, gpu, catalog)
     ways = ways_to_fit(job, gpu, fit, catalog, inputs) if not_run is None and verdict.verdict == "does not fit" else ()
     return InferenceRow(
         gpu.name,

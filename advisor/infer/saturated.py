@@ -8,14 +8,16 @@ the most the cache holds at ``isl + osl`` tokens, the fewer):
 
 ``step(B)`` is a decode step (``floor + max(bytes / bandwidth x k_bytes, work / peak x k_compute) + all-reduces x
 k_comm``) at the mean context ``isl + osl / 2``; ``prefill`` is the prompt's work over the peak x ``k_compute`` plus its
-all-reduces x ``k_comm``. The three factors and the floor are fitted per engine on published saturated throughputs
+all-reduces x ``k_comm``. The three factors and the floor are fitted per engine and platform (another platform's
+software reaches another share of its peaks: ROCm's never borrows CUDA's) on published saturated throughputs
 (``saturated`` in inference_results.yaml) by a grid search of the squared log error, and cross-validated leaving one
-GPU (or one architecture) out. Pure.
+GPU (or one architecture) out; where a platform's runs are all on one GPU, leaving one model out. Pure.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -47,6 +49,7 @@ class SaturatedRow:
     value: float  # output tokens a second of the whole system
     source: str
     attention_data_parallel: bool = False  # its source ran each GPU's own attention, the experts split
+    max_num_seqs: int = 0  # the batch limit its run set (0: the engine's default)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class SaturatedFit:
     floor_s: float = 0.0
     k_comm: float = 1.0  # the all-reduces' time over the link's bound
     rows: int = 0
+    architectures: tuple[str, ...] = ()  # those of the GPUs its rows ran on
 
 
 @dataclass(frozen=True)
@@ -80,10 +84,23 @@ def load_saturated(key: str = "saturated") -> tuple[SaturatedRow, ...]:
     data = results_file()
     rows = []
     for row in data.get(key) or []:
-        engine, gpu, devices, model, weights, kv, isl, osl, value, source = row
+        engine, gpu, devices, model, weights, kv, isl, osl, value, source, *limit = row
         dp = bool(data["sources"][source].get("attention_data_parallel", False))
         rows.append(
-            SaturatedRow(engine, gpu, int(devices), model, weights, kv, int(isl), int(osl), float(value), source, dp)
+            SaturatedRow(
+                engine,
+                gpu,
+                int(devices),
+                model,
+                weights,
+                kv,
+                int(isl),
+                int(osl),
+                float(value),
+                source,
+                dp,
+                int(limit[0]) if limit else 0,
+            )
         )
     return tuple(rows)
 
@@ -119,8 +136,9 @@ def throughput(t: Terms, osl: int, fit: SaturatedFit) -> float:
 
 
 def row_job(row: SaturatedRow) -> InferenceJob:
+    """The job a published row ran, with the batch limit its run set where it set one."""
     model = resolve_inference_model(row.model)
-    return make_job(
+    job = make_job(
         model,
         row.engine,
         row.weights,
@@ -130,6 +148,9 @@ def row_job(row: SaturatedRow) -> InferenceJob:
         devices=row.devices,
         attention_data_parallel=row.attention_data_parallel,
     )
+    if not row.max_num_seqs:
+        return job
+    return replace(job, engine=replace(job.engine, max_batch=row.max_num_seqs, large_card_batch=None))
 
 
 def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
@@ -137,8 +158,9 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     gpus = catalog.by_id()
     prepared = [(terms(row_job(r), gpus[r.gpu]), r) for r in rows]
     usable = [(t, r) for t, r in prepared if t.batch >= 1]
+    architectures = tuple(sorted({gpus[r.gpu].architecture for r in rows}))
     if not usable:
-        return SaturatedFit(rows=len(rows))
+        return SaturatedFit(rows=len(rows), architectures=architectures)
     column = {name: np.array([getattr(t, name) for t, _ in usable]) for name in Terms.__dataclass_fields__}
     osl = np.array([r.osl for _, r in usable], dtype=float)
     measured = np.log([r.value for _, r in usable])
@@ -152,27 +174,37 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     error = ((np.log(predicted) - measured) ** 2).sum(axis=1)
     best = int(np.argmin(error))
     k_b, k_c, floor_s, k_m = (float(a[best, 0]) for a in (k_bytes, k_compute, floor, k_comm))
-    return SaturatedFit(k_bytes=k_b, k_compute=k_c, floor_s=floor_s, k_comm=k_m, rows=len(rows))
+    return SaturatedFit(k_b, k_c, floor_s, k_m, len(rows), architectures)
+
+
+def _by_engine_platform(rows: tuple[SaturatedRow, ...], catalog: Catalog) -> dict[tuple[str, str], list[SaturatedRow]]:
+    gpus = catalog.by_id()
+    found: dict[tuple[str, str], list[SaturatedRow]] = {}
+    for row in rows:
+        found.setdefault((row.engine, gpus[row.gpu].platform), []).append(row)
+    return dict(sorted(found.items()))
 
 
 @lru_cache(maxsize=4)
-def saturated_fits(catalog: Catalog) -> dict[str, SaturatedFit]:
-    rows = load_saturated()
-    return {e: fit_saturated([r for r in rows if r.engine == e], catalog) for e in sorted({r.engine for r in rows})}
+def saturated_fits(catalog: Catalog) -> dict[tuple[str, str], SaturatedFit]:
+    """Each (engine, platform)'s constants, fitted on its published saturated throughputs."""
+    return {key: fit_saturated(mine, catalog) for key, mine in _by_engine_platform(load_saturated(), catalog).items()}
+
+
+def saturated_fit(catalog: Catalog, engine: str, platform: str) -> SaturatedFit:
+    """The engine's constants on the platform (rows 0: none published there, the hardware's bound)."""
+    return saturated_fits(catalog).get((engine, platform), SaturatedFit())
 
 
 def crossval_saturated(catalog: Catalog, by: str = "gpu") -> list[tuple[SaturatedRow, float]]:
-    """Each GPU's published throughputs predicted by the fit of its engine's other GPUs (``by="architecture"``: each
-    architecture's, by the fit of the others, as a GPU of a new generation would be): (row, predicted)."""
-    rows = load_saturated()
+    """Each GPU's published throughputs predicted by the fit of its engine's other GPUs on its platform
+    (``by="architecture"``: each architecture's, by the fit of the others, as a GPU of a new generation would be; a
+    platform whose runs are all on one GPU or one architecture: each model's, by the fit of the others):
+    (row, predicted)."""
     gpus = catalog.by_id()
-
-    def group(row: SaturatedRow) -> str:
-        return gpus[row.gpu].architecture if by == "architecture" else row.gpu
-
     out = []
-    for engine in sorted({r.engine for r in rows}):
-        mine = [r for r in rows if r.engine == engine]
+    for mine in _by_engine_platform(load_saturated(), catalog).values():
+        group = _held_out_group(mine, by, gpus)
         for held in sorted({group(r) for r in mine}):
             fit = fit_saturated([r for r in mine if group(r) != held], catalog)
             for row in (r for r in mine if group(r) == held):
@@ -180,13 +212,23 @@ def crossval_saturated(catalog: Catalog, by: str = "gpu") -> list[tuple[Saturate
     return out
 
 
+def _held_out_group(rows: list[SaturatedRow], by: str, gpus: dict[str, Gpu]) -> Callable[[SaturatedRow], str]:
+    """What a fold holds out: a GPU (or an architecture), or a model where the rows share one."""
+    candidates: dict[str, Callable[[SaturatedRow], str]] = {
+        "gpu": lambda row: row.gpu,
+        "architecture": lambda row: gpus[row.gpu].architecture,
+    }
+    group = candidates[by]
+    return group if len({group(r) for r in rows}) > 1 else (lambda row: row.model)
+
+
 def held_out_saturated(catalog: Catalog) -> list[tuple[SaturatedRow, float, bool]]:
     """The saturated throughputs no fit sees (``saturated_held_out``), each predicted by its engine's fit on all its
-    published rows, or by the hardware's bound where the engine has none: (row, predicted, whether it is the
-    bound, a ceiling the published value must lie under)."""
-    fits, gpus = saturated_fits(catalog), catalog.by_id()
+    published rows on the GPU's platform, or by the hardware's bound where it has none there: (row, predicted,
+    whether it is the bound, a ceiling the published value must lie under)."""
+    gpus = catalog.by_id()
     found = []
     for row in load_saturated("saturated_held_out"):
-        fit = fits.get(row.engine, SaturatedFit())
+        fit = saturated_fit(catalog, row.engine, gpus[row.gpu].platform)
         found.append((row, throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit), fit.rows == 0))
     return found

@@ -40,7 +40,8 @@ from advisor.store.parse import safe_load
 
 RESULTS_FILE = "inference_results.yaml"
 RESULTS_VERSION = 1
-ALL_REDUCE_LATENCY_S = {"nvlink": 10e-6, "pcie": 30e-6}  # estimated: one small all-reduce's fixed cost
+# estimated: one small all-reduce's fixed cost (Infinity Fabric's taken as NVLink's: both join the GPUs directly)
+ALL_REDUCE_LATENCY_S = {"nvlink": 10e-6, "infinity fabric": 10e-6, "pcie": 30e-6}
 CLASSES = ("16bit", "quantized")
 REFERENCE_BANDWIDTH_GBS = 1000.0  # beta's pivot: a GPU of this bandwidth reads at k_bytes alone
 BANDWIDTH_EXPONENTS = tuple(round(0.05 * i, 2) for i in range(17))  # beta's grid, 0 to 0.8
@@ -116,10 +117,11 @@ def _peak_tflops(gpu: Gpu, job: InferenceJob) -> float:
 
 
 def _link(gpu: Gpu) -> tuple[str, float]:
-    """The link the GPUs exchange activations over: NVLink where the card has it, else PCIe (never guessed)."""
-    nvlink = gpu.value("nvlink_gbs")
-    if nvlink:
-        return "nvlink", float(nvlink)
+    """The link the GPUs exchange activations over: NVLink or AMD's Infinity Fabric where the card has it, else PCIe
+    (never guessed)."""
+    for kind, field in (("nvlink", "nvlink_gbs"), ("infinity fabric", "infinity_fabric_gbs")):
+        if gpu.value(field):
+            return kind, float(gpu.value(field) or 0)
     pcie = gpu.value("pcie_gbs")
     if not pcie:
         raise AdvisorError(f"{gpu.name}: the catalog gives no link between GPUs; several of them are not estimated")

@@ -106,8 +106,8 @@ MEMORY_OPTION = (
 )
 
 
-def _spec(name: str, doc: str, unit: str) -> Field:
-    return Field(name, "section", doc, required=True, fields=SPEC, unit=unit)
+def _spec(name: str, doc: str, unit: str, required: bool = True) -> Field:
+    return Field(name, "section", doc, required=required, fields=SPEC, unit=unit)
 
 
 # The specification fields, in order: (name, what it is, unit).
@@ -135,6 +135,15 @@ SPEC_FIELDS = (
         "GB/s",
     ),
 )
+# Specification fields an entry may leave out (left out: the GPU has none, or it is not known), in the same form.
+OPTIONAL_SPEC_FIELDS = (
+    (
+        "infinity_fabric_gbs",
+        "AMD Infinity Fabric (xGMI) bandwidth per GPU to the other GPUs of its node, one direction, all its links "
+        "together (OAM modules); left out where the GPU has none or it is not published",
+        "GB/s",
+    ),
+)
 GPU = (
     Field("id", "string", "the GPU's slug", required=True, pattern=SLUG, pattern_hint="a slug (a-z, 0-9, '-')"),
     Field("name", "string", "the GPU's name", required=True),
@@ -152,6 +161,7 @@ GPU = (
     ),
     Field("launch_date", "section", "when it launched (or was announced)", required=True, fields=DATE_SPEC),
     *(_spec(name, doc, unit) for name, doc, unit in SPEC_FIELDS),
+    *(_spec(name, doc, unit, required=False) for name, doc, unit in OPTIONAL_SPEC_FIELDS),
     Field(
         "allocatable_gb",
         "section",
@@ -553,6 +563,7 @@ def _text(value: Any) -> str:
 
 def _gpu(item: dict[str, Any]) -> Gpu:
     specs = {name: _spec_of(item[name]) for name, _, _ in SPEC_FIELDS}
+    specs.update({name: _spec_of(item[name]) for name, _, _ in OPTIONAL_SPEC_FIELDS if name in item})
     return Gpu(
         id=item["id"],
         name=item["name"],
@@ -621,7 +632,7 @@ def catalog_rows(catalog: Catalog) -> list[dict[str, Any]]:
                 "segment": gpu.segment,
                 "platform": gpu.platform,
                 "launch_date": gpu.launch_date,
-                **{name: gpu.value(name) for name, _, _ in SPEC_FIELDS},
+                **{name: gpu.value(name) for name, _, _ in (*SPEC_FIELDS, *OPTIONAL_SPEC_FIELDS)},
                 "allocatable_gb": gpu.allocatable.value if gpu.allocatable else None,
                 "whole_machine": gpu.whole_machine,
                 "price_usd": price.usd if price else None,
