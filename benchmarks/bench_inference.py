@@ -131,13 +131,17 @@ def saturated_held_out(catalog) -> None:
 
 
 def saturated_architectures(catalog) -> None:
-    """Each architecture's saturated rows predicted by the fit of the others (a new generation's first estimate)."""
+    """Each architecture's saturated rows predicted by the fit of the others (a new generation's first estimate); a
+    platform whose runs are all of one architecture holds out each model instead, said so."""
     held = crossval_saturated(catalog, by="architecture")
     gpus = catalog.by_id()
     for architecture in sorted({gpus[r.gpu].architecture for r, _ in held}):
         factors = np.array([max(p / r.value, r.value / p) for r, p in held if gpus[r.gpu].architecture == architecture])
+        platform = {gpus[r.gpu].platform for r, _ in held if gpus[r.gpu].architecture == architecture}
+        alone = {gpus[r.gpu].architecture for r, _ in held if gpus[r.gpu].platform in platform} == {architecture}
+        what = "its platform's only architecture, each model held out" if alone else "held out"
         print(
-            f"saturated, {architecture} held out: {len(factors)} rows, median {np.median(factors):.3f}x, "
+            f"saturated, {architecture} {what}: {len(factors)} rows, median {np.median(factors):.3f}x, "
             f"p90 {np.percentile(factors, 90, method='higher'):.3f}x, worst {factors.max():.3f}x"
         )
 

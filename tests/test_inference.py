@@ -402,7 +402,7 @@ def test_saturated_throughput_cross_validated_within_its_targets():
     """Leaving each GPU out, TensorRT-LLM's published throughput under maximum load (v0.17 and v1.0, seven GPUs, one to
     eight of them, its mixtures of experts on several GPUs as attention data parallel): median within 1.25x; every
     row within 2x but the B200's Qwen3 30B-A3B (one GPU, over-predicted where the RTX PRO 6000's same runs are not:
-    said in benchmarks/README.md)."""
+    said in benchmarks/README.md). vLLM's eight ROCm runs, on one GPU, are in the same figures, each model held out."""
     import statistics
 
     from advisor.infer.saturated import crossval_saturated
