@@ -115,3 +115,27 @@ def test_the_engines_command_says_where_each_engine_runs_from_engines_yaml(capsy
     assert "compute capability 7.5" in rows["vllm"]["sources"]["architectures"]
     assert rows["llama.cpp"]["architectures"] is None and rows["llama.cpp"]["splits"] == "whole layers"
     assert rows["mlx"]["splits"] == "one GPU"
+
+
+def test_the_engines_command_says_what_each_engines_speeds_are_fitted_on(capsys, shipped_catalog):
+    """Each engine's fits, by platform and kind of speed, with the runs and GPUs each rests on, from the same data the
+    estimates fit: llama.cpp's CUDA fit and its own Metal and ROCm decode fits; vLLM's throughput under load on ROCm
+    only (its CUDA figures are the hardware's bound); SGLang none."""
+    from advisor.cli import main
+    from advisor.infer.evidence import ONE_USER_AND_BATCH, ONE_USER_DECODE, UNDER_LOAD, engine_evidence
+    from advisor.infer.saturated import load_saturated
+
+    evidence = engine_evidence(shipped_catalog)
+    kinds = {(e.speed, e.platform) for e in evidence["llama.cpp"]}
+    assert kinds == {(ONE_USER_AND_BATCH, "cuda"), (ONE_USER_DECODE, "mps"), (ONE_USER_DECODE, "rocm")}
+    (vllm,) = evidence["vllm"]
+    assert (vllm.speed, vllm.platform, vllm.gpus) == (UNDER_LOAD, "rocm", ("mi300x",))
+    assert vllm.runs == sum(1 for r in load_saturated() if r.engine == "vllm")
+    assert "sglang" not in evidence
+    assert main(["engines"]) == 0
+    text = capsys.readouterr().out
+    assert "speeds fitted: under maximum load on rocm (8 runs, 1 GPU)" in text
+    assert "speeds fitted: none (on CUDA the hardware's bound)" in text
+    assert main(["engines", "--json"]) == 0
+    rows = {row["id"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["vllm"]["fitted"] == [vllm.as_dict()] and rows["sglang"]["fitted"] == []

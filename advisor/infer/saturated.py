@@ -185,10 +185,15 @@ def _by_engine_platform(rows: tuple[SaturatedRow, ...], catalog: Catalog) -> dic
     return dict(sorted(found.items()))
 
 
+def rows_by_engine_platform(catalog: Catalog) -> dict[tuple[str, str], list[SaturatedRow]]:
+    """The published saturated throughputs each (engine, platform) fit rests on."""
+    return _by_engine_platform(load_saturated(), catalog)
+
+
 @lru_cache(maxsize=4)
 def saturated_fits(catalog: Catalog) -> dict[tuple[str, str], SaturatedFit]:
     """Each (engine, platform)'s constants, fitted on its published saturated throughputs."""
-    return {key: fit_saturated(mine, catalog) for key, mine in _by_engine_platform(load_saturated(), catalog).items()}
+    return {key: fit_saturated(mine, catalog) for key, mine in rows_by_engine_platform(catalog).items()}
 
 
 def saturated_fit(catalog: Catalog, engine: str, platform: str) -> SaturatedFit:
@@ -203,7 +208,7 @@ def crossval_saturated(catalog: Catalog, by: str = "gpu") -> list[tuple[Saturate
     (row, predicted)."""
     gpus = catalog.by_id()
     out = []
-    for mine in _by_engine_platform(load_saturated(), catalog).values():
+    for mine in rows_by_engine_platform(catalog).values():
         group = _held_out_group(mine, by, gpus)
         for held in sorted({group(r) for r in mine}):
             fit = fit_saturated([r for r in mine if group(r) != held], catalog)

@@ -107,10 +107,24 @@ def engines_text(rows: Sequence[dict[str, Any]]) -> str:
             f"  runs on: {where}; several GPUs: {row['splits']}\n"
             f"  weights: {listed(row['weights'], row['weights_on'])}\n"
             f"  cache: {listed(row['kv_cache'], row['kv_cache_on'])}"
+            + (f"\n  speeds fitted: {_fitted(row['fitted'])}" if "fitted" in row else "")
         )
     return "\n\n".join(blocks) + (
         "\n\nA format in brackets runs on those architectures only. Each default and limit with its source: "
-        "advisor/data/engines.yaml (`advisor engines --json`); `estimate --inference --engine ID` uses one."
+        "advisor/data/engines.yaml (`advisor engines --json`); `estimate --inference --engine ID` uses one. Speeds "
+        "are fitted on the published and measured runs of advisor/data/inference_results.yaml, each on its own "
+        "platform (their held-out errors: benchmarks/bench_inference.py); elsewhere an engine's figure is the "
+        "hardware's bound on CUDA, none on another platform."
+    )
+
+
+def _fitted(fits: Sequence[dict[str, Any]]) -> str:
+    """'decode and prefill, one user to a batch on cuda (102 runs, 15 GPUs); ...' or that there are none."""
+    if not fits:
+        return "none (on CUDA the hardware's bound)"
+    return "; ".join(
+        f"{f['speed']} on {f['platform']} ({f['runs']} runs, {len(f['gpus'])} GPU{'s' if len(f['gpus']) > 1 else ''})"
+        for f in fits
     )
 
 
