@@ -111,10 +111,7 @@ def main() -> int:
         f"fit {saturated_fits(catalog)}"
     )
     for r, p in saturated:
-        print(
-            f"  {r.engine} {r.gpu} x{r.devices} {r.model} {r.weights} {r.isl}/{r.osl}: measured {r.value:,.0f}, "
-            f"predicted {p:,.0f} ({p / r.value:.2f})"
-        )
+        print(f"  {_saturated_run(r)}: measured {r.value:,.0f}, predicted {p:,.0f} ({p / r.value:.2f})")
     saturated_architectures(catalog)
     saturated_held_out(catalog)
     return 0
@@ -124,10 +121,14 @@ def saturated_held_out(catalog) -> None:
     """Saturated throughputs no fit sees: the engine's fit's prediction, or its bound (a ceiling) where it has none."""
     for r, p, bound in held_out_saturated(catalog):
         what = "bound (a ceiling)" if bound else "fit"
-        print(
-            f"saturated, never fitted: {r.engine} {r.gpu} x{r.devices} {r.model} {r.weights} {r.isl}/{r.osl}: "
-            f"measured {r.value:,.2f}, {what} {p:,.2f} ({p / r.value:.2f})"
-        )
+        found = f"measured {r.value:,.2f}, {what} {p:,.2f} ({p / r.value:.2f})"
+        print(f"saturated, never fitted: {_saturated_run(r)}: {found}")
+
+
+def _saturated_run(r) -> str:
+    """A published saturated run in a few words, its batch limit where the run set one."""
+    limit = f" max {r.max_num_seqs} seqs" if r.max_num_seqs else ""
+    return f"{r.engine} {r.gpu} x{r.devices} {r.model} {r.weights} {r.isl}/{r.osl}{limit}"
 
 
 def saturated_architectures(catalog) -> None:
