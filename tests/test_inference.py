@@ -776,7 +776,8 @@ def test_vllm_on_rocm_has_its_own_throughput_never_cudas(shipped_catalog):
     range a new model's figure carries. TensorRT-LLM's CUDA fit would have put the runs under load up to 1.68x too
     fast, so an MI300X is never given CUDA's share of its peaks. Eight MI300X exchange over their seven Infinity
     Fabric links, not PCIe: over PCIe the runs under load were up to 1.4x faster than that 'bound'. The fit answers
-    on the architecture its runs are on (CDNA 3: the MI300X and MI325X), no other."""
+    on the architecture its runs are on (CDNA 3: the MI300X and MI325X), no other; its per-user speeds (one user, the
+    asked load, the cost) on the eight GPUs its runs used only, with its held-out range."""
     from dataclasses import replace
 
     from advisor.infer.estimate import inference_rows
@@ -784,6 +785,7 @@ def test_vllm_on_rocm_has_its_own_throughput_never_cudas(shipped_catalog):
         SaturatedFit,
         crossval_saturated,
         fit_saturated,
+        held_out_error,
         load_saturated,
         row_job,
         saturated_fit,
@@ -815,6 +817,16 @@ def test_vllm_on_rocm_has_its_own_throughput_never_cudas(shipped_catalog):
     job = make_job(resolve_inference_model("llama-3.1-70b"), "vllm", "fp8", "fp8", prompt=128, output=2048, devices=8)
     rows = {r.catalog_id: r for r in inference_rows(job, shipped_catalog, ["mi300x", "mi325x", "mi355x"])}
     assert rows["mi300x"].saturated_fitted and rows["mi300x"].saturated_tokens_per_s
-    assert rows["mi300x"].speed is None  # one user's time is not this fit's: still said so
+    mi300x = rows["mi300x"]  # its per-user speeds are this fit's too, with its held-out range
+    assert mi300x.load_fit_speed and mi300x.range_factor == held_out_error(shipped_catalog, "vllm", "rocm") > 3
+    one_user = next(r for r in published if r.max_num_seqs == 1)  # 129 tokens a second, AMD's latency table
+    assert one_user.value / 1.3 < mi300x.speed.single_stream_tokens_per_s < one_user.value * 1.3
+    assert mi300x.usd_per_million_rented is not None
+    at_rate = make_job(resolve_inference_model("llama-3.1-70b"), "vllm", "fp8", "fp8", devices=8, rate=1.0)
+    [paced] = inference_rows(at_rate, shipped_catalog, ["mi300x"])
+    assert paced.speed is None and paced.refused  # a rate of requests: that fit does not answer it
+    fewer = make_job(resolve_inference_model("llama-3.1-70b"), "vllm", "fp8", "fp8", devices=4)
+    [four] = inference_rows(fewer, shipped_catalog, ["mi300x"])
+    assert four.speed is None and four.saturated_fitted  # its runs are on eight GPUs: per-user speeds on eight only
     assert rows["mi325x"].saturated_fitted
     assert rows["mi355x"].saturated_tokens_per_s is None  # CDNA 4: no run of its own

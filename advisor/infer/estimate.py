@@ -41,6 +41,9 @@ class InferenceRow:
     at_rate: AtRate | None = None  # at a rate of requests: the users it keeps in flight here (None: a number of users)
     attention_data_parallel: bool = False  # each of the devices its own users' attention, the experts split
     ways: tuple[Way, ...] = ()  # where it does not fit as asked: the formats and GPUs that fit (advisor.infer.ways)
+    load_fit_speed: bool = (
+        False  # its speed is the engine's saturated fit on this platform's (range: each fold held out)
+    )
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -74,6 +77,27 @@ def _platform_saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[
     try:
         return _saturated(job, gpu, catalog, fitted_only=True)
     except AdvisorError:  # a figure the catalog lacks for this GPU (its link): none
+        return None
+
+
+def _platform_speed(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[speed_model.Speed, float | None] | None:
+    """On a platform the engines' per-user fit does not speak for, the speeds of the engine's saturated fit there,
+    where its published runs span one sequence to thousands (vLLM on ROCm), on the architectures and numbers of GPUs
+    they ran on (a step's fixed cost on eight is not one GPU's), with its held-out error (None: no such fit, or a
+    rate of requests, which that fit does not answer)."""
+    fit = saturated.saturated_fit(catalog, job.engine.id, gpu.platform)
+    if gpu.platform in FITTED_PLATFORMS or gpu.architecture not in fit.architectures or job.rate is not None:
+        return None
+    if job.devices not in fit.devices:
+        return None
+    if (
+        min(r.max_num_seqs or 10**6 for r in saturated.rows_by_engine_platform(catalog)[(job.engine.id, gpu.platform)])
+        > 1
+    ):
+        return None  # no run of one sequence: its step's fixed cost is not told from its work
+    try:
+        return saturated.speed(job, gpu, fit), saturated.held_out_error(catalog, job.engine.id, gpu.platform)
+    except AdvisorError:  # a figure the catalog lacks for this GPU (its link): no speed
         return None
 
 
@@ -129,6 +153,9 @@ def _row(
     not_run = platform_refusal(job.engine, gpu.platform, gpu.architecture)
     wrong_format = architecture_refusal(job.engine, gpu.architecture, job.weights, job.kv)
     why = not_run or wrong_format or unfitted_platform_refusal(gpu)
+    platform = None if not_run or wrong_format else _platform_speed(job, gpu, catalog)
+    if platform is not None:  # the engine's own runs on this platform speak for it
+        why, range_factor = None, platform[1]
     at_rate = saturation = None
     if why is None and job.rate is not None:
         at_rate, job, why, saturation = _at_rate(job, gpu, catalog, fit)
@@ -137,7 +164,7 @@ def _row(
     decode_only = None if not_run or wrong_format else one_stream(job, gpu, catalog)
     if why is None:
         try:
-            speed = speed_model.predict(job, gpu, fit)
+            speed = platform[0] if platform is not None else speed_model.predict(job, gpu, fit)
         except AdvisorError as error:  # a figure the catalog lacks for this GPU: no speed, said, the rest go on
             why = str(error)
     if speed is not None and at_rate is not None:  # what the rate delivers, each step stretched by the prompts
@@ -169,6 +196,7 @@ def _row(
         at_rate,
         job.attention_data_parallel,
         ways,
+        platform is not None and speed is not None,
     )
 
 

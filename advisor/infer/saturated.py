@@ -27,7 +27,7 @@ from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.engines import GIB
 from advisor.infer.job import InferenceJob, make_job
 from advisor.infer.serving_memory import memory_verdict
-from advisor.infer.speed import _allreduce_s, _decode_terms, _prefill_work, results_file
+from advisor.infer.speed import Speed, _allreduce_s, _decode_terms, _prefill_work, results_file
 from advisor.store.catalog import Catalog, Gpu
 
 GRID_BYTES = np.linspace(1.0, 3.0, 21)
@@ -63,6 +63,7 @@ class SaturatedFit:
     k_comm: float = 1.0  # the all-reduces' time over the link's bound
     rows: int = 0
     architectures: tuple[str, ...] = ()  # those of the GPUs its rows ran on
+    devices: tuple[int, ...] = ()  # the numbers of GPUs its rows ran on
 
 
 @dataclass(frozen=True)
@@ -159,8 +160,9 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     prepared = [(terms(row_job(r), gpus[r.gpu]), r) for r in rows]
     usable = [(t, r) for t, r in prepared if t.batch >= 1]
     architectures = tuple(sorted({gpus[r.gpu].architecture for r in rows}))
+    devices = tuple(sorted({r.devices for r in rows}))
     if not usable:
-        return SaturatedFit(rows=len(rows), architectures=architectures)
+        return SaturatedFit(rows=len(rows), architectures=architectures, devices=devices)
     column = {name: np.array([getattr(t, name) for t, _ in usable]) for name in Terms.__dataclass_fields__}
     osl = np.array([r.osl for _, r in usable], dtype=float)
     measured = np.log([r.value for _, r in usable])
@@ -174,7 +176,7 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     error = ((np.log(predicted) - measured) ** 2).sum(axis=1)
     best = int(np.argmin(error))
     k_b, k_c, floor_s, k_m = (float(a[best, 0]) for a in (k_bytes, k_compute, floor, k_comm))
-    return SaturatedFit(k_b, k_c, floor_s, k_m, len(rows), architectures)
+    return SaturatedFit(k_b, k_c, floor_s, k_m, len(rows), architectures, devices)
 
 
 def _by_engine_platform(rows: tuple[SaturatedRow, ...], catalog: Catalog) -> dict[tuple[str, str], list[SaturatedRow]]:
@@ -237,3 +239,50 @@ def held_out_saturated(catalog: Catalog) -> list[tuple[SaturatedRow, float, bool
         fit = saturated_fit(catalog, row.engine, gpus[row.gpu].platform)
         found.append((row, throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit), fit.rows == 0))
     return found
+
+
+def speed(job: InferenceJob, gpu: Gpu, fit: SaturatedFit) -> Speed:
+    """The job's speeds from an engine's saturated fit, where its published runs span one sequence to thousands at once
+    (vLLM on ROCm): a decode step at the asked users and at one, each the fit's step (``throughput``'s), and one
+    prompt's prefill, as :func:`advisor.infer.speed.predict` writes them."""
+    context = job.prompt + job.output // 2
+
+    def step(batch: int) -> tuple[float, str]:
+        memory, compute = _decode_terms(job, gpu, batch, context)
+        memory, compute = memory * fit.k_bytes, compute * fit.k_compute
+        body = max(memory, compute)
+        bound = "floor" if fit.floor_s > body else ("memory" if memory >= compute else "compute")
+        return fit.floor_s + body + _allreduce_s(job, gpu, batch) * fit.k_comm, bound
+
+    single, _ = step(1)
+    loaded, bound = step(job.users)
+    prompt = max(job.prompt, 1)
+    prefill_one = _prefill_work(job, gpu, prompt, 1) * fit.k_compute + _allreduce_s(job, gpu, prompt) * fit.k_comm
+    return Speed(
+        time_to_first_token_s=prefill_one + single,
+        time_per_output_token_s=loaded,
+        single_stream_tokens_per_s=1 / single,
+        prefill_tokens_per_s=prompt / prefill_one,
+        output_tokens_per_s=job.users / loaded,
+        bound=bound,
+        fitted=True,
+    )
+
+
+@lru_cache(maxsize=8)
+def held_out_error(catalog: Catalog, engine: str, platform: str) -> float | None:
+    """The worst error of an (engine, platform) fit's rows, each fold's held out (its GPUs, or its models where they
+    share one GPU): the range its figures carry (None: one fold, nothing held out)."""
+    mine = rows_by_engine_platform(catalog).get((engine, platform), [])
+    gpus = catalog.by_id()
+    group = _held_out_group(mine, "gpu", gpus)
+    folds = sorted({group(r) for r in mine})
+    if len(folds) < 2:
+        return None
+    errors = []
+    for held in folds:
+        fit = fit_saturated([r for r in mine if group(r) != held], catalog)
+        for row in (r for r in mine if group(r) == held):
+            predicted = throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit)
+            errors.append(max(predicted / row.value, row.value / predicted))
+    return max(errors)
