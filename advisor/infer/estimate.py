@@ -41,9 +41,7 @@ class InferenceRow:
     at_rate: AtRate | None = None  # at a rate of requests: the users it keeps in flight here (None: a number of users)
     attention_data_parallel: bool = False  # each of the devices its own users' attention, the experts split
     ways: tuple[Way, ...] = ()  # where it does not fit as asked: the formats and GPUs that fit (advisor.infer.ways)
-    load_fit_speed: bool = (
-        False  # its speed is the engine's saturated fit on this platform's (range: each fold held out)
-    )
+    load_fit_speed: bool = False  # its speeds are the engine's fit under load on this platform (vLLM on ROCm)
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -86,15 +84,10 @@ def _platform_speed(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[spee
     they ran on (a step's fixed cost on eight is not one GPU's), with its held-out error (None: no such fit, or a
     rate of requests, which that fit does not answer)."""
     fit = saturated.saturated_fit(catalog, job.engine.id, gpu.platform)
-    if gpu.platform in FITTED_PLATFORMS or gpu.architecture not in fit.architectures or job.rate is not None:
+    if gpu.platform in FITTED_PLATFORMS or job.rate is not None or not fit.one_sequence:
+        return None  # CUDA's per-user fit speaks; a rate is not this fit's; without one sequence, no fixed cost known
+    if gpu.architecture not in fit.architectures or job.devices not in fit.devices:
         return None
-    if job.devices not in fit.devices:
-        return None
-    if (
-        min(r.max_num_seqs or 10**6 for r in saturated.rows_by_engine_platform(catalog)[(job.engine.id, gpu.platform)])
-        > 1
-    ):
-        return None  # no run of one sequence: its step's fixed cost is not told from its work
     try:
         return saturated.speed(job, gpu, fit), saturated.held_out_error(catalog, job.engine.id, gpu.platform)
     except AdvisorError:  # a figure the catalog lacks for this GPU (its link): no speed

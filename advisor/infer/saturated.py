@@ -64,6 +64,7 @@ class SaturatedFit:
     rows: int = 0
     architectures: tuple[str, ...] = ()  # those of the GPUs its rows ran on
     devices: tuple[int, ...] = ()  # the numbers of GPUs its rows ran on
+    one_sequence: bool = False  # a row ran one sequence at a time: a step's fixed cost is told from its work
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,9 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     usable = [(t, r) for t, r in prepared if t.batch >= 1]
     architectures = tuple(sorted({gpus[r.gpu].architecture for r in rows}))
     devices = tuple(sorted({r.devices for r in rows}))
+    alone = any(r.max_num_seqs == 1 for r in rows)
     if not usable:
-        return SaturatedFit(rows=len(rows), architectures=architectures, devices=devices)
+        return SaturatedFit(rows=len(rows), architectures=architectures, devices=devices, one_sequence=alone)
     column = {name: np.array([getattr(t, name) for t, _ in usable]) for name in Terms.__dataclass_fields__}
     osl = np.array([r.osl for _, r in usable], dtype=float)
     measured = np.log([r.value for _, r in usable])
@@ -176,7 +178,7 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     error = ((np.log(predicted) - measured) ** 2).sum(axis=1)
     best = int(np.argmin(error))
     k_b, k_c, floor_s, k_m = (float(a[best, 0]) for a in (k_bytes, k_compute, floor, k_comm))
-    return SaturatedFit(k_b, k_c, floor_s, k_m, len(rows), architectures, devices)
+    return SaturatedFit(k_b, k_c, floor_s, k_m, len(rows), architectures, devices, alone)
 
 
 def _by_engine_platform(rows: tuple[SaturatedRow, ...], catalog: Catalog) -> dict[tuple[str, str], list[SaturatedRow]]:
