@@ -34,12 +34,12 @@ class Evidence:
 def engine_evidence(catalog: Catalog) -> dict[str, list[Evidence]]:
     """Each engine's fits (an engine with none is left out: its speeds are the hardware's bound where it runs)."""
     found: dict[str, list[Evidence]] = {}
+    gpus_by_id = catalog.by_id()
     measured = speed_model.on_fitted_platform(speed_model.load_measured(), catalog)
     for engine in sorted({r.engine for r in measured}):
         mine = [r for r in measured if r.engine == engine]
-        platforms = sorted({catalog.by_id()[r.gpu].platform for r in mine})
-        for platform in platforms:
-            rows = [r for r in mine if catalog.by_id()[r.gpu].platform == platform]
+        for platform in sorted({gpus_by_id[r.gpu].platform for r in mine}):
+            rows = [r for r in mine if gpus_by_id[r.gpu].platform == platform]
             gpus = tuple(sorted({r.gpu for r in rows}))
             found.setdefault(engine, []).append(Evidence(engine, ONE_USER_AND_BATCH, platform, len(rows), gpus))
     for (engine, platform), fit in sorted(platform_decode.platform_fits(catalog).items()):

@@ -27,7 +27,7 @@ from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.engines import GIB
 from advisor.infer.job import InferenceJob, make_job
 from advisor.infer.serving_memory import memory_verdict
-from advisor.infer.speed import Speed, _allreduce_s, _decode_terms, _prefill_work, results_file
+from advisor.infer.speed import Speed, _allreduce_s, _decode_terms, _prefill_work, results_file, speeds_of
 from advisor.store.catalog import Catalog, Gpu
 
 GRID_BYTES = np.linspace(1.0, 3.0, 21)
@@ -210,14 +210,18 @@ def crossval_saturated(catalog: Catalog, by: str = "gpu") -> list[tuple[Saturate
     (``by="architecture"``: each architecture's, by the fit of the others, as a GPU of a new generation would be; a
     platform whose runs are all on one GPU or one architecture: each model's, by the fit of the others):
     (row, predicted)."""
+    return [found for mine in rows_by_engine_platform(catalog).values() for found in _folds(mine, by, catalog)]
+
+
+def _folds(mine: list[SaturatedRow], by: str, catalog: Catalog) -> list[tuple[SaturatedRow, float]]:
+    """One (engine, platform)'s rows, each fold's predicted by the fit of the others: (row, predicted)."""
     gpus = catalog.by_id()
+    group = _held_out_group(mine, by, gpus)
     out = []
-    for mine in rows_by_engine_platform(catalog).values():
-        group = _held_out_group(mine, by, gpus)
-        for held in sorted({group(r) for r in mine}):
-            fit = fit_saturated([r for r in mine if group(r) != held], catalog)
-            for row in (r for r in mine if group(r) == held):
-                out.append((row, throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit)))
+    for held in sorted({group(r) for r in mine}):
+        fit = fit_saturated([r for r in mine if group(r) != held], catalog)
+        for row in (r for r in mine if group(r) == held):
+            out.append((row, throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit)))
     return out
 
 
@@ -256,19 +260,9 @@ def speed(job: InferenceJob, gpu: Gpu, fit: SaturatedFit) -> Speed:
         bound = "floor" if fit.floor_s > body else ("memory" if memory >= compute else "compute")
         return fit.floor_s + body + _allreduce_s(job, gpu, batch) * fit.k_comm, bound
 
-    single, _ = step(1)
-    loaded, bound = step(job.users)
     prompt = max(job.prompt, 1)
     prefill_one = _prefill_work(job, gpu, prompt, 1) * fit.k_compute + _allreduce_s(job, gpu, prompt) * fit.k_comm
-    return Speed(
-        time_to_first_token_s=prefill_one + single,
-        time_per_output_token_s=loaded,
-        single_stream_tokens_per_s=1 / single,
-        prefill_tokens_per_s=prompt / prefill_one,
-        output_tokens_per_s=job.users / loaded,
-        bound=bound,
-        fitted=True,
-    )
+    return speeds_of(job, prefill_one, step(1)[0], step(job.users), fitted=True)
 
 
 @lru_cache(maxsize=8)
@@ -276,15 +270,7 @@ def held_out_error(catalog: Catalog, engine: str, platform: str) -> float | None
     """The worst error of an (engine, platform) fit's rows, each fold's held out (its GPUs, or its models where they
     share one GPU): the range its figures carry (None: one fold, nothing held out)."""
     mine = rows_by_engine_platform(catalog).get((engine, platform), [])
-    gpus = catalog.by_id()
-    group = _held_out_group(mine, "gpu", gpus)
-    folds = sorted({group(r) for r in mine})
-    if len(folds) < 2:
+    group = _held_out_group(mine, "gpu", catalog.by_id())
+    if len({group(r) for r in mine}) < 2:
         return None
-    errors = []
-    for held in folds:
-        fit = fit_saturated([r for r in mine if group(r) != held], catalog)
-        for row in (r for r in mine if group(r) == held):
-            predicted = throughput(terms(row_job(row), gpus[row.gpu]), row.osl, fit)
-            errors.append(max(predicted / row.value, row.value / predicted))
-    return max(errors)
+    return max(max(p / row.value, row.value / p) for row, p in _folds(mine, "gpu", catalog))

@@ -249,14 +249,21 @@ def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
     prompt = max(job.prompt, 1)
     prefill_one = fit.prefill_floor_s + _prefill_work(job, gpu, prompt, 1) * fit.prefill_k[cls] * scale
     prefill_one += _allreduce_s(job, gpu, prompt)
+    return speeds_of(job, prefill_one, single, (loaded, bound), fitted=fit.fitted)
+
+
+def speeds_of(job: InferenceJob, prefill_s: float, single_s: float, loaded: tuple[float, str], fitted: bool) -> Speed:
+    """A job's speeds from one prompt's prefill, one user's decode step and the step at the asked users (with what
+    bounds it), as every speed model writes them."""
+    step_s, bound = loaded
     return Speed(
-        time_to_first_token_s=prefill_one + single,
-        time_per_output_token_s=loaded,
-        single_stream_tokens_per_s=1 / single,
-        prefill_tokens_per_s=prompt / prefill_one,
-        output_tokens_per_s=job.users / loaded,
+        time_to_first_token_s=prefill_s + single_s,
+        time_per_output_token_s=step_s,
+        single_stream_tokens_per_s=1 / single_s,
+        prefill_tokens_per_s=max(job.prompt, 1) / prefill_s,
+        output_tokens_per_s=job.users / step_s,
         bound=bound,
-        fitted=fit.fitted,
+        fitted=fitted,
     )
 
 
