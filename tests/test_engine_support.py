@@ -119,8 +119,8 @@ def test_the_engines_command_says_where_each_engine_runs_from_engines_yaml(capsy
 
 def test_the_engines_command_says_what_each_engines_speeds_are_fitted_on(capsys, shipped_catalog):
     """Each engine's fits, by platform and kind of speed, with the runs and GPUs each rests on, from the same data the
-    estimates fit: llama.cpp's CUDA fit and its own Metal and ROCm decode fits; vLLM's throughput under load on ROCm
-    only (its CUDA figures are the hardware's bound); SGLang none."""
+    estimates fit: llama.cpp's CUDA fit and its own Metal and ROCm decode fits; vLLM's throughput under load, on CUDA
+    and on ROCm, each its own fit; SGLang none."""
     from advisor.cli import main
     from advisor.infer.evidence import ONE_USER_AND_BATCH, ONE_USER_DECODE, UNDER_LOAD, engine_evidence
     from advisor.infer.saturated import load_saturated
@@ -128,14 +128,18 @@ def test_the_engines_command_says_what_each_engines_speeds_are_fitted_on(capsys,
     evidence = engine_evidence(shipped_catalog)
     kinds = {(e.speed, e.platform) for e in evidence["llama.cpp"]}
     assert kinds == {(ONE_USER_AND_BATCH, "cuda"), (ONE_USER_DECODE, "mps"), (ONE_USER_DECODE, "rocm")}
-    (vllm,) = evidence["vllm"]
-    assert (vllm.speed, vllm.platform, vllm.gpus) == (UNDER_LOAD, "rocm", ("mi300x",))
-    assert vllm.runs == sum(1 for r in load_saturated() if r.engine == "vllm")
+    on_cuda, on_rocm = evidence["vllm"]
+    assert (on_cuda.speed, on_cuda.platform, on_cuda.gpus) == (UNDER_LOAD, "cuda", ("a100-80gb-sxm4", "rtx-4090"))
+    assert (on_rocm.speed, on_rocm.platform, on_rocm.gpus) == (UNDER_LOAD, "rocm", ("mi300x",))
+    assert on_cuda.runs + on_rocm.runs == sum(1 for r in load_saturated() if r.engine == "vllm")
     assert "sglang" not in evidence
     assert main(["engines"]) == 0
     text = capsys.readouterr().out
-    assert f"speeds fitted: under maximum load on rocm ({vllm.runs} runs, 1 GPU)" in text
+    assert (
+        f"speeds fitted: under maximum load on cuda ({on_cuda.runs} runs, 2 GPUs); under maximum load on rocm "
+        f"({on_rocm.runs} runs, 1 GPU)"
+    ) in text
     assert "speeds fitted: none (on CUDA the hardware's bound)" in text
     assert main(["engines", "--json"]) == 0
     rows = {row["id"]: row for row in json.loads(capsys.readouterr().out)}
-    assert rows["vllm"]["fitted"] == [vllm.as_dict()] and rows["sglang"]["fitted"] == []
+    assert rows["vllm"]["fitted"] == [on_cuda.as_dict(), on_rocm.as_dict()] and rows["sglang"]["fitted"] == []

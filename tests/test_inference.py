@@ -4,6 +4,7 @@ model's cross-validated accuracy, and the command's answers and refusals."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -742,29 +743,60 @@ def test_published_mixtures_of_experts_on_several_gpus_run_as_attention_data_par
     assert max(as_tensor_parallel) < 0.9
 
 
-def test_saturated_runs_no_fit_saw_lie_under_the_bound_or_near_the_fit(shipped_catalog):
-    """A third party's runs at the engines' defaults (GPUStack's performance lab, A100 80 GB, random prompts of 128 to
-    32,000 tokens): vLLM's on CUDA, where it has no fitted throughputs, all lie under the bound the table shows as a
-    ceiling ('<='), never over it; TensorRT-LLM's on Qwen3 32B, a model its fit never saw, within 1.2x of the fit.
-    Oracle's vLLM runs of Llama 3.1 405B on eight MI300X (a year older than AMD's own runs the ROCm fit rests on, a
-    model whose one-batch runs it never saw), from one sequence to 256 at once and under maximum load: within 1.3x."""
+def test_saturated_runs_no_fit_saw_are_near_the_fit(shipped_catalog):
+    """A third party's runs at the engine's defaults (GPUStack's performance lab, A100 80 GB, random prompts of 128 to
+    32,000 tokens): TensorRT-LLM's on Qwen3 32B, a model its fit never saw, within 1.2x of the fit. Oracle's vLLM runs
+    of Llama 3.1 405B on eight MI300X (a year older than AMD's own runs the ROCm fit rests on, a model whose one-batch
+    runs it never saw), from one sequence to 256 at once and under maximum load: within 1.3x. (The lab's vLLM runs
+    are fitted now: vLLM on CUDA.)"""
     from advisor.infer.saturated import held_out_saturated
 
     gpus = shipped_catalog.by_id()
     found = held_out_saturated(shipped_catalog)
-    assert {(row.engine, gpus[row.gpu].platform) for row, _, _ in found} == {
-        ("vllm", "cuda"),
-        ("tensorrt-llm", "cuda"),
-        ("vllm", "rocm"),
-    }
+    assert {(row.engine, gpus[row.gpu].platform) for row, _, _ in found} == {("tensorrt-llm", "cuda"), ("vllm", "rocm")}
     for row, predicted, bound in found:
-        assert bound == (row.engine == "vllm" and gpus[row.gpu].platform == "cuda"), row
-        if bound:
-            assert row.value <= predicted, row
-        elif row.engine == "vllm":
-            assert 1 / 1.3 <= predicted / row.value <= 1.3, (row, predicted)
-        else:
-            assert 1 / 1.2 <= predicted / row.value <= 1.2, (row, predicted)
+        assert not bound, row
+        limit = 1.3 if row.engine == "vllm" else 1.2
+        assert 1 / limit <= predicted / row.value <= limit, (row, predicted)
+
+
+def test_vllm_on_cuda_has_its_own_throughput_closer_than_the_bound(shipped_catalog):
+    """vLLM on CUDA is fitted on a third party's runs at its defaults (GPUStack's lab: gpt-oss-120b, Qwen3 32B and
+    Qwen3 235B-A22B on A100 80 GB, one and eight GPUs) and a published concurrency sweep on an RTX 4090 (Mistral 7B,
+    4 to 48 sequences at once): two GPUs of two architectures, each held out in turn predicted within 2x by the other
+    (the issue's 'all within 2x'), and the A100 runs, held out, at half the bound's median error or less (the bound
+    lay 1.31-4.81x over them; dense Qwen3 32B's, 1.31-1.83x over, the fit puts 1.43-1.61x under). A card neither GPU
+    is (an H100) gets the fitted figure, under its bound."""
+    from advisor.infer.estimate import inference_rows
+    from advisor.infer.saturated import (
+        SaturatedFit,
+        crossval_saturated,
+        held_out_error,
+        row_job,
+        rows_by_engine_platform,
+        saturated_fit,
+        terms,
+        throughput,
+    )
+
+    gpus = shipped_catalog.by_id()
+    mine = rows_by_engine_platform(shipped_catalog)[("vllm", "cuda")]
+    assert {r.gpu for r in mine} == {"a100-80gb-sxm4", "rtx-4090"} and len(mine) == 17
+    fit = saturated_fit(shipped_catalog, "vllm", "cuda")
+    assert fit.rows == 17 and fit.architectures == ("Ada", "Ampere")
+    held = [(r, p) for r, p in crossval_saturated(shipped_catalog) if r in mine]
+    assert len(held) == 17
+    assert all(1 / 2 <= p / r.value <= 2 for r, p in held), held
+    assert held_out_error(shipped_catalog, "vllm", "cuda") == max(max(p / r.value, r.value / p) for r, p in held)
+    a100 = [(r, p) for r, p in held if r.gpu == "a100-80gb-sxm4"]
+    bounds = [throughput(terms(row_job(r), gpus[r.gpu]), r.osl, SaturatedFit()) for r, _ in a100]
+    fitted_error = sorted(abs(math.log(p / r.value)) for r, p in a100)
+    bound_error = sorted(abs(math.log(b / r.value)) for (r, _), b in zip(a100, bounds, strict=True))
+    assert fitted_error[len(a100) // 2] < bound_error[len(a100) // 2] / 2  # the median error, in logs
+    job = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "bf16", None, users=32)
+    [h100] = inference_rows(job, shipped_catalog, ["h100-sxm"])
+    bound = throughput(terms(job, gpus["h100-sxm"]), job.output, SaturatedFit())
+    assert h100.saturated_fitted and h100.saturated_tokens_per_s < bound
 
 
 def test_vllm_on_rocm_has_its_own_throughput_never_cudas(shipped_catalog):

@@ -211,8 +211,8 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
         "times and costs floors ('>=').",
         "max tok/s: all output tokens a second under maximum load, with the sequences at once (the engine's batch "
         "limit or what the cache holds): fitted on the engine's published saturated throughputs on the GPU's "
-        "platform and architectures where it has them (their held-out error: benchmarks/bench_inference.py), else "
-        "on CUDA the hardware's bound ('bound').",
+        "platform where it has them (on CUDA for every architecture, elsewhere for those its runs are on; their "
+        "held-out error: benchmarks/bench_inference.py), else on CUDA the hardware's bound ('bound').",
     ]
     shown = [r for r in rows if r.runs]
     if any(r.at_rate is not None for r in shown):
