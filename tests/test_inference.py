@@ -289,17 +289,18 @@ def test_the_command_answers_and_refuses(capsys):
 
 
 def test_several_gpus_are_asked_and_a_bound_says_its_figures_are_limits(capsys):
-    """``--gpu`` repeated or comma-separated answers each GPU asked, once; an engine without measurements (vLLM
+    """``--gpu`` repeated or comma-separated answers each GPU asked, once; an engine without measurements (SGLang
     here) shows its tokens/s as ceilings and its times, costs and the users it needs against an API as floors, in the
     picks and in every cell, while a fitted engine's figures carry no such mark."""
     asked = ["--gpu", "rtx-4090,rtx-3090", "--gpu", "RTX 4090", "--gpu", "h100-sxm5-80gb"]
     job = ["estimate", "--model-config", "llama-3.1-8b", "--inference", "--users", "32", *asked]
-    status, out, err = _run(capsys, *job, "--json")
+    job_sglang = [*job, "--engine", "sglang"]
+    status, out, err = _run(capsys, *job_sglang, "--json")
     assert status == 0, err
     rows = json.loads(out)
     assert sorted(r["gpu"] for r in rows) == ["GeForce RTX 3090", "GeForce RTX 4090", "H100 SXM5 80GB"]
     assert not any(r["fitted"] for r in rows)
-    status, out, err = _run(capsys, *job, "--api-usd-per-million", "0.2")
+    status, out, err = _run(capsys, *job_sglang, "--api-usd-per-million", "0.2")
     assert status == 0, err
     assert "at most" in out and "the hardware's bound" in out
     assert "owned: " in out and "at least $" in out.split("owned: ")[1].splitlines()[0]
@@ -766,7 +767,8 @@ def test_vllm_on_cuda_has_its_own_throughput_closer_than_the_bound(shipped_catal
     4 to 48 sequences at once): two GPUs of two architectures, each held out in turn predicted within 2x by the other
     (the issue's 'all within 2x'), and the A100 runs, held out, at half the bound's median error or less (the bound
     lay 1.31-4.81x over them; dense Qwen3 32B's, 1.31-1.83x over, the fit puts 1.43-1.61x under). A card neither GPU
-    is (an H100) gets the fitted figure, under its bound."""
+    is (an H100) gets the fitted figure, under its bound, and, its sweep starting at four sequences at once, one
+    user's and the asked load's speeds from the same fit."""
     from advisor.infer.estimate import inference_rows
     from advisor.infer.saturated import (
         SaturatedFit,
@@ -797,6 +799,13 @@ def test_vllm_on_cuda_has_its_own_throughput_closer_than_the_bound(shipped_catal
     [h100] = inference_rows(job, shipped_catalog, ["h100-sxm"])
     bound = throughput(terms(job, gpus["h100-sxm"]), job.output, SaturatedFit())
     assert h100.saturated_fitted and h100.saturated_tokens_per_s < bound
+    # its runs of four sequences at once tell a step's fixed cost: one user's speeds and the asked load's come from the
+    # same fit, with its held-out range, on one GPU and on eight (its runs'), never on two
+    assert h100.load_fit_speed and h100.range_factor == held_out_error(shipped_catalog, "vllm", "cuda")
+    assert h100.speed.fitted and 80 < h100.speed.single_stream_tokens_per_s < 221  # the bandwidth's bound: 221
+    on_two = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "bf16", None, users=32, devices=2)
+    [two] = inference_rows(on_two, shipped_catalog, ["h100-sxm"])
+    assert not two.load_fit_speed and not two.speed.fitted
 
 
 def test_vllm_on_rocm_has_its_own_throughput_never_cudas(shipped_catalog):

@@ -41,7 +41,7 @@ class InferenceRow:
     at_rate: AtRate | None = None  # at a rate of requests: the users it keeps in flight here (None: a number of users)
     attention_data_parallel: bool = False  # each of the devices its own users' attention, the experts split
     ways: tuple[Way, ...] = ()  # where it does not fit as asked: the formats and GPUs that fit (advisor.infer.ways)
-    load_fit_speed: bool = False  # its speeds are the engine's fit under load on this platform (vLLM on ROCm)
+    load_fit_speed: bool = False  # its speeds are the engine's fit under load on this platform (vLLM)
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -78,15 +78,19 @@ def _platform_saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[
         return None
 
 
-def _platform_speed(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[speed_model.Speed, float | None] | None:
-    """On a platform the engines' per-user fit does not speak for, the speeds of the engine's saturated fit there,
-    where its published runs span one sequence to thousands (vLLM on ROCm), on the architectures and numbers of GPUs
-    they ran on (a step's fixed cost on eight is not one GPU's), with its held-out error (None: no such fit, or a
-    rate of requests, which that fit does not answer)."""
+def _platform_speed(
+    job: InferenceJob, gpu: Gpu, catalog: Catalog, per_user_fitted: bool
+) -> tuple[speed_model.Speed, float | None] | None:
+    """Where the engines' per-user fit does not speak for the engine on this GPU (another platform, or an engine it
+    has no runs of: vLLM), the speeds of the engine's saturated fit on the GPU's platform, where its published runs
+    span a few sequences to hundreds at once, on the numbers of GPUs they ran on (a step's fixed cost on eight is not
+    one GPU's) and, off CUDA, the architectures they ran on, with its held-out error (None: no such fit, or a rate of
+    requests, which that fit does not answer)."""
     fit = saturated.saturated_fit(catalog, job.engine.id, gpu.platform)
-    if gpu.platform in FITTED_PLATFORMS or job.rate is not None or not fit.one_sequence:
-        return None  # CUDA's per-user fit speaks; a rate is not this fit's; without one sequence, no fixed cost known
-    if gpu.architecture not in fit.architectures or job.devices not in fit.devices:
+    on_cuda = gpu.platform in FITTED_PLATFORMS
+    if (on_cuda and per_user_fitted) or job.rate is not None or not fit.small_batch:
+        return None  # CUDA's per-user fit speaks; a rate is not this fit's; without a few at once, no fixed cost known
+    if (not on_cuda and gpu.architecture not in fit.architectures) or job.devices not in fit.devices:
         return None
     try:
         return saturated.speed(job, gpu, fit), saturated.held_out_error(catalog, job.engine.id, gpu.platform)
@@ -146,7 +150,7 @@ def _row(
     not_run = platform_refusal(job.engine, gpu.platform, gpu.architecture)
     wrong_format = architecture_refusal(job.engine, gpu.architecture, job.weights, job.kv)
     why = not_run or wrong_format or unfitted_platform_refusal(gpu)
-    platform = None if not_run or wrong_format else _platform_speed(job, gpu, catalog)
+    platform = None if not_run or wrong_format else _platform_speed(job, gpu, catalog, fit.fitted)
     if platform is not None:  # the engine's own runs on this platform speak for it
         why, range_factor = None, platform[1]
     at_rate = saturation = None

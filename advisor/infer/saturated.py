@@ -34,6 +34,7 @@ GRID_BYTES = np.linspace(1.0, 3.0, 21)
 GRID_COMPUTE = np.linspace(1.0, 6.0, 26)
 GRID_FLOOR_S = np.array([0.0, 0.002, 0.005, 0.01, 0.02, 0.04])
 GRID_COMM = np.array([1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0])
+SMALL_BATCH = 4  # at most this many sequences a step: its bytes are the weights', so its fixed cost shows
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class SaturatedFit:
     rows: int = 0
     architectures: tuple[str, ...] = ()  # those of the GPUs its rows ran on
     devices: tuple[int, ...] = ()  # the numbers of GPUs its rows ran on
-    one_sequence: bool = False  # a row ran one sequence at a time: a step's fixed cost is told from its work
+    small_batch: bool = False  # a row ran a few sequences at once: a step's fixed cost is told from its work
 
 
 @dataclass(frozen=True)
@@ -162,9 +163,9 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     usable = [(t, r) for t, r in prepared if t.batch >= 1]
     architectures = tuple(sorted({gpus[r.gpu].architecture for r in rows}))
     devices = tuple(sorted({r.devices for r in rows}))
-    alone = any(r.max_num_seqs == 1 for r in rows)
+    few = any(0 < r.max_num_seqs <= SMALL_BATCH for r in rows)
     if not usable:
-        return SaturatedFit(rows=len(rows), architectures=architectures, devices=devices, one_sequence=alone)
+        return SaturatedFit(rows=len(rows), architectures=architectures, devices=devices, small_batch=few)
     column = {name: np.array([getattr(t, name) for t, _ in usable]) for name in Terms.__dataclass_fields__}
     osl = np.array([r.osl for _, r in usable], dtype=float)
     measured = np.log([r.value for _, r in usable])
@@ -178,7 +179,7 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     error = ((np.log(predicted) - measured) ** 2).sum(axis=1)
     best = int(np.argmin(error))
     k_b, k_c, floor_s, k_m = (float(a[best, 0]) for a in (k_bytes, k_compute, floor, k_comm))
-    return SaturatedFit(k_b, k_c, floor_s, k_m, len(rows), architectures, devices, alone)
+    return SaturatedFit(k_b, k_c, floor_s, k_m, len(rows), architectures, devices, few)
 
 
 def _by_engine_platform(rows: tuple[SaturatedRow, ...], catalog: Catalog) -> dict[tuple[str, str], list[SaturatedRow]]:
@@ -248,9 +249,9 @@ def held_out_saturated(catalog: Catalog) -> list[tuple[SaturatedRow, float, bool
 
 
 def speed(job: InferenceJob, gpu: Gpu, fit: SaturatedFit) -> Speed:
-    """The job's speeds from an engine's saturated fit, where its published runs span one sequence to thousands at once
-    (vLLM on ROCm): a decode step at the asked users and at one, each the fit's step (``throughput``'s), and one
-    prompt's prefill, as :func:`advisor.infer.speed.predict` writes them."""
+    """The job's speeds from an engine's saturated fit, where its published runs span a few sequences to hundreds at
+    once (vLLM on CUDA and ROCm): a decode step at the asked users and at one, each the fit's step (``throughput``'s),
+    and one prompt's prefill, as :func:`advisor.infer.speed.predict` writes them."""
     context = job.prompt + job.output // 2
 
     def step(batch: int) -> tuple[float, str]:

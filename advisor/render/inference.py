@@ -236,9 +236,10 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
     refused = [f"refused on some GPUs: {why}" for why in sorted({r.refused for r in shown if r.refused})]
     if any(r.load_fit_speed for r in shown):
         notes.append(
-            "tok/s, TTFT and TPOT on a platform the engines' per-user fit does not speak for (vLLM on ROCm): the "
-            "engine's fit there under load, whose published runs span one sequence to thousands at once; the range is "
-            "its worst error with each of its models held out (benchmarks/bench_inference.py)."
+            "tok/s, TTFT and TPOT where the engines' per-user fit has no runs of the engine on the platform (vLLM): "
+            "the engine's fit there under load, whose published runs span a few sequences to hundreds at once; the "
+            "range is its worst error with each of its GPUs (or, on one GPU, its models) held out "
+            "(benchmarks/bench_inference.py)."
         )
     return notes + decode_only_note(shown) + refused + _not_shown(rows)
 
