@@ -89,7 +89,7 @@ class Speed:
     time_per_output_token_s: float  # at the asked load
     single_stream_tokens_per_s: float  # one user, unloaded
     prefill_tokens_per_s: float
-    output_tokens_per_s: float  # all users together at the asked load
+    output_tokens_per_s: float  # all users together at the asked load, their prompts computed between the steps
     bound: str  # memory | compute | floor: what decides a decode step at the load
     fitted: bool  # False: the hardware's bound (no measurement of this engine)
 
@@ -254,14 +254,16 @@ def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
 
 def speeds_of(job: InferenceJob, prefill_s: float, single_s: float, loaded: tuple[float, str], fitted: bool) -> Speed:
     """A job's speeds from one prompt's prefill, one user's decode step and the step at the asked users (with what
-    bounds it), as every speed model writes them."""
+    bounds it), as every speed model writes them. The users' output tokens a second count their prompts: each user's
+    next prompt is computed between the steps, once in its output's steps (as under maximum load and at a rate)."""
     step_s, bound = loaded
+    output = max(job.output, 1)
     return Speed(
         time_to_first_token_s=prefill_s + single_s,
         time_per_output_token_s=step_s,
         single_stream_tokens_per_s=1 / single_s,
         prefill_tokens_per_s=max(job.prompt, 1) / prefill_s,
-        output_tokens_per_s=job.users / step_s,
+        output_tokens_per_s=job.users * output / (output * step_s + job.users * prefill_s),
         bound=bound,
         fitted=fitted,
     )
