@@ -442,6 +442,25 @@ def test_a_format_that_quantizes_the_activations_runs_its_matrix_products_at_its
     assert short == pytest.approx(0.5, abs=0.02) and 0.5 < long < 0.9  # the attention's share grows, at 16 bits
 
 
+def test_the_asked_users_throughput_counts_their_prompts_as_under_maximum_load(shipped_catalog):
+    """Each user's next prompt is computed between the steps, once in its output's steps, in the asked load's output
+    tokens a second (and so in the cost of a million tokens) as under maximum load: a prompt-heavy job's users never
+    read more than the engine's throughput under maximum load, where before (the steps alone) 32 users of Llama 3.1
+    8B at 1,024 + 256 tokens on an A100 read 2,728 tokens a second beside a fitted 1,557 under load."""
+    from advisor.infer.estimate import inference_rows
+
+    for engine in ("vllm", "tensorrt-llm", "llama.cpp"):
+        job = make_job(resolve_inference_model("llama-3.1-8b"), engine, None, None, users=32)
+        for row in inference_rows(job, shipped_catalog, ["a100-80gb-sxm4", "h100-sxm"]):
+            s = row.speed
+            prefill = s.time_to_first_token_s - 1 / s.single_stream_tokens_per_s
+            counted = 32 * 256 / (256 * s.time_per_output_token_s + 32 * prefill)
+            assert s.output_tokens_per_s == pytest.approx(counted), (engine, row.gpu)
+            assert s.output_tokens_per_s < 32 / s.time_per_output_token_s
+            if row.saturated_fitted:
+                assert row.total_output_tokens_per_s <= row.saturated_tokens_per_s * 1.05, (engine, row.gpu)
+
+
 def test_a_rate_of_requests_keeps_the_users_littles_law_gives_or_overloads_the_gpu(shipped_catalog, capsys):
     """A steady rate of requests: each GPU serves the users it keeps in flight (the rate times a request's time, in
     whole users), delivers the rate's tokens, and more GPUs than the rate needs are never asked; past what the GPU
