@@ -27,7 +27,15 @@ from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.engines import GIB
 from advisor.infer.job import InferenceJob, make_job
 from advisor.infer.serving_memory import memory_verdict
-from advisor.infer.speed import Speed, _allreduce_s, _decode_terms, _prefill_work, results_file, speeds_of
+from advisor.infer.speed import (
+    Speed,
+    _allreduce_s,
+    _decode_terms,
+    _prefill_work,
+    output_per_second,
+    results_file,
+    speeds_of,
+)
 from advisor.store.catalog import Catalog, Gpu
 
 GRID_BYTES = np.linspace(1.0, 3.0, 21)
@@ -133,9 +141,18 @@ def throughput(t: Terms, osl: int, fit: SaturatedFit) -> float:
     """Output tokens a second of the whole system (one tensor-parallel group)."""
     if t.batch < 1:
         return 0.0
-    step = fit.floor_s + max(t.memory_s * fit.k_bytes, t.compute_s * fit.k_compute) + t.allreduce_s * fit.k_comm
+    step, _ = step_seconds(fit, t.memory_s, t.compute_s, t.allreduce_s)
     prefill = t.prefill_s * fit.k_compute + t.prefill_allreduce_s * fit.k_comm
-    return t.batch * osl / (osl * step + t.batch * prefill)
+    return output_per_second(t.batch, osl, step, prefill)
+
+
+def step_seconds(fit: SaturatedFit, memory_s: float, compute_s: float, allreduce_s: float) -> tuple[float, str]:
+    """A decode step under the fit (``floor + max(bytes x k_bytes, work x k_compute) + all-reduces x k_comm``) from its
+    terms at full bandwidth and peak, and what bounds it (floor, memory or compute)."""
+    memory, compute = memory_s * fit.k_bytes, compute_s * fit.k_compute
+    body = max(memory, compute)
+    bound = "floor" if fit.floor_s > body else ("memory" if memory >= compute else "compute")
+    return fit.floor_s + body + allreduce_s * fit.k_comm, bound
 
 
 def row_job(row: SaturatedRow) -> InferenceJob:
@@ -175,7 +192,7 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     body = np.maximum(column["memory_s"] * k_bytes, column["compute_s"] * k_compute)
     step = floor + body + column["allreduce_s"] * k_comm
     prefill = column["prefill_s"] * k_compute + column["prefill_allreduce_s"] * k_comm
-    predicted = column["batch"] * osl / (osl * step + column["batch"] * prefill)
+    predicted = output_per_second(column["batch"], osl, step, prefill)
     error = ((np.log(predicted) - measured) ** 2).sum(axis=1)
     best = int(np.argmin(error))
     k_b, k_c, floor_s, k_m = (float(a[best, 0]) for a in (k_bytes, k_compute, floor, k_comm))
@@ -255,11 +272,7 @@ def speed(job: InferenceJob, gpu: Gpu, fit: SaturatedFit) -> Speed:
     context = job.prompt + job.output // 2
 
     def step(batch: int) -> tuple[float, str]:
-        memory, compute = _decode_terms(job, gpu, batch, context)
-        memory, compute = memory * fit.k_bytes, compute * fit.k_compute
-        body = max(memory, compute)
-        bound = "floor" if fit.floor_s > body else ("memory" if memory >= compute else "compute")
-        return fit.floor_s + body + _allreduce_s(job, gpu, batch) * fit.k_comm, bound
+        return step_seconds(fit, *_decode_terms(job, gpu, batch, context), _allreduce_s(job, gpu, batch))
 
     prompt = max(job.prompt, 1)
     prefill_one = _prefill_work(job, gpu, prompt, 1) * fit.k_compute + _allreduce_s(job, gpu, prompt) * fit.k_comm

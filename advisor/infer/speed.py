@@ -263,10 +263,16 @@ def speeds_of(job: InferenceJob, prefill_s: float, single_s: float, loaded: tupl
         time_per_output_token_s=step_s,
         single_stream_tokens_per_s=1 / single_s,
         prefill_tokens_per_s=max(job.prompt, 1) / prefill_s,
-        output_tokens_per_s=job.users * output / (output * step_s + job.users * prefill_s),
+        output_tokens_per_s=output_per_second(job.users, output, step_s, prefill_s),
         bound=bound,
         fitted=fitted,
     )
+
+
+def output_per_second(users, output, step_s, prefill_s):
+    """Output tokens a second of ``users`` sequences at once, each writing ``output`` tokens a decode step each and its
+    next prompt computed between the steps: users x output / (output x step + users x prefill) (arrays too)."""
+    return users * output / (output * step_s + users * prefill_s)
 
 
 @lru_cache(maxsize=1)
