@@ -16,7 +16,8 @@ NAME = "crossval"
 SUMMARY = (  # the README's command table (advisor.commands.reference)
     "cross-validates the model (new GPU, new architecture, new workload from one or three GPUs, description only,"
     " single results): median and 90th-percentile errors, the range of each situation, the coverage; `--families`"
-    " holds out each model family too; `--write` keeps the ranges beside the catalog"
+    " holds out each model family too, `--held-out` predicts the published results no fit sees; `--write` keeps the"
+    " ranges beside the catalog"
 )
 
 
@@ -45,6 +46,13 @@ def add_parser(commands, parents: Parents) -> None:
         help="also hold out each model family in turn (recurrent, vision, language, speech, recommendation): "
         "errors of time, of each GPU pair's ratio and of the GPUs' order",
     )
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="also predict the published results that no fit sees (the package's held_out_training.yaml) on the "
+        "GPUs no calibration result covers: each new GPU's speed over a covered one, described only, measured on "
+        "one covered GPU, measured on all of them",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise AdvisorError(f"crossval: unknown experiment {unknown[0]!r} (use {', '.join(experiments())})")
     advisor = common.advisor(args, catalog_needed=True)
-    found = advisor.cross_validation(chosen, families=args.families)
+    found = advisor.cross_validation(chosen, families=args.families, held_out=args.held_out)
     unmatched = advisor.unmatched_gpus()
     catalog = advisor.catalog
     if args.write:
@@ -76,6 +84,14 @@ def run(args: argparse.Namespace) -> int:
                 "data_parallel": found.scaling,
                 "tracked": crossval.tracked_errors(found.summary),
                 **({"families": [dataclasses.asdict(row) for row in found.families]} if args.families else {}),
+                **(
+                    {
+                        "held_out": [dataclasses.asdict(row) for row in found.held_out_errors()],
+                        "held_out_pairs": [dataclasses.asdict(pair) | {"error": pair.error} for pair in found.held_out],
+                    }
+                    if args.held_out
+                    else {}
+                ),
             }
         )
     else:

@@ -326,14 +326,17 @@ class Advisor:
         names = self.results.groupby("workload")["workload_name"].first()
         return {estimates.workload_id(k): str(n) for k, n in names.items()}
 
-    def cross_validation(self, experiments: tuple[str, ...], families: bool = False) -> Any:
+    def cross_validation(self, experiments: tuple[str, ...], families: bool = False, held_out: bool = False) -> Any:
         """The performance model cross-validated (``crossval.Report``): the experiments, the data-parallel scaling
-        one system left out, and with ``families`` each model family held out in turn."""
+        one system left out, with ``families`` each model family held out in turn, and with ``held_out`` the
+        published results no fit sees (``advisor/data/held_out_training.yaml``) on the GPUs no result covers."""
         from advisor.perf import crossval, scaling
+        from advisor.store.held_out_results import held_out_frame
 
         catalog = self._require_catalog("the cross-validation")
         observations = scaling.observations(self.results, catalog)
-        return crossval.report(self.calibration_samples(), experiments, observations, families=families)
+        held = estimates.calibration_samples(held_out_frame(), catalog) if held_out else ()
+        return crossval.report(self.calibration_samples(), experiments, observations, families=families, held=held)
 
     def unmatched_gpus(self) -> list[str]:
         """The GPU names of measured or quoted results that no catalog GPU matches (compared, not calibrated on)."""

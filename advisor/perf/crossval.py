@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.format.vocabulary import PrecisionGroup, words
-from advisor.perf import calibration, scaling
+from advisor.perf import calibration, held_out, scaling
 from advisor.perf.basis import RangeMethod
 from advisor.perf.calibration import Sample, Situation
 
@@ -308,6 +308,11 @@ class Report:
     targets: tuple[tuple[str, str, float, float], ...]  # (experiment, precision, median, p90) the issue set
     scaling: dict | None = None  # data-parallel efficiency, leave one system out: results, median, p90, fit
     families: tuple[FamilyErrors, ...] = ()  # each model family held out in turn (asked for: report(families=True))
+    held_out: tuple[held_out.HeldOutPair, ...] = ()  # the held-out file's new GPUs (asked for: report(held=...))
+
+    def held_out_errors(self) -> list[held_out.HeldOutErrors]:
+        """The held-out results' pairs summarised per experiment (empty where they were not asked for)."""
+        return held_out.errors_by_experiment(list(self.held_out)) if self.held_out else []
 
     def checks(self) -> list[dict]:
         """Each target against its measured value."""
@@ -369,10 +374,12 @@ def report(
     experiments: tuple[str, ...] = EXPERIMENTS,
     scaling_observations: list[scaling.Observation] | None = None,
     families: bool = False,
+    held: tuple[Sample, ...] = (),
 ) -> Report:
     """Run the experiments and summarise them: errors, the widths per situation, coverage; with multi-GPU
     observations, the data-parallel scaling left one system out at a time; with ``families``, each model family
-    held out in turn (:func:`family_errors`: no width comes from it)."""
+    held out in turn (:func:`family_errors`); with ``held`` (results no fit sees), their new GPUs predicted
+    (:func:`held_out.new_gpu_pairs`). No width comes from either."""
     helds = run(samples, experiments)
     widths = half_widths(helds)
     scaled = None
@@ -400,4 +407,5 @@ def report(
         TARGETS,
         scaled,
         held_families,
+        tuple(held_out.new_gpu_pairs(samples, held)) if held else (),
     )

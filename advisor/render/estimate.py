@@ -181,6 +181,22 @@ FAMILY_TABLE = [
 ]
 
 
+HELD_OUT_TABLE = [
+    ("experiment", lambda r: r.experiment),
+    ("pairs", lambda r: f"{r.pairs:,}"),
+    ("pair: median", lambda r: fmt_factor(r.median)),
+    ("pair: worst", lambda r: fmt_factor(r.worst)),
+]
+HELD_OUT_PAIR_TABLE = [
+    ("workload", lambda r: r.workload),
+    ("precision", lambda r: r.precision),
+    ("GPUs", lambda r: f"{r.new_gpu} / {r.covered_gpu}"),
+    ("as published", lambda r: f"{r.published:.2f}x"),
+    ("predicted", lambda r: f"{r.predicted:.2f}x"),
+    ("error", lambda r: fmt_factor(r.error)),
+]
+
+
 def fmt_factor(value: float) -> str:
     """An error factor ``1.146x``, or '-' where there was nothing to measure."""
     return "-" if missing(value) else f"{value:.3f}x"
@@ -195,6 +211,27 @@ def family_text(families: Sequence[Any]) -> str:
             "(Spearman's rank correlation, jobs on 3 GPUs or more):",
             "",
             text_table_of(list(families), FAMILY_TABLE, left={"held-out family"}),
+        ]
+    )
+
+
+def held_out_text(found: Any) -> str:
+    """The published results no fit sees (``crossval --held-out``): each experiment's pair errors, then the pairs
+    of the last (the most the fit is told)."""
+    rows = found.held_out_errors()
+    if not rows:
+        return "Held-out results: none on a GPU that no calibration result covers."
+    last = [pair for pair in found.held_out if pair.experiment == rows[-1].experiment]
+    return "\n".join(
+        [
+            "Published results no fit sees, on GPUs no calibration result covers: each new GPU's speed over a "
+            "covered GPU's on the same job, predicted against published:",
+            "",
+            text_table_of(rows, HELD_OUT_TABLE, left={"experiment"}),
+            "",
+            f"Each pair, {rows[-1].experiment}:",
+            "",
+            text_table_of(last, HELD_OUT_PAIR_TABLE, left={"workload", "precision", "GPUs"}),
         ]
     )
 
@@ -240,6 +277,8 @@ def crossval_text(found: Any) -> str:
         ]
     if found.families:
         lines += ["", family_text(found.families)]
+    if found.held_out:
+        lines += ["", held_out_text(found)]
     return "\n".join(lines)
 
 
