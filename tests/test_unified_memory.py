@@ -177,8 +177,9 @@ def test_machines_the_decode_fits_never_saw_fall_within_their_range(shipped_cata
     from advisor.infer import platform_decode
 
     fits = {**platform_decode.platform_fits(shipped_catalog), **platform_decode.fitted_platform_fits(shipped_catalog)}
-    unseen = platform_decode.published_held_out(shipped_catalog)
-    assert len(unseen) == 9
+    found = platform_decode.published_held_out(shipped_catalog)
+    unseen = [h for h in found if h.source != OLLAMA_RTX_5090]  # a known miss: the test below
+    assert len(unseen) == 9 and len(found) == 9 + 21
     gpus = shipped_catalog.by_id()
     for held in unseen:  # llama.cpp 1.04-1.32x (Metal's range 1.64x); MLX 1.21x and 1.39x (its range 2.00x)
         fit = fits[(held.engine, gpus[held.gpu].platform)]
@@ -186,6 +187,29 @@ def test_machines_the_decode_fits_never_saw_fall_within_their_range(shipped_cata
         assert held.gpu not in fit.gpus or held.gpu == "macbook-pro-m3-max-64gb", held
     long_context = [h for h in unseen if h.engine == "llama.cpp" and h.gpu == "macbook-pro-m3-max-64gb"]
     assert len(long_context) == 3 and all(h.predicted < h.measured for h in long_context)  # 0.79-0.85x
+
+
+OLLAMA_RTX_5090 = "nikolasent_rtx5090"  # Ollama 0.5.11 on an RTX 3090, 4090 and 5090 in one machine
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 48, a known miss: llama.cpp's CUDA decode fit takes its bandwidth exponent (beta 0.40) from HBM "
+    "cards (A100, H100 PCIe: 26-31 % of their bandwidth at one user in llama.cpp) while GDDR cards reach 50-77 %; the "
+    "RTX 5090 (GDDR7, 1,792 GB/s) keeps the GDDR share, 1.65-1.87x its RTX 4090's speed in one machine, predicted "
+    "1.27-1.29x",
+)
+def test_a_gddr7_card_past_the_gddr_cards_bandwidths_keeps_its_lead_over_the_4090(shipped_catalog):
+    """One machine, one Ollama, seven models: the RTX 5090's one-user decode over the RTX 4090's, as published and
+    as predicted, within 1.25x for every model (the ratio cancels Ollama's own cost and the unstated prompts)."""
+    from advisor.infer import platform_decode
+
+    rows = [h for h in platform_decode.published_held_out(shipped_catalog) if h.source == OLLAMA_RTX_5090]
+    fast, old = ([h for h in rows if h.gpu == gpu] for gpu in ("rtx-5090", "rtx-4090"))  # one tag order per GPU
+    assert len(fast) == len(old) == 7 and [h.model for h in fast] == [h.model for h in old]
+    for new, before in zip(fast, old, strict=True):
+        published, predicted = new.measured / before.measured, new.predicted / before.predicted
+        assert max(published / predicted, predicted / published) <= 1.25, (new.model, published, predicted)
 
 
 def test_mlx_on_a_mac_answers_one_users_decode_from_its_own_published_runs(shipped_catalog):

@@ -50,6 +50,7 @@ class HeldOut:
     weights: str
     measured: float
     predicted: float
+    source: str = ""  # the row's source (a key of inference_results.yaml's sources)
 
     @property
     def error(self) -> float:
@@ -124,7 +125,7 @@ def published_held_out(catalog: Catalog) -> list[HeldOut]:
         if fit is not None:
             constants = (fit.floor_s, fit.k, fit.bandwidth_exponent, fit.bandwidth_span)
             predicted = _predict(row, constants, gpus[row.gpu])
-            out.append(HeldOut(row.engine, row.gpu, row.model, row.weights, row.value, predicted))
+            out.append(HeldOut(row.engine, row.gpu, row.model, row.weights, row.value, predicted, row.source))
     return out
 
 
