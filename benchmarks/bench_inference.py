@@ -84,7 +84,11 @@ def main() -> int:
         print(
             f"{engine}: decode floor {fit.decode_floor_s * 1e3:.2f} ms, bandwidth factor (16-bit, quantized) "
             f"{fit.decode_k[0]:.2f}, {fit.decode_k[1]:.2f} at 1,000 GB/s, x (bandwidth / 1,000)^"
-            f"{fit.bandwidth_exponent:.2f} over {fit.bandwidth_span[0]:,.0f}-{fit.bandwidth_span[1]:,.0f} GB/s; "
+            f"{fit.bandwidth_trend.exponent:.2f} within each memory kind's span ("
+            + ", ".join(f"{kind or '?'} {low:,.0f}-{high:,.0f}" for kind, low, high in fit.bandwidth_trend.spans)
+            + " GB/s)"
+            + "".join(f", x {factor:.2f} on {kind}" for kind, factor in fit.bandwidth_trend.factors)
+            + "; "
             f"prefill factor {fit.prefill_k[0]:.2f}, {fit.prefill_k[1]:.2f}"
             + (f", the peak at most {fit.tflops_per_watt:.1f} TFLOPS a watt" if fit.tflops_per_watt else "")
             + f"; {fit.rows} rows"

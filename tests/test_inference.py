@@ -207,23 +207,30 @@ def test_decode_speed_cross_validated_within_its_targets():
     assert summary["worst"] <= 1.5
 
 
-def test_a_wider_memory_system_reaches_a_smaller_share_but_no_trend_past_the_evidence(shipped_catalog):
-    """Decode's bandwidth exponent: fitted where an engine's rows span several bandwidths (llama.cpp's), 0 where they
-    do not (transformers, measured on one H200: beta and k cannot be told apart); outside the fitted bandwidths the
-    nearest edge's scale, so a 273 GB/s DGX Spark or an 8 TB/s B200 carry no trend the rows never showed."""
-    from advisor.infer.speed import bandwidth_scale, engine_fits
+def test_a_wider_memory_system_reaches_a_smaller_share_within_its_kind_and_no_trend_past_the_evidence(
+    shipped_catalog,
+):
+    """Decode's bandwidth trend: beta fitted where an engine's rows span several bandwidths (llama.cpp's), 0 where
+    they do not (transformers, measured on one H200: beta and k cannot be told apart); the memory kind's factor where
+    the rows hold two kinds (llama.cpp's GDDR cards and the A100s' and H100 PCIe's HBM: at one user HBM reaches less
+    of its bandwidth). Outside the bandwidths its kind's rows span, the nearest edge's scale: a GDDR card faster than
+    every fitted one (the RTX 5090, 1,792 GB/s) reads as the fastest of them, never as an HBM card of its bandwidth;
+    an 8 TB/s B200 as the fastest fitted HBM card; the DGX Spark (LPDDR, no rows of its kind) at all the rows' low
+    edge."""
+    from advisor.infer.speed import NO_TREND, bandwidth_scale, engine_fits
 
     fits = engine_fits(shipped_catalog)
-    llama, transformers = fits["llama.cpp"], fits["transformers"]
-    assert 0 < llama.bandwidth_exponent <= 0.8 and transformers.bandwidth_exponent == 0
-    low, high = llama.bandwidth_span
+    trend, other = fits["llama.cpp"].bandwidth_trend, fits["transformers"].bandwidth_trend
+    assert 0 < trend.exponent <= 0.8 and other.exponent == 0 and other.factors == ()
+    assert trend.span_of("gddr") == (448, 1008) and trend.span_of("hbm") == (1935, 2039)  # RTX 3070..4090, A100s
+    assert [kind for kind, _ in trend.factors] == ["hbm"] and trend.factor_of("hbm") > 1
     gpus = shipped_catalog.by_id()
-    assert low == 448 and high == 2039  # the RTX 3070's and the A100 SXM4's
-    beta, span = llama.bandwidth_exponent, llama.bandwidth_span
-    assert bandwidth_scale(gpus["dgx-spark"], beta, span) == pytest.approx((low / 1000) ** beta)
-    assert bandwidth_scale(gpus["b200"], beta, span) == pytest.approx((high / 1000) ** beta)
-    assert bandwidth_scale(gpus["rtx-4090"], beta, span) == pytest.approx((1008 / 1000) ** beta)
-    assert bandwidth_scale(gpus["b200"], 0.0, span) == 1.0  # the hardware's bound: no scale
+    beta, hbm = trend.exponent, trend.factor_of("hbm")
+    assert bandwidth_scale(gpus["rtx-5090"], trend) == pytest.approx((1008 / 1000) ** beta)
+    assert bandwidth_scale(gpus["rtx-5090"], trend) == bandwidth_scale(gpus["rtx-4090"], trend)
+    assert bandwidth_scale(gpus["b200"], trend) == pytest.approx(hbm * (2039 / 1000) ** beta)
+    assert bandwidth_scale(gpus["dgx-spark"], trend) == pytest.approx((448 / 1000) ** beta)
+    assert bandwidth_scale(gpus["b200"], NO_TREND) == 1.0  # the hardware's bound: no scale
 
 
 def test_a_peak_beyond_the_cards_power_is_not_reached_in_prefill(shipped_catalog):

@@ -192,24 +192,40 @@ def test_machines_the_decode_fits_never_saw_fall_within_their_range(shipped_cata
 OLLAMA_RTX_5090 = "nikolasent_rtx5090"  # Ollama 0.5.11 on an RTX 3090, 4090 and 5090 in one machine
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 48, a known miss: llama.cpp's CUDA decode fit takes its bandwidth exponent (beta 0.40) from HBM "
-    "cards (A100, H100 PCIe: 26-31 % of their bandwidth at one user in llama.cpp) while GDDR cards reach 50-77 %; the "
-    "RTX 5090 (GDDR7, 1,792 GB/s) keeps the GDDR share, 1.65-1.87x its RTX 4090's speed in one machine, predicted "
-    "1.27-1.29x",
-)
-def test_a_gddr7_card_past_the_gddr_cards_bandwidths_keeps_its_lead_over_the_4090(shipped_catalog):
-    """One machine, one Ollama, seven models: the RTX 5090's one-user decode over the RTX 4090's, as published and
-    as predicted, within 1.25x for every model (the ratio cancels Ollama's own cost and the unstated prompts)."""
+def _lead_over_the_4090(catalog) -> list[tuple[str, float, float]]:
+    """(model, published, predicted) one-user decode of the RTX 5090 over the RTX 4090, one machine, one Ollama, each
+    model (the ratio cancels Ollama's own cost and the unstated prompts)."""
     from advisor.infer import platform_decode
 
-    rows = [h for h in platform_decode.published_held_out(shipped_catalog) if h.source == OLLAMA_RTX_5090]
+    rows = [h for h in platform_decode.published_held_out(catalog) if h.source == OLLAMA_RTX_5090]
     fast, old = ([h for h in rows if h.gpu == gpu] for gpu in ("rtx-5090", "rtx-4090"))  # one tag order per GPU
     assert len(fast) == len(old) == 7 and [h.model for h in fast] == [h.model for h in old]
-    for new, before in zip(fast, old, strict=True):
-        published, predicted = new.measured / before.measured, new.predicted / before.predicted
-        assert max(published / predicted, predicted / published) <= 1.25, (new.model, published, predicted)
+    return [(a.model, a.measured / b.measured, a.predicted / b.predicted) for a, b in zip(fast, old, strict=True)]
+
+
+def test_a_gddr7_card_past_the_fitted_gddr_cards_keeps_its_bandwidths_lead_where_the_weights_decide(shipped_catalog):
+    """The RTX 5090 (GDDR7, 1,792 GB/s) over the RTX 4090 on models of 7B and more, whose weights decide a step: within
+    1.3x of the published lead (1.01-1.25x at this change), where llama.cpp's decode fit once took its bandwidth trend
+    from the HBM cards and said 1.26-1.37x for a published 1.62-1.79x (1.19-1.41x off)."""
+    large = [row for row in _lead_over_the_4090(shipped_catalog) if row[0] not in SMALL_MODELS]
+    assert len(large) == 4
+    for model, published, predicted in large:
+        assert max(published / predicted, predicted / published) <= 1.3, (model, published, predicted)
+
+
+SMALL_MODELS = ("llama-3.2-3b", "qwen2.5-1.5b", "phi-3-mini")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 48, a known miss: small models' steps are mostly llama.cpp's per-step floor, fitted as one figure "
+    "for every GPU (2.55 ms); under Ollama the RTX 5090's is far lower than the 4090's (qwen2.5 1.5B: 2.5 ms a token "
+    "against 4.7), so its lead on the 1.5B-3.8B models (1.60-1.87x) is predicted 1.16-1.32x",
+)
+def test_a_gddr7_cards_lead_over_the_4090_holds_on_every_model(shipped_catalog):
+    """Every model, small ones too: the published lead within 1.25x."""
+    for model, published, predicted in _lead_over_the_4090(shipped_catalog):
+        assert max(published / predicted, predicted / published) <= 1.25, (model, published, predicted)
 
 
 def test_mlx_on_a_mac_answers_one_users_decode_from_its_own_published_runs(shipped_catalog):

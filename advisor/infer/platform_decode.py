@@ -35,8 +35,7 @@ class PlatformFit:
     gpus: tuple[str, ...]
     rows: int
     range_factor: float  # the worst held-out error (max(p/m, m/p)); the estimate's range
-    bandwidth_exponent: float = 0.0  # beta (speed.bandwidth_scale): the CUDA engine fit's; Metal's own fit has none
-    bandwidth_span: tuple[float, float] = (0.0, 0.0)  # the bandwidths beta was fitted over
+    bandwidth_trend: speed_model.BandwidthTrend = speed_model.NO_TREND  # the CUDA engine fit's; Metal's: none
     evidence_span: tuple[float, float] = (0.0, 0.0)  # the bandwidths of the GPUs it rests on (GB/s)
 
 
@@ -74,12 +73,11 @@ def _step_seconds(
     context: int,
     floor: float,
     ks: tuple[float, float],
-    exponent: float = 0.0,
-    span: tuple[float, float] = (0.0, 0.0),
+    trend: speed_model.BandwidthTrend = speed_model.NO_TREND,
 ) -> float:
     """One user's decode step: the floor and the step's bytes at the bandwidth times its weights' class factor (and
-    the bandwidth's own scale where the fit has a beta)."""
-    memory = speed_model.decode_memory_seconds(job, gpu, 1, context) * speed_model.bandwidth_scale(gpu, exponent, span)
+    the bandwidth's own scale where the fit has a trend)."""
+    memory = speed_model.decode_memory_seconds(job, gpu, 1, context) * speed_model.bandwidth_scale(gpu, trend)
     return floor + memory * ks[speed_model.weight_class(job)]
 
 
@@ -123,7 +121,7 @@ def published_held_out(catalog: Catalog) -> list[HeldOut]:
     for row in speed_model.load_measured("held_out"):
         fit = fits.get((row.engine, gpus[row.gpu].platform))
         if fit is not None:
-            constants = (fit.floor_s, fit.k, fit.bandwidth_exponent, fit.bandwidth_span)
+            constants = (fit.floor_s, fit.k, fit.bandwidth_trend)
             predicted = _predict(row, constants, gpus[row.gpu])
             out.append(HeldOut(row.engine, row.gpu, row.model, row.weights, row.value, predicted, row.source))
     return out
@@ -169,9 +167,8 @@ def fitted_platform_fits(catalog: Catalog) -> dict[tuple[str, str], PlatformFit]
                 gpus,
                 len(decoded),
                 ranges[engine],
-                fit.bandwidth_exponent,
-                fit.bandwidth_span,
-                evidence_span=fit.bandwidth_span,  # the decode rows' GPUs, the span beta was fitted over
+                fit.bandwidth_trend,
+                evidence_span=fit.bandwidth_trend.span_of(None),  # the decode rows' GPUs, all kinds
             )
     return fits
 
@@ -202,7 +199,7 @@ def one_stream(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> DecodeOnly | No
         return None
     context = job.prompt + job.output // 2  # the cache's mean length while the output is written
     try:
-        seconds = _step_seconds(job, gpu, context, fit.floor_s, fit.k, fit.bandwidth_exponent, fit.bandwidth_span)
+        seconds = _step_seconds(job, gpu, context, fit.floor_s, fit.k, fit.bandwidth_trend)
     except AdvisorError:
         return None
     low, high = fit.evidence_span

@@ -1,9 +1,11 @@
 """How fast an inference job runs, from the hardware's limits and constants fitted per engine on measured speeds.
 
 - **decode**: a step of B sequences reads the weights it needs once (MoE: the experts its tokens are routed to) and
-  each sequence's cache: ``floor + bytes / bandwidth x (bandwidth / 1,000 GB/s)^beta x k_bytes`` (``k_bytes`` >= 1:
-  the bandwidth a kernel does not reach, one for 16-bit weights and one for quantized ones, whose dequantising costs;
-  ``beta``: a wider memory system's smaller reached share, fitted where an engine's rows span several bandwidths), or
+  each sequence's cache: ``floor + bytes / bandwidth x (bandwidth / 1,000 GB/s)^beta x m x k_bytes`` (``k_bytes`` >=
+  1: the bandwidth a kernel does not reach, one for 16-bit weights and one for quantized ones, whose dequantising
+  costs; ``beta``: a wider memory system's smaller reached share within one kind of memory, fitted where an engine's
+  rows span several bandwidths, the bandwidth held within the span its rows of that kind cover; ``m``: the memory
+  kind's own factor, stacked HBM against a card's GDDR, fitted where the rows hold both: :class:`BandwidthTrend`), or
   the matrix work when that is longer (large batches): ``2 x active weights x B / tensor peak x k_compute``;
 - **prefill**: ``2 x active weights x tokens`` over the tensor peak at the weight format's matrix rate (FP8 W8A8 twice
   the 16-bit peak on Ada and newer: ``matrix_rate`` in engines.yaml) plus the causal attention (``2 x tokens^2 x
@@ -45,6 +47,7 @@ ALL_REDUCE_LATENCY_S = {"nvlink": 10e-6, "infinity fabric": 10e-6, "pcie": 30e-6
 CLASSES = ("16bit", "quantized")
 REFERENCE_BANDWIDTH_GBS = 1000.0  # beta's pivot: a GPU of this bandwidth reads at k_bytes alone
 BANDWIDTH_EXPONENTS = tuple(round(0.05 * i, 2) for i in range(17))  # beta's grid, 0 to 0.8
+MEMORY_KIND_FACTORS = tuple(round(1.0 + 0.05 * i, 2) for i in range(41))  # a memory kind's factor's grid, 1 to 3
 TFLOPS_PER_WATT = (0.0, *(round(0.2 + 0.1 * i, 1) for i in range(19)))  # w's grid: 0 (no ceiling), 0.2 to 2.0
 
 
@@ -64,13 +67,50 @@ class Measured:
 
 
 @dataclass(frozen=True)
+class BandwidthTrend:
+    """How a decode step's bytes read slower than ``k`` alone says, by the GPU's memory: ``(bandwidth / 1,000
+    GB/s)^beta`` times its memory kind's factor (catalog ``memory_kind``: stacked HBM reaches another share of its
+    bandwidth at one user than a card's GDDR). The bandwidth is held within the span the fit's rows of the same kind
+    cover (a kind without rows: all the rows' span), so no trend is carried past its evidence: a GDDR card faster
+    than every fitted GDDR card reads as the fastest of them, never as an HBM card of its bandwidth."""
+
+    exponent: float = 0.0  # beta
+    spans: tuple[tuple[str, float, float], ...] = ()  # (memory kind, least, greatest bandwidth of its rows), GB/s
+    factors: tuple[tuple[str, float], ...] = ()  # (memory kind, factor); a kind not listed: 1
+
+    def span_of(self, kind: str | None) -> tuple[float, float]:
+        """The bandwidths the fit saw for ``kind`` (all of its rows' where it saw none of that kind)."""
+        for name, low, high in self.spans:
+            if name == kind:
+                return low, high
+        if not self.spans:
+            return 0.0, 0.0
+        return min(low for _, low, _ in self.spans), max(high for _, _, high in self.spans)
+
+    def factor_of(self, kind: str | None) -> float:
+        return dict(self.factors).get(kind or "", 1.0)
+
+    def scale(self, kind: str | None, bandwidth: float) -> float:
+        """The factor on a step's bytes at ``bandwidth`` (GB/s) on memory of ``kind``."""
+        factor = self.factor_of(kind)
+        if not self.exponent:
+            return factor
+        low, high = self.span_of(kind)
+        if high:
+            bandwidth = min(max(bandwidth, low), high)
+        return factor * (bandwidth / REFERENCE_BANDWIDTH_GBS) ** self.exponent
+
+
+NO_TREND = BandwidthTrend()  # the hardware's bound: a step's bytes at k alone
+
+
+@dataclass(frozen=True)
 class EngineFit:
     """An engine's fitted constants (None where no measurement fits them: the hardware's bound is used)."""
 
     decode_floor_s: float = 0.0
     decode_k: tuple[float, float] = (1.0, 1.0)  # 16-bit, quantized
-    bandwidth_exponent: float = 0.0  # beta: decode's bytes take (bandwidth / REFERENCE_BANDWIDTH_GBS)^beta longer
-    bandwidth_span: tuple[float, float] = (0.0, 0.0)  # the decode rows' least and greatest bandwidths (GB/s)
+    bandwidth_trend: BandwidthTrend = NO_TREND  # decode's bytes by the GPU's bandwidth and memory kind
     prefill_floor_s: float = 0.0
     prefill_k: tuple[float, float] = (1.0, 1.0)
     rows: int = 0
@@ -167,17 +207,11 @@ def decode_memory_seconds(job: InferenceJob, gpu: Gpu, batch: int, context: int)
     return decode_read_bytes(job, batch, context) / bandwidth
 
 
-def bandwidth_scale(gpu: Gpu, exponent: float, span: tuple[float, float] = (0.0, 0.0)) -> float:
-    """How much longer a decode step's bytes take than at ``k_bytes`` alone on ``gpu``: ``(bandwidth / 1,000
-    GB/s)^beta`` (1 where beta is 0: the hardware's bound and an engine fitted on one bandwidth). Outside ``span``, the
-    bandwidths the fit saw, the nearest edge's: no trend is carried past its evidence."""
-    if not exponent:
-        return 1.0
-    bandwidth = float(gpu.value("memory_bandwidth_gbs") or REFERENCE_BANDWIDTH_GBS)
-    low, high = span
-    if high:
-        bandwidth = min(max(bandwidth, low), high)
-    return (bandwidth / REFERENCE_BANDWIDTH_GBS) ** exponent
+def bandwidth_scale(gpu: Gpu, trend: BandwidthTrend) -> float:
+    """How much longer a decode step's bytes take than at ``k_bytes`` alone on ``gpu``: :class:`BandwidthTrend`'s
+    ``(bandwidth / 1,000 GB/s)^beta`` times its memory kind's factor (1 with no trend: the hardware's bound and an
+    engine fitted on one bandwidth). Outside the span the fit saw of the GPU's memory kind, the nearest edge's."""
+    return trend.scale(gpu.memory_kind, float(gpu.value("memory_bandwidth_gbs") or REFERENCE_BANDWIDTH_GBS))
 
 
 def compute_scale(gpu: Gpu, job: InferenceJob, tflops_per_watt: float) -> float:
@@ -236,7 +270,7 @@ def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
 
     def step(batch: int) -> tuple[float, str]:
         memory, compute = _decode_terms(job, gpu, batch, context)
-        memory *= fit.decode_k[cls] * bandwidth_scale(gpu, fit.bandwidth_exponent, fit.bandwidth_span)
+        memory *= fit.decode_k[cls] * bandwidth_scale(gpu, fit.bandwidth_trend)
         compute *= fit.prefill_k[cls] * scale
         body = max(memory, compute)
         bound = "memory" if memory >= compute else "compute"
@@ -343,17 +377,40 @@ def _relative_error(lines: list[tuple[list[float], float]], floor: float, ks: tu
     return sum(((floor + sum(t * k for t, k in zip(line[1:], ks, strict=True) if t) - s) / s) ** 2 for line, s in lines)
 
 
-def fit_decode(lines: list[tuple[list[float], float]], bandwidths: list[float]) -> tuple[float, tuple, float]:
-    """Decode's floor, k's and beta: the beta of :data:`BANDWIDTH_EXPONENTS` whose least-squares fit errs least, where
-    the rows span several bandwidths (else 0: one bandwidth cannot tell beta from k)."""
+def _spans(kinds: list[str | None], bandwidths: list[float]) -> tuple[tuple[str, float, float], ...]:
+    """Each memory kind's least and greatest bandwidth among the rows (a row of no known kind: ``""``)."""
+    found: dict[str, list[float]] = {}
+    for kind, bandwidth in zip(kinds, bandwidths, strict=True):
+        found.setdefault(kind or "", []).append(bandwidth)
+    return tuple((kind, min(values), max(values)) for kind, values in sorted(found.items()))
+
+
+def _trends(kinds: list[str | None], bandwidths: list[float]) -> list[BandwidthTrend]:
+    """The trends :func:`fit_decode` tries: each beta of :data:`BANDWIDTH_EXPONENTS` (0 alone where the rows have one
+    bandwidth), and where they hold two memory kinds, the rarer kind's factor from :data:`MEMORY_KIND_FACTORS` (the
+    commoner kind's is 1)."""
+    spans = _spans(kinds, bandwidths)
+    betas = BANDWIDTH_EXPONENTS if len(set(bandwidths)) > 1 else (0.0,)
+    counts = {kind: sum(1 for k in kinds if (k or "") == kind) for kind, _, _ in spans}
+    others = sorted(counts, key=lambda kind: (-counts[kind], kind))[1:] if len(counts) == 2 and "" not in counts else []
+    factors = [((others[0], f),) for f in MEMORY_KIND_FACTORS] if others else [()]
+    return [BandwidthTrend(beta, spans, chosen) for beta in betas for chosen in factors]
+
+
+def fit_decode(
+    lines: list[tuple[list[float], float]], bandwidths: list[float], kinds: list[str | None] | None = None
+) -> tuple[float, tuple, BandwidthTrend]:
+    """Decode's floor, k's and bandwidth trend: the trend of :func:`_trends` whose least-squares fit errs least (the
+    rows' ``bandwidths`` and memory ``kinds``, one each)."""
+    kinds = kinds if kinds is not None else [None] * len(bandwidths)
     best = None
-    for beta in BANDWIDTH_EXPONENTS if len(set(bandwidths)) > 1 else (0.0,):
-        scales = [(bw / REFERENCE_BANDWIDTH_GBS) ** beta for bw in bandwidths]
+    for trend in _trends(kinds, bandwidths):
+        scales = [trend.scale(kind, bw) for kind, bw in zip(kinds, bandwidths, strict=True)]
         scaled = [([line[0], *(t * s for t in line[1:])], sec) for (line, sec), s in zip(lines, scales, strict=True)]
         floor, ks = solve(scaled)
         error = _relative_error(scaled, floor, tuple(k if not math.isnan(k) else 0.0 for k in ks))
         if best is None or error < best[0]:
-            best = (error, floor, ks, beta)
+            best = (error, floor, ks, trend)
     assert best is not None
     return best[1], best[2], best[3]
 
@@ -381,13 +438,13 @@ def fit_engine(rows: list[Measured], catalog: Catalog) -> EngineFit:
     decode = [_design(r, gpus[r.gpu]) for r in decoded]
     prefill = [r for r in rows if r.metric == "prefill"]
     bandwidths = [float(gpus[r.gpu].value("memory_bandwidth_gbs") or 0) for r in decoded]
-    d_floor, d_k, beta = fit_decode(decode, bandwidths) if decode else (0.0, (1.0, 1.0), 0.0)
+    kinds = [gpus[r.gpu].memory_kind for r in decoded]
+    d_floor, d_k, trend = fit_decode(decode, bandwidths, kinds) if decode else (0.0, (1.0, 1.0), NO_TREND)
     p_k, per_watt = fit_prefill(prefill, catalog) if prefill else ((1.0, 1.0), 0.0)
     # a class without rows borrows the other's constant (said in the crossval's table as not measured)
     d_k = tuple(k if not math.isnan(k) else next(x for x in d_k if not math.isnan(x)) for k in d_k)
     p_k = tuple(k if not math.isnan(k) else next(x for x in p_k if not math.isnan(x)) for k in p_k)
-    span = (min(bandwidths), max(bandwidths)) if bandwidths else (0.0, 0.0)
-    return EngineFit(d_floor, d_k, beta, span, 0.0, p_k, len(rows), per_watt)  # type: ignore[arg-type]
+    return EngineFit(d_floor, d_k, trend, 0.0, p_k, len(rows), per_watt)  # type: ignore[arg-type]
 
 
 def on_fitted_platform(rows: tuple[Measured, ...] | list[Measured], catalog: Catalog) -> list[Measured]:
@@ -410,7 +467,7 @@ def predicted_value(row: Measured, fit: EngineFit, gpu: Gpu) -> float:
     cls = weight_class(job)
     if row.metric == "decode":
         memory, _ = _decode_terms(job, gpu, row.batch, row.context)
-        scale = bandwidth_scale(gpu, fit.bandwidth_exponent, fit.bandwidth_span)
+        scale = bandwidth_scale(gpu, fit.bandwidth_trend)
         return row.batch / (fit.decode_floor_s + memory * fit.decode_k[cls] * scale)
     work = _prefill_work(job, gpu, row.context, row.batch) * compute_scale(gpu, job, fit.tflops_per_watt)
     return row.batch * row.context / (fit.prefill_floor_s + work * fit.prefill_k[cls])

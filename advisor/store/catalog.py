@@ -38,6 +38,10 @@ FITTED_PLATFORMS = (Platform.CUDA.value,)
 ON_DEMAND_KINDS = ("on-demand", "serverless", "hosted")  # what "rent" means by default; spot is interruptible
 RENTAL_KINDS = (*ON_DEMAND_KINDS, "spot", "reserved")
 SLUG = r"^[a-z0-9][a-z0-9-]{0,79}$"
+# The kinds of memory a GPU reads its weights from: stacked high-bandwidth memory beside the die, graphics memory on
+# the board, or a machine's low-power memory shared with its CPU. One user's decode in llama.cpp reaches another share
+# of the bandwidth on each (advisor.infer.speed.BandwidthTrend).
+MEMORY_KINDS = ("hbm", "gddr", "lpddr")
 
 SPEC = (
     Field(
@@ -55,6 +59,10 @@ SPEC = (
 )
 DATE_SPEC = (
     Field("value", "date", "the date", required=True),
+    *SPEC[1:],
+)
+MEMORY_KIND_SPEC = (
+    Field("value", "choice", "hbm, gddr or lpddr", required=True, choices=MEMORY_KINDS),
     *SPEC[1:],
 )
 PURCHASE = (
@@ -162,6 +170,13 @@ GPU = (
     Field("launch_date", "section", "when it launched (or was announced)", required=True, fields=DATE_SPEC),
     *(_spec(name, doc, unit) for name, doc, unit in SPEC_FIELDS),
     *(_spec(name, doc, unit, required=False) for name, doc, unit in OPTIONAL_SPEC_FIELDS),
+    Field(
+        "memory_kind",
+        "section",
+        "the memory's kind: hbm (stacked beside the die: HBM2 to HBM3e), gddr (GDDR5 to GDDR7 on the board) or lpddr "
+        "(LPDDR shared with the CPU); left out where no stored source names it",
+        fields=MEMORY_KIND_SPEC,
+    ),
     Field(
         "allocatable_gb",
         "section",
@@ -304,6 +319,7 @@ class Gpu:
     platform: str = Platform.CUDA.value  # the software platform (cuda, rocm, mps)
     allocatable: Spec | None = None  # unified memory: what the GPU may allocate of memory_gb
     whole_machine: bool = False  # sold only in a machine: its prices are the machine's
+    memory_kind: str | None = None  # MEMORY_KINDS; None where no source names it
 
     def value(self, name: str) -> float | None:
         spec = self.specs.get(name)
@@ -586,6 +602,7 @@ def _gpu(item: dict[str, Any]) -> Gpu:
         platform=item.get("platform") or Platform.CUDA.value,
         allocatable=_spec_of(item["allocatable_gb"]) if item.get("allocatable_gb") else None,
         whole_machine=bool(item.get("whole_machine")),
+        memory_kind=item["memory_kind"]["value"] if item.get("memory_kind") else None,
     )
 
 
