@@ -15,6 +15,7 @@ from advisor.infer.engines import Format, architecture_refusal, engine_data
 from advisor.infer.estimate import inference_rows, picks
 from advisor.infer.job import make_job, tensor_parallel_refusal
 from advisor.infer.mixed import mixed_cards
+from advisor.infer.saturated import load_fit_speed
 from advisor.infer.serving_memory import memory_verdict
 from advisor.infer.speed import EngineFit, engine_fits, predict
 from advisor.infer.ways import cache_choices, gpu_counts, ways_to_fit, weight_choices
@@ -42,7 +43,13 @@ def test_each_way_fits_by_the_memory_model_and_more_gpus_only_buy_precision(ship
         changed = make_job(job.model, "vllm", way.weights, way.kv, context=32768, devices=way.devices)
         assert way.memory == memory_verdict(changed, gpu.usable_memory_gb)
         assert way.memory.verdict in ("fits", "tight")
-        assert way.bound and way.single_stream_tokens_per_s > 0  # vLLM has no measurements here: a ceiling
+        # vLLM's load fit (its CUDA runs on one GPU and on eight) speaks for one GPU, as on the job's own row; on two
+        # or four its speed is the hardware's ceiling
+        loaded = load_fit_speed(changed, gpu, shipped_catalog, per_user_fitted=False)
+        assert way.bound == (loaded is None) and way.single_stream_tokens_per_s > 0
+        if loaded is not None:
+            assert way.single_stream_tokens_per_s == loaded[0].single_stream_tokens_per_s
+    assert [way.bound for way in ways] == [False, True, True]
 
 
 def test_the_fewest_cards_match_what_published_multi_card_runs_needed(shipped_catalog):
@@ -87,7 +94,9 @@ def test_the_command_names_the_ways_where_nothing_holds_the_job(capsys):
     assert main(asked) == 0
     out = capsys.readouterr().out
     assert "No GPU of the catalog holds this job as asked" in out
-    assert "Ways to fit H100 SXM5 80GB: awq-int4 weights: <= " in out and "; or 4 GPUs: <= " in out
+    # one GPU from vLLM's load fit, four at the hardware's ceiling (the fit's runs are on one GPU and on eight)
+    assert "Ways to fit H100 SXM5 80GB: awq-int4 weights: " in out and "; or 4 GPUs: <= " in out
+    assert "awq-int4 weights: <= " not in out
     assert "to fit: fewest GPUs" in out
     assert main([*asked, "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
@@ -161,4 +170,4 @@ def test_a_way_to_fit_is_priced_and_named_where_it_costs_less_than_the_job_as_as
     assert main(asked) == 0
     out = capsys.readouterr().out
     assert "Cheapest a million tokens rented, the job changed: H100 SXM5 80GB on " in out
-    assert "with awq-int4 weights, at least $" in out  # vLLM has no measurements: its speed a ceiling, its cost a floor
+    assert "with awq-int4 weights, $" in out  # one GPU: vLLM's load fit, a cost of its own (no "at least")

@@ -78,26 +78,6 @@ def _platform_saturated(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> tuple[
         return None
 
 
-def _platform_speed(
-    job: InferenceJob, gpu: Gpu, catalog: Catalog, per_user_fitted: bool
-) -> tuple[speed_model.Speed, float | None] | None:
-    """Where the engines' per-user fit does not speak for the engine on this GPU (another platform, or an engine it
-    has no runs of: vLLM), the speeds of the engine's saturated fit on the GPU's platform, where its published runs
-    span a few sequences to hundreds at once, on the numbers of GPUs they ran on (a step's fixed cost on eight is not
-    one GPU's) and, off CUDA, the architectures they ran on, with its held-out error (None: no such fit, or a rate of
-    requests, which that fit does not answer)."""
-    fit = saturated.saturated_fit(catalog, job.engine.id, gpu.platform)
-    on_cuda = gpu.platform in FITTED_PLATFORMS
-    if (on_cuda and per_user_fitted) or job.rate is not None or not fit.small_batch:
-        return None  # CUDA's per-user fit speaks; a rate is not this fit's; without a few at once, no fixed cost known
-    if (not on_cuda and gpu.architecture not in fit.architectures) or job.devices not in fit.devices:
-        return None
-    try:
-        return saturated.speed(job, gpu, fit), saturated.held_out_error(catalog, job.engine.id, gpu.platform)
-    except AdvisorError:  # a figure the catalog lacks for this GPU (its link): no speed
-        return None
-
-
 def unfitted_platform_refusal(gpu: Gpu) -> str | None:
     """No speed on a platform the engines' speed is not fitted on (its memory is still answered), never CUDA's."""
     if gpu.platform in FITTED_PLATFORMS:
@@ -150,7 +130,7 @@ def _row(
     not_run = platform_refusal(job.engine, gpu.platform, gpu.architecture)
     wrong_format = architecture_refusal(job.engine, gpu.architecture, job.weights, job.kv)
     why = not_run or wrong_format or unfitted_platform_refusal(gpu)
-    platform = None if not_run or wrong_format else _platform_speed(job, gpu, catalog, fit.fitted)
+    platform = None if not_run or wrong_format else saturated.load_fit_speed(job, gpu, catalog, fit.fitted)
     if platform is not None:  # the engine's own runs on this platform speak for it
         why, range_factor = None, platform[1]
     at_rate = saturation = None

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from advisor.errors import AdvisorError
 from advisor.infer.architecture import resolve_inference_model
 from advisor.infer.engines import GIB
 from advisor.infer.job import InferenceJob, make_job
@@ -36,7 +37,7 @@ from advisor.infer.speed import (
     results_file,
     speeds_of,
 )
-from advisor.store.catalog import Catalog, Gpu
+from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
 GRID_BYTES = np.linspace(1.0, 3.0, 21)
 GRID_COMPUTE = np.linspace(1.0, 6.0, 26)
@@ -288,3 +289,23 @@ def held_out_error(catalog: Catalog, engine: str, platform: str) -> float | None
     if len({group(r) for r in mine}) < 2:
         return None
     return max(max(p / row.value, row.value / p) for row, p in _folds(mine, "gpu", catalog))
+
+
+def load_fit_speed(
+    job: InferenceJob, gpu: Gpu, catalog: Catalog, per_user_fitted: bool
+) -> tuple[Speed, float | None] | None:
+    """Where the engines' per-user fit does not speak for the engine on this GPU (another platform, or an engine it
+    has no runs of: vLLM), the speeds of the engine's saturated fit on the GPU's platform, where its published runs
+    span a few sequences to hundreds at once, on the numbers of GPUs they ran on (a step's fixed cost on eight is not
+    one GPU's) and, off CUDA, the architectures they ran on, with its held-out error (None: no such fit, or a rate of
+    requests, which that fit does not answer)."""
+    fit = saturated_fit(catalog, job.engine.id, gpu.platform)
+    on_cuda = gpu.platform in FITTED_PLATFORMS
+    if (on_cuda and per_user_fitted) or job.rate is not None or not fit.small_batch:
+        return None  # CUDA's per-user fit speaks; a rate is not this fit's; without a few at once, no fixed cost known
+    if (not on_cuda and gpu.architecture not in fit.architectures) or job.devices not in fit.devices:
+        return None
+    try:
+        return speed(job, gpu, fit), held_out_error(catalog, job.engine.id, gpu.platform)
+    except AdvisorError:  # a figure the catalog lacks for this GPU (its link): no speed
+        return None

@@ -36,6 +36,7 @@ from advisor.infer.engines import (
 )
 from advisor.infer.job import InferenceJob, tensor_parallel_refusal
 from advisor.infer.platform_decode import one_stream
+from advisor.infer.saturated import load_fit_speed
 from advisor.infer.serving_memory import MemoryVerdict, memory_verdict, verdict_only
 from advisor.infer.token_costs import DEFAULT_COSTS, CostInputs, million_token_costs
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
@@ -125,10 +126,15 @@ def _speed(
     job: InferenceJob, gpu: Gpu, fit: speed_model.EngineFit, catalog: Catalog
 ) -> tuple[float | None, float | None, bool]:
     """(one user's decode tokens a second, all output tokens a second at the asked load, whether they are ceilings:
-    the engine's bound without measurements): the engine's fit on the platforms it rests on, else one user's decode
-    alone where a platform's own fit gives it (Metal's, a GPU without a published tensor peak), else None."""
+    the engine's bound without measurements): the engine's load fit where the per-user fit has no runs of it there
+    (:func:`saturated.load_fit_speed`, as the rows' own speeds), else the engine's per-user fit on the platforms it
+    rests on, else one user's decode alone where a platform's own fit gives it (Metal's, a GPU without a published
+    tensor peak), else None."""
     if architecture_refusal(job.engine, gpu.architecture, job.weights, job.kv):
         return None, None, False
+    loaded = load_fit_speed(job, gpu, catalog, fit.fitted)
+    if loaded is not None:  # the engine's load fit speaks where the per-user fit does not (vLLM on CUDA)
+        return loaded[0].single_stream_tokens_per_s, loaded[0].output_tokens_per_s, False
     if gpu.platform in FITTED_PLATFORMS:
         try:
             found = speed_model.predict(job, gpu, fit)
