@@ -40,7 +40,7 @@ class HeldOutPair:
     """A new GPU's speed over a covered GPU's on one held-out job, published and predicted."""
 
     experiment: str
-    workload: str  # the held-out workload's identity (its name)
+    workload: str  # the held-out workload's calibration id (its source and name)
     precision: str
     new_gpu: str  # catalog id: a GPU no calibration result covers
     covered_gpu: str  # catalog id: a GPU the calibration has results of
