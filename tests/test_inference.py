@@ -461,9 +461,11 @@ def test_the_asked_users_throughput_counts_their_prompts_as_under_maximum_load(s
         for row in inference_rows(job, shipped_catalog, ["a100-80gb-sxm4", "h100-sxm"]):
             s = row.speed
             prefill = s.time_to_first_token_s - 1 / s.single_stream_tokens_per_s
-            counted = 32 * 256 / (256 * s.time_per_output_token_s + 32 * prefill)
+            counted = 32 * 256 / (256 * s.decode_step_s + 32 * prefill)
             assert s.output_tokens_per_s == pytest.approx(counted), (engine, row.gpu)
             assert s.output_tokens_per_s < 32 / s.time_per_output_token_s
+            # each user's time per output token: a step and the other 31 users' prompts spread over its 256 tokens
+            assert s.time_per_output_token_s == pytest.approx(s.decode_step_s + 31 * prefill / 256)
             if row.saturated_fitted:
                 assert row.total_output_tokens_per_s <= row.saturated_tokens_per_s * 1.05, (engine, row.gpu)
 

@@ -47,7 +47,7 @@ def users_at_rate(job: InferenceJob, gpu: Gpu, fit: EngineFit, rate: float, most
         return AtRate(rate, None, None, share)
     users, speed = 1, unloaded
     while True:
-        step = speed.time_per_output_token_s / (1 - share)
+        step = speed.decode_step_s / (1 - share)
         seconds = prefill + job.output * step
         needed = max(1, math.ceil(rate * seconds - 1e-9))
         if needed <= users:

@@ -129,7 +129,7 @@ def _estimate(model: Any, generation: Any, batch: int, gpu: Any, catalog: Catalo
     """(decode tokens a second of the batch, time to the first token of one sequence: batch 1 only)."""
     job = _job_of(model, generation, batch, generation.engine)
     speed = speed_model.predict(job, gpu, speed_model.engine_fits(catalog)[generation.engine])
-    return batch / speed.time_per_output_token_s, speed.time_to_first_token_s if batch == 1 else None
+    return batch / speed.decode_step_s, speed.time_to_first_token_s if batch == 1 else None
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def physical_bounds(profile: Any, gpu: Any) -> list[Bound]:
             continue
         single_step = 1 / speed.single_stream_tokens_per_s
         prefill = batch * (speed.time_to_first_token_s - single_step)  # the prompts' work, at the peak
-        out.append(Bound(index, batch, speed.time_per_output_token_s, prefill))
+        out.append(Bound(index, batch, speed.decode_step_s, prefill))
     return out
 
 

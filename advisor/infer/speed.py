@@ -126,7 +126,8 @@ class Speed:
     """An inference job's speeds on one GPU model (times in seconds)."""
 
     time_to_first_token_s: float
-    time_per_output_token_s: float  # at the asked load
+    time_per_output_token_s: float  # each user's, at the asked load: a step and its share of the others' prompts
+    decode_step_s: float  # one decode step of the asked users' batch, the prompts apart (what a static batch times)
     single_stream_tokens_per_s: float  # one user, unloaded
     prefill_tokens_per_s: float
     output_tokens_per_s: float  # all users together at the asked load, their prompts computed between the steps
@@ -289,12 +290,14 @@ def predict(job: InferenceJob, gpu: Gpu, fit: EngineFit) -> Speed:
 def speeds_of(job: InferenceJob, prefill_s: float, single_s: float, loaded: tuple[float, str], fitted: bool) -> Speed:
     """A job's speeds from one prompt's prefill, one user's decode step and the step at the asked users (with what
     bounds it), as every speed model writes them. The users' output tokens a second count their prompts: each user's
-    next prompt is computed between the steps, once in its output's steps (as under maximum load and at a rate)."""
+    next prompt is computed between the steps, once in its output's steps (as under maximum load and at a rate), so a
+    user's time per output token is a step and the other users' prompts spread over its output."""
     step_s, bound = loaded
     output = max(job.output, 1)
     return Speed(
         time_to_first_token_s=prefill_s + single_s,
-        time_per_output_token_s=step_s,
+        time_per_output_token_s=step_s + (job.users - 1) * prefill_s / output,
+        decode_step_s=step_s,
         single_stream_tokens_per_s=1 / single_s,
         prefill_tokens_per_s=max(job.prompt, 1) / prefill_s,
         output_tokens_per_s=output_per_second(job.users, output, step_s, prefill_s),

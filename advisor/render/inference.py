@@ -209,7 +209,8 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
         "speeds; the range is its leave-one-GPU-out 90th-percentile error (benchmarks/bench_inference.py); "
         "'(bound)': an engine without measurements, the hardware's limit: its tokens/s are ceilings ('<='), its "
         "times and costs floors ('>='); all tok/s: the asked users' output together, each one's next prompt computed "
-        "between the steps (as under maximum load), and the cost of a million tokens from it.",
+        "between the steps (as under maximum load), and the cost of a million tokens from it; TPOT: each user's "
+        "time per output token at the asked load, a decode step and the other users' prompts spread over its output.",
         "max tok/s: all output tokens a second under maximum load, with the sequences at once (the engine's batch "
         "limit or what the cache holds): fitted on the engine's published saturated throughputs on the GPU's "
         "platform where it has them (on CUDA for every architecture, elsewhere for those its runs are on; their "
