@@ -223,20 +223,29 @@ def test_every_calibration_result_names_its_model_family(shipped_frame, shipped_
     assert {s.model_family for s in samples if s.workload.startswith("lstm")} == {ModelFamily.RECURRENT}
 
 
-def test_a_held_out_family_is_in_no_fit_that_predicts_it(shipped_frame, shipped_catalog, monkeypatch):
-    from advisor.perf import calibration, crossval
+def _record_fits(monkeypatch) -> list[tuple]:
+    """Every set of samples ``calibration.fit`` is called with from now on (the fit still runs)."""
+    from advisor.perf import calibration
 
-    samples = estimates.calibration_samples(shipped_frame, shipped_catalog)
-    few = tuple(s for s in samples if s.gpu in {"gtx-1070-ti", "titan-rtx", "rtx-3090", "a100-sxm4-40gb"})
-    fitted_on: list[set] = []
+    fits: list[tuple] = []
     real_fit = calibration.fit
 
     def recording_fit(chosen):
-        fitted_on.append({s.model_family for s in chosen})
+        fits.append(tuple(chosen))
         return real_fit(chosen)
 
     monkeypatch.setattr(calibration, "fit", recording_fit)
+    return fits
+
+
+def test_a_held_out_family_is_in_no_fit_that_predicts_it(shipped_frame, shipped_catalog, monkeypatch):
+    from advisor.perf import crossval
+
+    samples = estimates.calibration_samples(shipped_frame, shipped_catalog)
+    few = tuple(s for s in samples if s.gpu in {"gtx-1070-ti", "titan-rtx", "rtx-3090", "a100-sxm4-40gb"})
+    fits = _record_fits(monkeypatch)
     held = crossval.leave_family_out(few)
+    fitted_on = [{s.model_family for s in chosen} for chosen in fits]
     assert [h.group for h in held] == [h.sample.model_family for h in held]
     assert len(fitted_on) == len({s.model_family for s in few}) >= 4
     for family, seen in zip(sorted({s.model_family for s in few}), fitted_on, strict=True):
@@ -284,20 +293,14 @@ def test_a_new_blackwell_cards_training_speed_holds_on_results_no_fit_saw(shippe
     """Issue 51's target for a single Blackwell GPU (median within 1.2x on published workloads the fit did not see),
     held on the RTX 5090's published timm results over the RTX 3090's and 4090's, in every situation a user's job can
     be in; every pair within 1.35x (worst 1.32x at this change). The new GPU's results are in no fit."""
-    from advisor.perf import calibration, held_out
+    from advisor.perf import held_out
     from advisor.store.held_out_results import held_out_frame
 
     shipped = estimates.calibration_samples(shipped_frame, shipped_catalog)
     held = estimates.calibration_samples(held_out_frame(), shipped_catalog)
-    fitted_gpus: list[set] = []
-    real_fit = calibration.fit
-
-    def recording_fit(chosen):
-        fitted_gpus.append({s.gpu for s in chosen})
-        return real_fit(chosen)
-
-    monkeypatch.setattr(calibration, "fit", recording_fit)
+    fits = _record_fits(monkeypatch)
     pairs = held_out.new_gpu_pairs(shipped, held)
+    fitted_gpus = [{s.gpu for s in chosen} for chosen in fits]
     assert len(fitted_gpus) == 4 and not any("rtx-5090" in gpus for gpus in fitted_gpus)
     rows = held_out.errors_by_experiment(pairs)
     assert [row.experiment for row in rows] == [

@@ -26,6 +26,7 @@ without measurements gets the hardware's bound (k = 1, no floor), said as a boun
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -394,18 +395,17 @@ def _trends(kinds: list[str | None], bandwidths: list[float]) -> list[BandwidthT
     commoner kind's is 1)."""
     spans = _spans(kinds, bandwidths)
     betas = BANDWIDTH_EXPONENTS if len(set(bandwidths)) > 1 else (0.0,)
-    counts = {kind: sum(1 for k in kinds if (k or "") == kind) for kind, _, _ in spans}
-    others = sorted(counts, key=lambda kind: (-counts[kind], kind))[1:] if len(counts) == 2 and "" not in counts else []
-    factors = [((others[0], f),) for f in MEMORY_KIND_FACTORS] if others else [()]
+    counts = Counter(kind or "" for kind in kinds)
+    rarer = sorted(counts, key=lambda kind: (-counts[kind], kind))[-1]
+    factors = [((rarer, f),) for f in MEMORY_KIND_FACTORS] if len(counts) == 2 and "" not in counts else [()]
     return [BandwidthTrend(beta, spans, chosen) for beta in betas for chosen in factors]
 
 
 def fit_decode(
-    lines: list[tuple[list[float], float]], bandwidths: list[float], kinds: list[str | None] | None = None
+    lines: list[tuple[list[float], float]], bandwidths: list[float], kinds: list[str | None]
 ) -> tuple[float, tuple, BandwidthTrend]:
     """Decode's floor, k's and bandwidth trend: the trend of :func:`_trends` whose least-squares fit errs least (the
     rows' ``bandwidths`` and memory ``kinds``, one each)."""
-    kinds = kinds if kinds is not None else [None] * len(bandwidths)
     best = None
     for trend in _trends(kinds, bandwidths):
         scales = [trend.scale(kind, bw) for kind, bw in zip(kinds, bandwidths, strict=True)]
