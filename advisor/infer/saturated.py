@@ -8,10 +8,12 @@ the most the cache holds at ``isl + osl`` tokens, the fewer):
 
 ``step(B)`` is a decode step (``floor + max(bytes / bandwidth x k_bytes, work / peak x k_compute) + all-reduces x
 k_comm``) at the mean context ``isl + osl / 2``; ``prefill`` is the prompt's work over the peak x ``k_compute`` plus its
-all-reduces x ``k_comm``. The three factors and the floor are fitted per engine and platform (another platform's
-software reaches another share of its peaks: ROCm's never borrows CUDA's) on published saturated throughputs
-(``saturated`` in inference_results.yaml) by a grid search of the squared log error, and cross-validated leaving one
-GPU (or one architecture) out; where a platform's runs are all on one GPU, leaving one model out. Pure.
+all-reduces x ``k_comm``. The peak is at most ``w`` TFLOPS a watt of the card's board power (the per-user fit's
+ceiling, :func:`advisor.infer.speed.power_ceiling`: a 700 W H100 does not hold its 989 TFLOPS under load). The three
+factors, the floor and ``w`` are fitted per engine and platform (another platform's software reaches another share of
+its peaks: ROCm's never borrows CUDA's) on published saturated throughputs (``saturated`` in inference_results.yaml)
+by a grid search of the squared log error, and cross-validated leaving one GPU (or one architecture) out; where a
+platform's runs are all on one GPU, leaving one model out. Pure.
 """
 
 from __future__ import annotations
@@ -29,11 +31,15 @@ from advisor.infer.engines import GIB
 from advisor.infer.job import InferenceJob, make_job
 from advisor.infer.serving_memory import memory_verdict
 from advisor.infer.speed import (
+    TFLOPS_PER_WATT,
     Speed,
     _allreduce_s,
     _decode_terms,
     _prefill_work,
+    compute_scale,
     output_per_second,
+    peak_per_watt,
+    power_ceiling,
     results_file,
     speeds_of,
 )
@@ -71,6 +77,7 @@ class SaturatedFit:
     k_compute: float = 1.0
     floor_s: float = 0.0
     k_comm: float = 1.0  # the all-reduces' time over the link's bound
+    tflops_per_watt: float = 0.0  # w: the tensor peak is at most w x board power (0: the peak)
     rows: int = 0
     architectures: tuple[str, ...] = ()  # those of the GPUs its rows ran on
     devices: tuple[int, ...] = ()  # the numbers of GPUs its rows ran on
@@ -87,6 +94,7 @@ class Terms:
     allreduce_s: float
     prefill_s: float
     prefill_allreduce_s: float  # the prompt's all-reduces between tensor-parallel GPUs (at the link's speed)
+    peak_per_watt: float = 0.0  # the card's 16-bit tensor peak over its board power (TFLOPS a watt; 0: unknown)
 
 
 @lru_cache(maxsize=2)
@@ -135,15 +143,17 @@ def terms(job: InferenceJob, gpu: Gpu) -> Terms:
     groups = job.attention_groups  # prompts side by side, one a GPU with attention data parallelism
     prefill = _prefill_work(job, gpu, job.prompt, groups) / groups
     prefill_exchange = _allreduce_s(job, gpu, job.prompt * groups) / groups
-    return Terms(batch, memory, compute, _allreduce_s(job, gpu, batch), prefill, prefill_exchange)
+    ratio = peak_per_watt(gpu, job)
+    return Terms(batch, memory, compute, _allreduce_s(job, gpu, batch), prefill, prefill_exchange, ratio)
 
 
 def throughput(t: Terms, osl: int, fit: SaturatedFit) -> float:
     """Output tokens a second of the whole system (one tensor-parallel group)."""
     if t.batch < 1:
         return 0.0
-    step, _ = step_seconds(fit, t.memory_s, t.compute_s, t.allreduce_s)
-    prefill = t.prefill_s * fit.k_compute + t.prefill_allreduce_s * fit.k_comm
+    ceiling = power_ceiling(t.peak_per_watt, fit.tflops_per_watt)
+    step, _ = step_seconds(fit, t.memory_s, t.compute_s * ceiling, t.allreduce_s)
+    prefill = t.prefill_s * ceiling * fit.k_compute + t.prefill_allreduce_s * fit.k_comm
     return output_per_second(t.batch, osl, step, prefill)
 
 
@@ -175,29 +185,53 @@ def row_job(row: SaturatedRow) -> InferenceJob:
 
 
 def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
-    """The constants minimising the squared log error over ``rows`` (a grid search, every candidate at once)."""
+    """The constants minimising the squared log error over ``rows``: the grid of the four constants at no power
+    ceiling, then each ``w`` of :data:`~advisor.infer.speed.TFLOPS_PER_WATT` with ``k_compute`` refitted, then the grid
+    again at the best ``w``, kept where it lowers the Bayesian information criterion (an extra constant must earn its
+    place: ``n ln(error)`` falls by more than ``ln n``) and the rows' cards differ in peak per watt (one card cannot
+    tell ``w`` from ``k_compute``)."""
     gpus = catalog.by_id()
     prepared = [(terms(row_job(r), gpus[r.gpu]), r) for r in rows]
     usable = [(t, r) for t, r in prepared if t.batch >= 1]
     architectures = tuple(sorted({gpus[r.gpu].architecture for r in rows}))
     devices = tuple(sorted({r.devices for r in rows}))
     few = any(0 < r.max_num_seqs <= SMALL_BATCH for r in rows)
+    described = {"rows": len(rows), "architectures": architectures, "devices": devices, "small_batch": few}
     if not usable:
-        return SaturatedFit(rows=len(rows), architectures=architectures, devices=devices, small_batch=few)
+        return SaturatedFit(**described)
     column = {name: np.array([getattr(t, name) for t, _ in usable]) for name in Terms.__dataclass_fields__}
     osl = np.array([r.osl for _, r in usable], dtype=float)
     measured = np.log([r.value for _, r in usable])
-    grid = np.meshgrid(GRID_BYTES, GRID_COMPUTE, GRID_FLOOR_S, GRID_COMM)
-    k_bytes, k_compute, floor, k_comm = (a.reshape(-1, 1) for a in grid)
-    # throughput() for every candidate (rows of the grid) and every published row (columns)
-    body = np.maximum(column["memory_s"] * k_bytes, column["compute_s"] * k_compute)
+    grid = tuple(a.reshape(-1, 1) for a in np.meshgrid(GRID_BYTES, GRID_COMPUTE, GRID_FLOOR_S, GRID_COMM))
+    error, best = _grid_search(column, osl, measured, grid, 0.0)
+    per_watt = 0.0
+    if len(set(column["peak_per_watt"])) > 1:
+        k_bytes, _, floor, k_comm = (np.full((len(GRID_COMPUTE), 1), v) for v in best)
+        only_compute = (k_bytes, GRID_COMPUTE.reshape(-1, 1), floor, k_comm)
+        errors = {w: _grid_search(column, osl, measured, only_compute, w)[0] for w in TFLOPS_PER_WATT}
+        candidate = min(errors, key=lambda w: (errors[w], w))
+        ceiled, at_candidate = _grid_search(column, osl, measured, grid, candidate) if candidate else (error, best)
+        n = len(usable)  # the ceiling is one more constant: kept where the Bayesian information criterion falls
+        if candidate and n * math.log(max(ceiled, 1e-12) / max(error, 1e-12)) < -math.log(n):
+            per_watt, best = candidate, at_candidate
+    return SaturatedFit(*best, tflops_per_watt=per_watt, **described)
+
+
+def _grid_search(
+    column: dict[str, np.ndarray], osl: np.ndarray, measured: np.ndarray, grid: tuple[np.ndarray, ...], per_watt: float
+) -> tuple[float, tuple[float, float, float, float]]:
+    """The least squared log error over the candidates of ``grid`` (k_bytes, k_compute, floor, k_comm: a column each,
+    a candidate a row) at the power ceiling ``per_watt``, and its constants: :func:`throughput` for every candidate and
+    every published row (columns) at once."""
+    k_bytes, k_compute, floor, k_comm = grid
+    ceiling = np.array([power_ceiling(ratio, per_watt) for ratio in column["peak_per_watt"]])
+    body = np.maximum(column["memory_s"] * k_bytes, column["compute_s"] * ceiling * k_compute)
     step = floor + body + column["allreduce_s"] * k_comm
-    prefill = column["prefill_s"] * k_compute + column["prefill_allreduce_s"] * k_comm
+    prefill = column["prefill_s"] * ceiling * k_compute + column["prefill_allreduce_s"] * k_comm
     predicted = output_per_second(column["batch"], osl, step, prefill)
     error = ((np.log(predicted) - measured) ** 2).sum(axis=1)
     best = int(np.argmin(error))
-    k_b, k_c, floor_s, k_m = (float(a[best, 0]) for a in (k_bytes, k_compute, floor, k_comm))
-    return SaturatedFit(k_b, k_c, floor_s, k_m, len(rows), architectures, devices, few)
+    return float(error[best]), tuple(float(a[best, 0]) for a in grid)  # type: ignore[return-value]
 
 
 def _by_engine_platform(rows: tuple[SaturatedRow, ...], catalog: Catalog) -> dict[tuple[str, str], list[SaturatedRow]]:
@@ -272,11 +306,15 @@ def speed(job: InferenceJob, gpu: Gpu, fit: SaturatedFit) -> Speed:
     and one prompt's prefill, as :func:`advisor.infer.speed.predict` writes them."""
     context = job.prompt + job.output // 2
 
+    ceiling = compute_scale(gpu, job, fit.tflops_per_watt)
+
     def step(batch: int) -> tuple[float, str]:
-        return step_seconds(fit, *_decode_terms(job, gpu, batch, context), _allreduce_s(job, gpu, batch))
+        memory, compute = _decode_terms(job, gpu, batch, context)
+        return step_seconds(fit, memory, compute * ceiling, _allreduce_s(job, gpu, batch))
 
     prompt = max(job.prompt, 1)
-    prefill_one = _prefill_work(job, gpu, prompt, 1) * fit.k_compute + _allreduce_s(job, gpu, prompt) * fit.k_comm
+    prefill_work = _prefill_work(job, gpu, prompt, 1) * ceiling
+    prefill_one = prefill_work * fit.k_compute + _allreduce_s(job, gpu, prompt) * fit.k_comm
     return speeds_of(job, prefill_one, step(1)[0], step(job.users), fitted=True)
 
 

@@ -219,10 +219,21 @@ def bandwidth_scale(gpu: Gpu, trend: BandwidthTrend) -> float:
 def compute_scale(gpu: Gpu, job: InferenceJob, tflops_per_watt: float) -> float:
     """How much longer an engine's matrix work takes on ``gpu`` than at its tensor peak: the 16-bit peak over ``w x
     board power`` where that is lower (1 where no ``w`` is fitted or the card's power is not in the catalog)."""
+    return power_ceiling(peak_per_watt(gpu, job), tflops_per_watt)
+
+
+def peak_per_watt(gpu: Gpu, job: InferenceJob) -> float:
+    """The card's 16-bit tensor peak over its board power (TFLOPS a watt; 0 where the catalog has no power)."""
     power = gpu.value("board_power_w")
-    if not tflops_per_watt or not power:
+    return _peak_tflops(gpu, job) / float(power) if power else 0.0
+
+
+def power_ceiling(peak_tflops_per_watt: float, tflops_per_watt: float) -> float:
+    """How much longer matrix work takes than at the tensor peak where the peak is at most ``w x board power``: the
+    card's peak per watt over ``w`` where that is more than 1 (1 where either is unknown or 0)."""
+    if not tflops_per_watt or not peak_tflops_per_watt:
         return 1.0
-    return max(1.0, _peak_tflops(gpu, job) / (tflops_per_watt * float(power)))
+    return max(1.0, peak_tflops_per_watt / tflops_per_watt)
 
 
 def _matrix_peak(gpu: Gpu, job: InferenceJob) -> float:
