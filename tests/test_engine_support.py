@@ -132,7 +132,7 @@ def test_the_engines_command_says_what_each_engines_speeds_are_fitted_on(capsys,
     assert (on_cuda.speed, on_cuda.platform, on_cuda.gpus) == (
         UNDER_LOAD,
         "cuda",
-        ("a100-80gb-sxm4", "h100-sxm", "rtx-4090"),
+        ("a100-80gb-sxm4", "h100-sxm", "h200-sxm", "rtx-4090"),
     )
     assert (on_rocm.speed, on_rocm.platform, on_rocm.gpus) == (UNDER_LOAD, "rocm", ("mi300x",))
     assert on_cuda.runs + on_rocm.runs == sum(1 for r in load_saturated() if r.engine == "vllm")
@@ -140,7 +140,7 @@ def test_the_engines_command_says_what_each_engines_speeds_are_fitted_on(capsys,
     assert main(["engines"]) == 0
     text = capsys.readouterr().out
     assert (
-        f"speeds fitted: under maximum load on cuda ({on_cuda.runs} runs, 3 GPUs); under maximum load on rocm "
+        f"speeds fitted: under maximum load on cuda ({on_cuda.runs} runs, 4 GPUs); under maximum load on rocm "
         f"({on_rocm.runs} runs, 1 GPU)"
     ) in text
     assert "speeds fitted: none (on CUDA the hardware's bound)" in text
