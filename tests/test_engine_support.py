@@ -120,7 +120,8 @@ def test_the_engines_command_says_where_each_engine_runs_from_engines_yaml(capsy
 def test_the_engines_command_says_what_each_engines_speeds_are_fitted_on(capsys, shipped_catalog):
     """Each engine's fits, by platform and kind of speed, with the runs and GPUs each rests on, from the same data the
     estimates fit: llama.cpp's CUDA fit and its own Metal and ROCm decode fits; vLLM's throughput under load, on CUDA
-    and on ROCm, each its own fit; SGLang none."""
+    and on ROCm, each its own fit (ROCm's on CDNA 3 alone); SGLang's under load on the Hopper cards alone (its runs span
+    one architecture)."""
     from advisor.cli import main
     from advisor.infer.evidence import ONE_USER_AND_BATCH, ONE_USER_DECODE, UNDER_LOAD, engine_evidence
     from advisor.infer.saturated import load_saturated
@@ -136,14 +137,23 @@ def test_the_engines_command_says_what_each_engines_speeds_are_fitted_on(capsys,
     )
     assert (on_rocm.speed, on_rocm.platform, on_rocm.gpus) == (UNDER_LOAD, "rocm", ("mi300x",))
     assert on_cuda.runs + on_rocm.runs == sum(1 for r in load_saturated() if r.engine == "vllm")
-    assert "sglang" not in evidence
+    [sglang] = evidence["sglang"]
+    assert (sglang.speed, sglang.platform, sglang.gpus, sglang.only) == (
+        UNDER_LOAD,
+        "cuda",
+        ("h100-sxm", "h200-sxm"),
+        ("Hopper",),
+    )
+    assert on_cuda.only == () and on_rocm.only == ("CDNA3",)
     assert main(["engines"]) == 0
     text = capsys.readouterr().out
     assert (
         f"speeds fitted: under maximum load on cuda ({on_cuda.runs} runs, 4 GPUs); under maximum load on rocm "
-        f"({on_rocm.runs} runs, 1 GPU)"
+        f"({on_rocm.runs} runs, 1 GPU; CDNA3 only)"
     ) in text
-    assert "speeds fitted: none (on CUDA the hardware's bound)" in text
+    assert f"speeds fitted: under maximum load on cuda ({sglang.runs} runs, 2 GPUs; Hopper only)" in text
     assert main(["engines", "--json"]) == 0
     rows = {row["id"]: row for row in json.loads(capsys.readouterr().out)}
-    assert rows["vllm"]["fitted"] == [on_cuda.as_dict(), on_rocm.as_dict()] and rows["sglang"]["fitted"] == []
+    assert rows["vllm"]["fitted"] == [on_cuda.as_dict(), on_rocm.as_dict()] and rows["sglang"]["fitted"] == [
+        sglang.as_dict()
+    ]

@@ -297,9 +297,9 @@ def test_the_command_answers_and_refuses(capsys):
 
 
 def test_several_gpus_are_asked_and_a_bound_says_its_figures_are_limits(capsys):
-    """``--gpu`` repeated or comma-separated answers each GPU asked, once; an engine without measurements (SGLang
-    here) shows its tokens/s as ceilings and its times, costs and the users it needs against an API as floors, in the
-    picks and in every cell, while a fitted engine's figures carry no such mark."""
+    """``--gpu`` repeated or comma-separated answers each GPU asked, once; an engine without measurements of one user
+    (SGLang here, measured under load only) shows its tokens/s as ceilings and its times, costs and the users it needs
+    against an API as floors, in the picks and in every cell, while a fitted engine's figures carry no such mark."""
     asked = ["--gpu", "rtx-4090,rtx-3090", "--gpu", "RTX 4090", "--gpu", "h100-sxm5-80gb"]
     job = ["estimate", "--model-config", "llama-3.1-8b", "--inference", "--users", "32", *asked]
     job_sglang = [*job, "--engine", "sglang"]
@@ -844,6 +844,32 @@ def test_vllm_on_cuda_has_its_own_throughput_closer_than_the_bound(shipped_catal
     on_two = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "bf16", None, users=32, devices=2)
     [two] = inference_rows(on_two, shipped_catalog, ["h100-sxm"])
     assert not two.load_fit_speed and not two.speed.fitted
+
+
+def test_sglang_on_cuda_has_its_own_throughput_on_the_hopper_cards_alone(shipped_catalog):
+    """SGLang under maximum load is fitted on the same lab's runs (Qwen3 14B in FP8 on one H100 SXM at its defaults,
+    DeepSeek-R1 over eight H200 with the attention data parallel): every run within 1.3x of the fit, each GPU (here
+    each model and parallelism too) held out within 2.6x, where the hardware's bound lay 3.0-6.5x over them. Its runs
+    span one architecture, so it answers the Hopper cards alone: an A100's figure stays the bound, never a Hopper
+    fit's share of another generation's peaks. One user's speeds stay the bound (no run of a few sequences at once
+    tells a step's fixed cost)."""
+    from advisor.infer import saturated as sat
+    from advisor.infer.estimate import inference_rows
+
+    gpus = shipped_catalog.by_id()
+    mine = sat.rows_by_engine_platform(shipped_catalog)[("sglang", "cuda")]
+    fit = sat.saturated_fit(shipped_catalog, "sglang", "cuda")
+    assert len(mine) == fit.rows == 8 and fit.architectures == ("Hopper",) and not fit.small_batch
+    for row in mine:
+        t = sat.terms(sat.row_job(row), gpus[row.gpu])
+        assert 1 / 1.3 <= sat.throughput(t, row.osl, fit) / row.value <= 1.3, row
+        assert 2.9 <= sat.throughput(t, row.osl, sat.SaturatedFit()) / row.value <= 6.5, row
+    held = [(r, p) for r, p in sat.crossval_saturated(shipped_catalog) if r in mine]
+    assert len(held) == 8 and all(1 / 2.6 <= p / r.value <= 2.6 for r, p in held), held
+    job = make_job(resolve_inference_model("llama-3.1-8b"), "sglang", "bf16", None, users=32)
+    rows = {r.catalog_id: r for r in inference_rows(job, shipped_catalog, ["h100-sxm", "a100-80gb-sxm4"])}
+    assert rows["h100-sxm"].saturated_fitted and not rows["a100-80gb-sxm4"].saturated_fitted
+    assert not rows["h100-sxm"].load_fit_speed and not rows["h100-sxm"].speed.fitted
 
 
 def test_vllm_on_rocm_has_its_own_throughput_never_cudas(shipped_catalog):

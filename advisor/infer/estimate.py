@@ -57,11 +57,13 @@ class InferenceRow:
 def _saturated(
     job: InferenceJob, gpu: Gpu, catalog: Catalog, fitted_only: bool = False
 ) -> tuple[float, int, bool] | None:
-    """Output tokens a second under maximum load (the engine's constants fitted on the GPU's platform, else the
-    hardware's bound; ``fitted_only``: None rather than the bound, and on the fit's own architectures only)."""
+    """Output tokens a second under maximum load (the engine's constants fitted on the GPU's platform where its runs
+    speak for the GPU's architecture, else the hardware's bound; ``fitted_only``: None rather than the bound)."""
     fit = saturated.saturated_fit(catalog, job.engine.id, gpu.platform)
-    if fitted_only and gpu.architecture not in fit.architectures:
-        return None
+    if not saturated.speaks_for(fit, gpu):
+        if fitted_only:
+            return None
+        fit = saturated.SaturatedFit()  # no runs of the engine, or none of this generation: the bound
     terms = saturated.terms(job, gpu)
     if terms.batch < 1:
         return None

@@ -24,11 +24,13 @@ class Evidence:
     platform: str
     runs: int
     gpus: tuple[str, ...]
+    only: tuple[str, ...] = ()  # the architectures it answers, alone (empty: every one of its platform)
 
     def as_dict(self) -> dict[str, object]:
-        """``advisor engines --json``'s form: its fields but the engine (the row's own), the GPUs a list."""
+        """``advisor engines --json``'s form: its fields but the engine (the row's own), the GPUs and architectures
+        lists."""
         found = {name: value for name, value in asdict(self).items() if name != "engine"}
-        return found | {"gpus": list(self.gpus)}
+        return found | {"gpus": list(self.gpus), "only": list(self.only)}
 
 
 def engine_evidence(catalog: Catalog) -> dict[str, list[Evidence]]:
@@ -44,7 +46,9 @@ def engine_evidence(catalog: Catalog) -> dict[str, list[Evidence]]:
             found.setdefault(engine, []).append(Evidence(engine, ONE_USER_AND_BATCH, platform, len(rows), gpus))
     for (engine, platform), fit in sorted(platform_decode.platform_fits(catalog).items()):
         found.setdefault(engine, []).append(Evidence(engine, ONE_USER_DECODE, platform, fit.rows, fit.gpus))
+    fits = saturated.saturated_fits(catalog)
     for (engine, platform), rows in saturated.rows_by_engine_platform(catalog).items():
         gpus = tuple(sorted({r.gpu for r in rows}))
-        found.setdefault(engine, []).append(Evidence(engine, UNDER_LOAD, platform, len(rows), gpus))
+        only = saturated.only_architectures(fits[engine, platform], platform)
+        found.setdefault(engine, []).append(Evidence(engine, UNDER_LOAD, platform, len(rows), gpus, only))
     return found

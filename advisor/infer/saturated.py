@@ -258,6 +258,20 @@ def saturated_fit(catalog: Catalog, engine: str, platform: str) -> SaturatedFit:
     return saturated_fits(catalog).get((engine, platform), SaturatedFit())
 
 
+def speaks_for(fit: SaturatedFit, gpu: Gpu) -> bool:
+    """Whether a fit's runs speak for ``gpu`` (none where it has no runs): on the architectures of
+    :func:`only_architectures`, or on every one of its platform where that is empty."""
+    only = only_architectures(fit, gpu.platform)
+    return bool(fit.rows) and (not only or gpu.architecture in only)
+
+
+def only_architectures(fit: SaturatedFit, platform: str) -> tuple[str, ...]:
+    """The architectures a fit's runs answer alone (empty: every one of the platform): off CUDA their own (another
+    platform's software reaches another share of each generation's peaks); on CUDA every architecture where they span
+    two or more, their own where they span one (one generation's runs cannot tell how another differs)."""
+    return () if platform in FITTED_PLATFORMS and len(fit.architectures) > 1 else fit.architectures
+
+
 def crossval_saturated(catalog: Catalog, by: str = "gpu") -> list[tuple[SaturatedRow, float]]:
     """Each GPU's published throughputs predicted by the fit of its engine's other GPUs on its platform
     (``by="architecture"``: each architecture's, by the fit of the others, as a GPU of a new generation would be; a
@@ -341,7 +355,7 @@ def load_fit_speed(
     on_cuda = gpu.platform in FITTED_PLATFORMS
     if (on_cuda and per_user_fitted) or job.rate is not None or not fit.small_batch:
         return None  # CUDA's per-user fit speaks; a rate is not this fit's; without a few at once, no fixed cost known
-    if (not on_cuda and gpu.architecture not in fit.architectures) or job.devices not in fit.devices:
+    if not speaks_for(fit, gpu) or job.devices not in fit.devices:
         return None
     try:
         return speed(job, gpu, fit), held_out_error(catalog, job.engine.id, gpu.platform)

@@ -123,7 +123,9 @@ def _fitted(fits: Sequence[dict[str, Any]]) -> str:
     if not fits:
         return "none (on CUDA the hardware's bound)"
     return "; ".join(
-        f"{f['speed']} on {f['platform']} ({f['runs']} runs, {len(f['gpus'])} GPU{'s' if len(f['gpus']) > 1 else ''})"
+        f"{f['speed']} on {f['platform']} ({f['runs']} runs, {len(f['gpus'])} GPU{'s' if len(f['gpus']) > 1 else ''}"
+        + (f"; {', '.join(f['only'])} only" if f.get("only") else "")
+        + ")"
         for f in fits
     )
 
