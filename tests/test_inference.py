@@ -776,16 +776,18 @@ def test_saturated_runs_no_fit_saw_are_near_the_fit(shipped_catalog):
     """A third party's runs at the engine's defaults (GPUStack's performance lab, A100 80 GB, random prompts of 128 to
     32,000 tokens): TensorRT-LLM's on Qwen3 32B, a model its fit never saw, within 1.2x of the fit. Oracle's vLLM runs
     of Llama 3.1 405B on eight MI300X (a year older than AMD's own runs the ROCm fit rests on, a model whose one-batch
-    runs it never saw), from one sequence to 256 at once and under maximum load: within 1.3x. (The lab's vLLM runs
-    are fitted now: vLLM on CUDA.)"""
+    runs it never saw), from one sequence to 256 at once and under maximum load: within 1.3x. The lab's vLLM runs of
+    mixtures of experts at four sequences at once (gpt-oss-120b on an H100, DeepSeek-R1 over eight H200), which no
+    fitted run is: 1.15x and 1.59x too fast, within 1.6x. (The lab's vLLM runs under load are fitted: vLLM on CUDA.)"""
     from advisor.infer.saturated import held_out_saturated
 
     gpus = shipped_catalog.by_id()
     found = held_out_saturated(shipped_catalog)
-    assert {(row.engine, gpus[row.gpu].platform) for row, _, _ in found} == {("tensorrt-llm", "cuda"), ("vllm", "rocm")}
+    limits = {("tensorrt-llm", "cuda"): 1.2, ("vllm", "rocm"): 1.3, ("vllm", "cuda"): 1.6}
+    assert {(row.engine, gpus[row.gpu].platform) for row, _, _ in found} == set(limits)
     for row, predicted, bound in found:
         assert not bound, row
-        limit = 1.3 if row.engine == "vllm" else 1.2
+        limit = limits[row.engine, gpus[row.gpu].platform]
         assert 1 / limit <= predicted / row.value <= limit, (row, predicted)
 
 

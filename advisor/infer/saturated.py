@@ -10,10 +10,11 @@ the most the cache holds at ``isl + osl`` tokens, the fewer):
 k_comm``) at the mean context ``isl + osl / 2``; ``prefill`` is the prompt's work over the peak x ``k_compute`` plus its
 all-reduces x ``k_comm``. The peak is at most ``w`` TFLOPS a watt of the card's board power (the per-user fit's
 ceiling, :func:`advisor.infer.speed.power_ceiling`: the engine's figure where its runs show it, as vLLM's H100 runs
-reach a smaller share of its 989 TFLOPS than its A100 runs of 312). The three factors, the floor and ``w`` are fitted per engine and platform (another platform's software reaches another share of
-its peaks: ROCm's never borrows CUDA's) on published saturated throughputs (``saturated`` in inference_results.yaml)
-by a grid search of the squared log error, and cross-validated leaving one GPU (or one architecture) out; where a
-platform's runs are all on one GPU, leaving one model out. Pure.
+reach a smaller share of its 989 TFLOPS than its A100 runs of 312). The three factors, the floor and ``w`` are fitted
+per engine and platform (another platform's software reaches another share of its peaks: ROCm's never borrows
+CUDA's) on published saturated throughputs (``saturated`` in inference_results.yaml) by a grid search of the squared
+log error, and cross-validated leaving one GPU (or one architecture) out; where a platform's runs are all on one GPU,
+leaving one model out. Pure.
 """
 
 from __future__ import annotations
