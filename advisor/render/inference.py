@@ -213,8 +213,9 @@ def table_notes(rows: list[InferenceRow]) -> list[str]:
         "time per output token at the asked load, a decode step and the other users' prompts spread over its output.",
         "max tok/s: all output tokens a second under maximum load, with the sequences at once (the engine's batch "
         "limit or what the cache holds): fitted on the engine's published saturated throughputs on the GPU's "
-        "platform where it has them (on CUDA for every architecture, elsewhere for those its runs are on; their "
-        "held-out error: benchmarks/bench_inference.py), else on CUDA the hardware's bound ('bound').",
+        "platform where it has them (on CUDA for every architecture where its runs span two or more, else for those "
+        "its runs are on: `advisor engines`; their held-out error: benchmarks/bench_inference.py), else on CUDA the "
+        "hardware's bound ('bound').",
     ]
     shown = [r for r in rows if r.runs]
     if any(r.at_rate is not None for r in shown):
@@ -409,7 +410,8 @@ def pick_lines(found: InferencePicks) -> list[str]:
         ]
     fastest, owned, rented = found.fastest, found.cheapest_owned, found.cheapest_rented
     most = "at most " if _bounded(fastest) else ""
-    bound = " (the hardware's bound: the engine has no published speeds here)" if _bounded(fastest) else ""
+    unpublished = " (the hardware's bound: the engine has no published speeds of a few users here)"
+    bound = unpublished if _bounded(fastest) else ""
     loaded = "" if fastest.at_rate is not None else most  # a rate's tokens are the rate's, not a ceiling
     lines.append(
         f"Fastest that fits: {fastest.gpu}, {most}{fastest.speed.single_stream_tokens_per_s:,.0f} tokens/s for one "
