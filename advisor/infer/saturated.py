@@ -204,18 +204,29 @@ def fit_saturated(rows: list[SaturatedRow], catalog: Catalog) -> SaturatedFit:
     osl = np.array([r.osl for _, r in usable], dtype=float)
     measured = np.log([r.value for _, r in usable])
     grid = tuple(a.reshape(-1, 1) for a in np.meshgrid(GRID_BYTES, GRID_COMPUTE, GRID_FLOOR_S, GRID_COMM))
-    error, best = _grid_search(column, osl, measured, grid, 0.0)
-    per_watt = 0.0
-    if len(set(column["peak_per_watt"])) > 1:
-        k_bytes, _, floor, k_comm = (np.full((len(GRID_COMPUTE), 1), v) for v in best)
-        only_compute = (k_bytes, GRID_COMPUTE.reshape(-1, 1), floor, k_comm)
-        errors = {w: _grid_search(column, osl, measured, only_compute, w)[0] for w in TFLOPS_PER_WATT}
-        candidate = min(errors, key=lambda w: (errors[w], w))
-        ceiled, at_candidate = _grid_search(column, osl, measured, grid, candidate) if candidate else (error, best)
-        n = len(usable)  # the ceiling is one more constant: kept where the Bayesian information criterion falls
-        if candidate and n * math.log(max(ceiled, 1e-12) / max(error, 1e-12)) < -math.log(n):
-            per_watt, best = candidate, at_candidate
+    per_watt, best = _with_ceiling(column, osl, measured, grid)
     return SaturatedFit(*best, tflops_per_watt=per_watt, **described)
+
+
+def _with_ceiling(
+    column: dict[str, np.ndarray], osl: np.ndarray, measured: np.ndarray, grid: tuple[np.ndarray, ...]
+) -> tuple[float, tuple[float, float, float, float]]:
+    """``w`` and the grid's constants: none and those at no ceiling, unless the rows' cards differ in peak per watt
+    and the best ``w`` (``k_compute`` refitted for each) lowers the Bayesian information criterion."""
+    error, best = _grid_search(column, osl, measured, grid, 0.0)
+    if len(set(column["peak_per_watt"])) < 2:
+        return 0.0, best
+    k_bytes, _, floor, k_comm = (np.full((len(GRID_COMPUTE), 1), v) for v in best)
+    only_compute = (k_bytes, GRID_COMPUTE.reshape(-1, 1), floor, k_comm)
+    errors = {w: _grid_search(column, osl, measured, only_compute, w)[0] for w in TFLOPS_PER_WATT}
+    candidate = min(errors, key=lambda w: (errors[w], w))
+    if not candidate:
+        return 0.0, best
+    ceiled, at_candidate = _grid_search(column, osl, measured, grid, candidate)
+    n = len(measured)  # the ceiling is one more constant: kept where n ln(error) falls by more than ln n
+    if n * math.log(max(ceiled, 1e-12) / max(error, 1e-12)) < -math.log(n):
+        return candidate, at_candidate
+    return 0.0, best
 
 
 def _grid_search(
