@@ -114,6 +114,28 @@ def test_the_tracked_device_facts_of_a_rocm_and_an_apple_gpu(monkeypatch):
     assert hardware.torch_gpu_facts(mps, SimpleNamespace(type="cpu", index=None)) is None
 
 
+def test_the_tracked_device_facts_of_an_intel_gpu_match_the_catalog(shipped_catalog):
+    """No Intel GPU here: a stand-in for torch.xpu reports what a published run on an Arc Pro B60 logged ("GPU:
+    Intel(R) Arc(TM) Pro B60 Graphics, 23.91 GiB"); the profile names it so, and the catalog finds the B60 by it."""
+    properties = SimpleNamespace(name="Intel(R) Arc(TM) Pro B60 Graphics", total_memory=23.91 * GIB)
+    xpu = SimpleNamespace(
+        get_device_name=lambda index: properties.name,
+        get_device_properties=lambda index: properties,
+        current_device=lambda: 0,
+    )
+    facts = hardware.torch_gpu_facts(SimpleNamespace(xpu=xpu), SimpleNamespace(type="xpu", index=None))
+    assert facts == {
+        "kind": "gpu",
+        "name": "Intel(R) Arc(TM) Pro B60 Graphics",
+        "count": 1,
+        "platform": "xpu",
+        "memory_gb": 23.9,
+    }
+    assert shipped_catalog.find(facts["name"]).id == "arc-pro-b60"
+    broken = SimpleNamespace(xpu=SimpleNamespace())  # a torch whose xpu answers nothing: still a GPU, never a crash
+    assert hardware.torch_gpu_facts(broken, SimpleNamespace(type="xpu", index=0))["name"] == "Intel GPU"
+
+
 def test_a_share_of_the_peak_is_never_over_one_and_an_unknown_device_gets_none(shipped_catalog):
     found = share_of_peak(82.6, "NVIDIA GeForce RTX 4090", "mixed_float16", shipped_catalog)
     assert found.share == pytest.approx(82.6 / 165.2) and "RTX 4090's float16 tensor peak, 165 TFLOP/s" in found.basis

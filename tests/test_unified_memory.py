@@ -55,7 +55,7 @@ def test_an_engine_runs_only_on_its_platforms(shipped_catalog):
     model = resolve_inference_model("llama-3.1-8b")
     on_mac = ["mac-studio-m4-max-36gb"]
     [vllm] = inference_rows(make_job(model, "vllm", "bf16", None), shipped_catalog, on_mac)
-    assert vllm.refused.startswith("vLLM does not run on mps GPUs (it runs on cuda, rocm: https://docs.vllm.ai")
+    assert vllm.refused.startswith("vLLM does not run on mps GPUs (it runs on cuda, rocm, xpu: https://docs.vllm.ai")
     [llama_cpp] = inference_rows(make_job(model, "llama.cpp", "q4_k_m", None), shipped_catalog, on_mac)
     assert "no speed on mps" in llama_cpp.refused and "does not run" not in llama_cpp.refused
     [tensorrt] = inference_rows(
@@ -100,25 +100,27 @@ def test_the_catalog_narrows_to_a_vendor_or_to_whole_machines(shipped_catalog):
     from advisor.errors import AdvisorError
 
     choices = catalog_store.hardware_choices()
-    assert choices == ("every GPU and machine", "NVIDIA", "AMD", "Apple", "whole machines only")
+    assert choices == ("every GPU and machine", "NVIDIA", "AMD", "Apple", "Intel", "whole machines only")
     assert catalog_store.gpu_ids_of(shipped_catalog, "every GPU and machine") is None
     apple = catalog_store.gpu_ids_of(shipped_catalog, "Apple")
     amd = catalog_store.gpu_ids_of(shipped_catalog, "AMD")
     nvidia = catalog_store.gpu_ids_of(shipped_catalog, "NVIDIA")
+    intel = catalog_store.gpu_ids_of(shipped_catalog, "Intel")  # Arc (oneAPI) and Gaudi (its own software): one vendor
     assert (
         len(apple) == 11
         and "mac-mini-m4-pro-24gb" in apple
         and "mi300x" in amd
         and "framework-desktop-395-128gb" in amd
         and "dgx-spark" in nvidia
+        and set(intel) == {"arc-pro-b60", "gaudi-2", "gaudi-3"}
     )
-    assert len(apple) + len(amd) + len(nvidia) == len(shipped_catalog.gpus)  # every GPU has one vendor
+    assert len(apple) + len(amd) + len(nvidia) + len(intel) == len(shipped_catalog.gpus)  # every GPU has one vendor
     machines = catalog_store.gpu_ids_of(shipped_catalog, "whole machines only")
     assert set(machines) == {gpu.id for gpu in shipped_catalog.gpus if gpu.whole_machine} and set(UNIFIED) <= set(
         machines
     )
-    with pytest.raises(AdvisorError, match="hardware: 'Intel' is not one of every GPU and machine, NVIDIA"):
-        catalog_store.gpu_ids_of(shipped_catalog, "Intel")
+    with pytest.raises(AdvisorError, match="hardware: 'Qualcomm' is not one of every GPU and machine, NVIDIA"):
+        catalog_store.gpu_ids_of(shipped_catalog, "Qualcomm")
 
 
 # --------------------------------------------------------------------------- Metal's own decode fit

@@ -106,16 +106,31 @@ class DeviceKind(StrEnum):
 
 
 class Platform(StrEnum):
-    """The software platform a GPU trained on: NVIDIA's CUDA, AMD's ROCm (HIP) or Apple's Metal (MPS)."""
+    """The software platform a GPU trained on: NVIDIA's CUDA, AMD's ROCm (HIP), Apple's Metal (MPS), Intel's oneAPI
+    for its Arc GPUs (PyTorch's ``xpu`` device) or Intel's Gaudi software for its Gaudi accelerators (``hpu``)."""
 
     CUDA = "cuda"
     ROCM = "rocm"
     MPS = "mps"
+    XPU = "xpu"
+    HPU = "hpu"
 
 
 # Each platform's software as a reader knows it, and the vendor whose GPUs run it.
-PLATFORM_SOFTWARE = {Platform.CUDA: "CUDA", Platform.ROCM: "ROCm", Platform.MPS: "Metal"}
-PLATFORM_VENDORS = {Platform.CUDA: "NVIDIA", Platform.ROCM: "AMD", Platform.MPS: "Apple"}
+PLATFORM_SOFTWARE = {
+    Platform.CUDA: "CUDA",
+    Platform.ROCM: "ROCm",
+    Platform.MPS: "Metal",
+    Platform.XPU: "oneAPI",
+    Platform.HPU: "Gaudi software",
+}
+PLATFORM_VENDORS = {
+    Platform.CUDA: "NVIDIA",
+    Platform.ROCM: "AMD",
+    Platform.MPS: "Apple",
+    Platform.XPU: "Intel",
+    Platform.HPU: "Intel",
+}
 
 
 class Bound(StrEnum):

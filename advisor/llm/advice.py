@@ -116,10 +116,14 @@ class JobAdvice:
         found = self.fitting()
         return min(found, key=lambda o: o.seconds) if found else None
 
+    def fitting_without_time(self) -> list[MemoryOnly]:
+        """The GPUs the job fits whose platform has no fitted time (their memory answered, no time or cost)."""
+        return [m for m in self.memory_only if m.verdict == memory.Fit.FITS]
+
     def cheaper_without_time(self) -> MemoryOnly | None:
         """The cheapest GPU to buy that the job fits but whose platform has no fitted time, where it is cheaper than
         the cheapest that fits with a time: a buyer weighs it, knowing its speed is not estimated."""
-        found = [m for m in self.memory_only if m.verdict == memory.Fit.FITS and m.price_usd]
+        found = [m for m in self.fitting_without_time() if m.price_usd]
         best = min(found, key=lambda m: (m.price_usd, m.gpu.name)) if found else None
         buy = self.cheapest_purchase()
         return best if best is not None and (buy is None or best.price_usd < buy.price_usd) else None

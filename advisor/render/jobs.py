@@ -329,7 +329,7 @@ def summary_lines(advice: Any) -> list[str]:
             f"{' and '.join(str(m) for m in rung.moves)}: {rung.footprint.total_gb:.1f} GB (up to "
             f"{rung.footprint.high_gb:.1f}), {cost}{_defaults_words(rung)}"
         )
-    if not advice.fitting() and cheaper is None:
+    if not advice.fitting() and cheaper is None and not advice.fitting_without_time():
         lines.append(
             "None of these GPUs fits this job with room to spare, even with the stack's memory-saving "
             "choices: the rows say the nearest ways (QLoRA, a shorter sequence, several GPUs sharded)"
