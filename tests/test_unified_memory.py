@@ -34,6 +34,10 @@ def test_a_unified_memory_gpu_counts_what_it_may_allocate(shipped_catalog):
     assert gpus["mac-studio-m3-ultra-512gb"].usable_memory_gb == 384
     assert gpus["mac-studio-m4-max-36gb"].usable_memory_gb == 24
     assert gpus["framework-desktop-395-128gb"].usable_memory_gb == 96  # the driver's largest VRAM split
+    # a laptop in two sizes: each its own entry, 3/4 of each for the GPU, each price the whole machine's
+    laptop, larger = gpus["macbook-pro-m4-max-48gb"], gpus["macbook-pro-m4-max-128gb"]
+    assert (laptop.usable_memory_gb, larger.usable_memory_gb) == (36, 96) and larger.price.usd == 5000
+    assert all(catalog_store.WHOLE_MACHINE_WORDS in p.kind for p in (*laptop.purchase, *larger.purchase))
     assert gpus["rtx-4090"].allocatable is None and gpus["rtx-4090"].usable_memory_gb == 24  # a card's own memory
     rows = {r["id"]: r for r in catalog_store.catalog_rows(shipped_catalog)}
     assert rows["dgx-spark"]["allocatable_gb"] == 108.8 and rows["dgx-spark"]["whole_machine"] is True
@@ -107,7 +111,7 @@ def test_the_catalog_narrows_to_a_vendor_or_to_whole_machines(shipped_catalog):
     nvidia = catalog_store.gpu_ids_of(shipped_catalog, "NVIDIA")
     intel = catalog_store.gpu_ids_of(shipped_catalog, "Intel")  # Arc (oneAPI) and Gaudi (its own software): one vendor
     assert (
-        len(apple) == 11
+        len(apple) == 13
         and "mac-mini-m4-pro-24gb" in apple
         and "mi300x" in amd
         and "framework-desktop-395-128gb" in amd
