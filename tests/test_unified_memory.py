@@ -38,6 +38,9 @@ def test_a_unified_memory_gpu_counts_what_it_may_allocate(shipped_catalog):
     laptop, larger = gpus["macbook-pro-m4-max-48gb"], gpus["macbook-pro-m4-max-128gb"]
     assert (laptop.usable_memory_gb, larger.usable_memory_gb) == (36, 96) and larger.price.usd == 5000
     assert all(catalog_store.WHOLE_MACHINE_WORDS in p.kind for p in (*laptop.purchase, *larger.purchase))
+    m2_max = [gpus[f"mac-studio-m2-max-{size}gb"] for size in (32, 64, 96)]
+    assert [g.usable_memory_gb for g in m2_max] == [21.3, 48, 72]  # 2/3 at 36 GB and below, 3/4 above
+    assert m2_max[0].price.usd == 1999 and m2_max[1].price is None  # no stored source prices the larger sizes
     assert gpus["rtx-4090"].allocatable is None and gpus["rtx-4090"].usable_memory_gb == 24  # a card's own memory
     rows = {r["id"]: r for r in catalog_store.catalog_rows(shipped_catalog)}
     assert rows["dgx-spark"]["allocatable_gb"] == 108.8 and rows["dgx-spark"]["whole_machine"] is True
@@ -111,7 +114,7 @@ def test_the_catalog_narrows_to_a_vendor_or_to_whole_machines(shipped_catalog):
     nvidia = catalog_store.gpu_ids_of(shipped_catalog, "NVIDIA")
     intel = catalog_store.gpu_ids_of(shipped_catalog, "Intel")  # Arc (oneAPI) and Gaudi (its own software): one vendor
     assert (
-        len(apple) == 13
+        len(apple) == 16
         and "mac-mini-m4-pro-24gb" in apple
         and "mi300x" in amd
         and "framework-desktop-395-128gb" in amd
