@@ -402,12 +402,20 @@ def test_running_a_model_is_answered_per_gpu(monkeypatch):
     at.selectbox(key="run_hardware").set_value("Apple").run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns)
-    assert len(table) == 11 and table["gpu"].str.startswith(("Mac Studio", "Mac mini", "MacBook Pro")).all()
+    assert len(table) == 16 and table["gpu"].str.startswith(("Mac Studio", "Mac mini", "MacBook Pro")).all()
     mac = table.set_index("gpu").loc["Mac Studio (M4 Max, 32-core GPU, 36 GB)"]
     assert mac["memory"] == "fits" and mac["GB need/engine"].endswith("/25.3")  # 24 GB allocatable of 36
     assert mac["1-stream tok/s"].endswith("decode only") and mac["TTFT ms"] == "-"  # Metal's own fit, no peak
     at.selectbox(key="run_engine").set_value("vllm").run()
     assert any("vLLM does not run on mps GPUs" in plain(c.value) for c in at.caption)
+    # narrowed to Intel's: the Arc answered for memory (llama.cpp through SYCL), the Gaudis refused with the reason
+    at.selectbox(key="run_engine").set_value("llama.cpp").run()
+    at.selectbox(key="run_hardware").set_value("Intel").run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns).set_index("gpu")
+    assert table.loc["Intel Arc Pro B60", "memory"] == "fits" and table.loc["Intel Arc Pro B60", "TPOT ms"] == "-"
+    assert any("llama.cpp does not run on hpu GPUs" in plain(c.value) for c in at.caption)
+    at.selectbox(key="run_engine").set_value("vllm").run()
     # two different cards: the model split layer by layer as llama.cpp splits it; another engine is refused, said
     at.multiselect(key="run_mixed").set_value(["rtx-4090", "rtx-3090"]).run()
     assert any("costed for llama.cpp only" in plain(e.value) for e in at.error)
