@@ -133,7 +133,7 @@ def test_the_tracked_device_facts_of_an_intel_gpu_match_the_catalog(shipped_cata
     }
     assert shipped_catalog.find(facts["name"]).id == "arc-pro-b60"
     broken = SimpleNamespace(xpu=SimpleNamespace())  # a torch whose xpu answers nothing: still a GPU, never a crash
-    assert hardware.torch_gpu_facts(broken, SimpleNamespace(type="xpu", index=0))["name"] == "Intel GPU"
+    assert hardware.torch_gpu_facts(broken, SimpleNamespace(type="xpu", index=None))["name"] == "Intel GPU"
 
 
 def test_a_share_of_the_peak_is_never_over_one_and_an_unknown_device_gets_none(shipped_catalog):

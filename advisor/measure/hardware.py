@@ -175,8 +175,8 @@ def torch_gpu_facts(torch: Any, device: Any) -> dict[str, Any] | None:
     if kind == "mps":
         return _apple_facts(torch)
     if kind == "xpu":
-        index = device.index if getattr(device, "index", None) is not None else _safely(torch.xpu.current_device, 0)
-        return _xpu_facts(torch, index)
+        index = getattr(device, "index", None)
+        return _xpu_facts(torch, index if index is not None else _safely(lambda: torch.xpu.current_device(), 0))
     return None
 
 
@@ -185,8 +185,12 @@ def _xpu_facts(torch: Any, index: int) -> dict[str, Any]:
     a catalog alias) and its memory."""
     name = _safely(lambda: str(torch.xpu.get_device_name(index)), "")
     total = getattr(_safely(lambda: torch.xpu.get_device_properties(index), None), "total_memory", None)
-    facts: dict[str, Any] = {"kind": DeviceKind.GPU.value, "name": name or "Intel GPU", "count": 1}
-    facts["platform"] = Platform.XPU.value
+    facts: dict[str, Any] = {
+        "kind": DeviceKind.GPU.value,
+        "name": name or "Intel GPU",
+        "count": 1,
+        "platform": Platform.XPU.value,
+    }
     if total:
         facts["memory_gb"] = round(total / 1024**3, 1)
     return facts
