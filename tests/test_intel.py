@@ -79,3 +79,15 @@ def test_the_cli_names_intels_platforms_and_keeps_their_rows(capsys):
     assert main([*argv, "--json"]) == 0
     records = {r["catalog_id"]: r for r in json.loads(capsys.readouterr().out)}
     assert set(records) == set(INTEL) and all(r["seconds_estimate"] is None for r in records.values())
+
+
+def test_a_recommendation_asked_of_an_intel_card_says_why_there_is_none(capsys):
+    """One GPU without a fitted time that the job fits: no recommendation, because nothing can be weighed by speed or
+    cost there, never 'no catalog GPU fits' (it does, for memory); the JSON says the same."""
+    argv = ["recommend", "--model-config", "llama-3.1-8b", "--method", "lora", "--gpu", "arc-pro-b60"]
+    assert main(argv) == 0
+    shown = capsys.readouterr().out
+    assert "No recommendation (value): what fits has no estimated time" in shown
+    assert "no catalog GPU fits" not in shown
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reason"].startswith("what fits has no estimated time")

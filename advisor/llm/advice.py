@@ -423,6 +423,7 @@ class ChoiceWhy(StrEnum):
     CHEAPEST = "cheapest"  # value: the cheapest to buy that fits (within the budget)
     NONE_FOR_SALE = "none-for-sale"  # something fits, nothing of it is for sale within the budget
     NONE_FITS = "none-fits"  # no catalog GPU fits with room to spare
+    NO_TIME = "no-time"  # what fits is of a platform without a fitted time: memory only, nothing to weigh
 
 
 @dataclass(frozen=True)
@@ -435,6 +436,14 @@ class JobChoice:
     rent: JobOption | None  # the cheapest rented run that fits
     break_even_runs: float | None  # runs after which buying ``best`` costs less than renting ``rent`` each time
     budget: float | None = None  # the budget the choice kept within
+
+
+def _why_none(advice: JobAdvice) -> ChoiceWhy:
+    """Why nothing was chosen: what fits is not for sale (within the budget), or only GPUs without a fitted time
+    fit, or nothing fits."""
+    if advice.fitting():
+        return ChoiceWhy.NONE_FOR_SALE
+    return ChoiceWhy.NO_TIME if advice.fitting_without_time() else ChoiceWhy.NONE_FITS
 
 
 def choose(advice: JobAdvice, goal: str = Goal.VALUE.value, budget: float | None = None) -> JobChoice:
@@ -453,8 +462,7 @@ def choose(advice: JobAdvice, goal: str = Goal.VALUE.value, budget: float | None
         best = min(affordable, key=lambda o: (o.price_usd, o.seconds)) if affordable else None
         why = ChoiceWhy.CHEAPEST
     if best is None:
-        why = ChoiceWhy.NONE_FOR_SALE if fitting else ChoiceWhy.NONE_FITS
-        return JobChoice(goal, None, why, rent, None, budget)
+        return JobChoice(goal, None, _why_none(advice), rent, None, budget)
     runs = None
     if goal != Goal.COST and rent is not None and rent.rental_cost_usd and best.price_usd:
         runs = best.price_usd / rent.rental_cost_usd

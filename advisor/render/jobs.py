@@ -349,6 +349,8 @@ def choice_reason(choice: Any) -> str:
         ChoiceWhy.NONE_FOR_SALE: "nothing that fits is for sale within the budget",
         ChoiceWhy.NONE_FITS: "no catalog GPU fits this job with room to spare: QLoRA, checkpointing or a shorter "
         "sequence",
+        ChoiceWhy.NO_TIME: "what fits has no estimated time (its platform's results are not fitted), so nothing to "
+        "weigh by speed or cost: its memory below",
     }[choice.why]
 
 
