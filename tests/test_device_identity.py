@@ -115,8 +115,9 @@ def test_the_tracked_device_facts_of_a_rocm_and_an_apple_gpu(monkeypatch):
 
 
 def test_the_tracked_device_facts_of_an_intel_gpu_match_the_catalog(shipped_catalog):
-    """No Intel GPU here: a stand-in for torch.xpu reports what a published run on an Arc Pro B60 logged ("GPU:
-    Intel(R) Arc(TM) Pro B60 Graphics, 23.91 GiB"); the profile names it so, and the catalog finds the B60 by it."""
+    """No Intel device here: a stand-in for torch.xpu reports what a published run on an Arc Pro B60 logged ("GPU:
+    Intel(R) Arc(TM) Pro B60 Graphics, 23.91 GiB"), one for torch.hpu the name Intel's libraries compare a Gaudi 3's
+    with; the profile names each so, and the catalog finds the device by it."""
     properties = SimpleNamespace(name="Intel(R) Arc(TM) Pro B60 Graphics", total_memory=23.91 * GIB)
     xpu = SimpleNamespace(
         get_device_name=lambda index: properties.name,
@@ -134,6 +135,13 @@ def test_the_tracked_device_facts_of_an_intel_gpu_match_the_catalog(shipped_cata
     assert shipped_catalog.find(facts["name"]).id == "arc-pro-b60"
     broken = SimpleNamespace(xpu=SimpleNamespace())  # a torch whose xpu answers nothing: still a GPU, never a crash
     assert hardware.torch_gpu_facts(broken, SimpleNamespace(type="xpu", index=None))["name"] == "Intel GPU"
+    # a Gaudi through habana_frameworks' torch.hpu: its name as Intel's own libraries compare it (optimum-habana's
+    # ``hthpu.get_device_name() == "GAUDI3"``); no memory where the module reports none
+    hpu = SimpleNamespace(get_device_name=lambda index=None: "GAUDI3", current_device=lambda: 0)
+    gaudi = hardware.torch_gpu_facts(SimpleNamespace(hpu=hpu), SimpleNamespace(type="hpu", index=None))
+    assert gaudi == {"kind": "gpu", "name": "GAUDI3", "count": 1, "platform": "hpu"}
+    assert shipped_catalog.find(gaudi["name"]).id == "gaudi-3"
+    assert hardware.torch_gpu_facts(SimpleNamespace(), SimpleNamespace(type="hpu", index=None))["name"] == "Intel Gaudi"
 
 
 def test_a_share_of_the_peak_is_never_over_one_and_an_unknown_device_gets_none(shipped_catalog):
@@ -198,3 +206,26 @@ def test_what_rocm_reports_finds_the_catalogs_amd_gpus(shipped_catalog):
         assert gpu is not None and gpu.id == catalog_id and gpu.platform == "rocm", (reported, identity.name)
     by_id = shipped_catalog.by_id()
     assert by_id["mi250x-gcd"].value("memory_gb") * 2 == 128 and by_id["mi250-gcd"].value("bf16_tflops") * 2 == 362.1
+
+
+def test_the_peak_memory_of_a_run_on_an_intel_gpu_is_read_from_torch_xpu(monkeypatch):
+    """No Intel GPU here: torch.xpu's counters are stood in for (their names are PyTorch's); a run on ``xpu:0`` is
+    reset and read through them, never through torch.cuda."""
+    torch = pytest.importorskip("torch")
+    from advisor.measure.peak_memory import PeakMemory
+
+    calls = []
+    monkeypatch.setattr(torch.xpu, "reset_peak_memory_stats", lambda: calls.append("reset"), raising=False)
+    monkeypatch.setattr(torch.xpu, "max_memory_allocated", lambda: 3 * 10**9, raising=False)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: calls.append("cuda") or 0)
+    with PeakMemory("torch", "gpu", "xpu:0") as peak:
+        pass
+    assert peak.reading() == {"peak_gb": 3.0, "method": "torch.xpu.max_memory_allocated"} and calls == ["reset"]
+    # a Gaudi's torch.hpu (habana_frameworks registers it; here a stand-in with its two counters)
+    hpu = SimpleNamespace(
+        __name__="torch.hpu", reset_peak_memory_stats=lambda: calls.append("hpu"), max_memory_allocated=lambda: 2e9
+    )
+    monkeypatch.setattr(torch, "hpu", hpu, raising=False)
+    with PeakMemory("torch", "gpu", "hpu:0") as peak:
+        pass
+    assert peak.reading() == {"peak_gb": 2.0, "method": "torch.hpu.max_memory_allocated"} and calls[-1] == "hpu"

@@ -166,30 +166,36 @@ def nvidia_gpus() -> list[dict[str, Any]]:
 def torch_gpu_facts(torch: Any, device: Any) -> dict[str, Any] | None:
     """A torch device's facts where it is a GPU: CUDA (as the driver names it), ROCm (named from what it reports
     where the driver's name is generic: :func:`advisor.store.device_identity.identify_rocm`) or Apple's MPS (the
-    chip, its memory and what the GPU may allocate of it) or an Intel GPU (PyTorch's xpu device, as its driver names
-    it); None for a CPU. Best effort: never raises."""
+    chip, its memory and what the GPU may allocate of it) or an Intel device (PyTorch's xpu or hpu, as its driver
+    names it); None for a CPU. Best effort: never raises."""
     kind = getattr(device, "type", str(device))
     if kind == "cuda":
         index = device.index if getattr(device, "index", None) is not None else _safely(torch.cuda.current_device, 0)
         return _cuda_facts(torch, index)
     if kind == "mps":
         return _apple_facts(torch)
-    if kind == "xpu":
+    if kind in INTEL_DEVICES:
         index = getattr(device, "index", None)
-        return _xpu_facts(torch, index if index is not None else _safely(lambda: torch.xpu.current_device(), 0))
+        module = getattr(torch, kind, None)
+        return _intel_facts(module, kind, index if index is not None else _safely(lambda: module.current_device(), 0))
     return None
 
 
-def _xpu_facts(torch: Any, index: int) -> dict[str, Any]:
-    """An Intel GPU through PyTorch's xpu device: the name its driver reports ("Intel(R) Arc(TM) Pro B60 Graphics",
-    a catalog alias) and its memory."""
-    name = _safely(lambda: str(torch.xpu.get_device_name(index)), "")
-    total = getattr(_safely(lambda: torch.xpu.get_device_properties(index), None), "total_memory", None)
+# PyTorch's Intel devices: an Arc GPU through oneAPI (xpu) and a Gaudi through Intel's Gaudi software (hpu, whose
+# torch.hpu habana_frameworks.torch registers), each with the name a device of unknown name is given.
+INTEL_DEVICES = {"xpu": "Intel GPU", "hpu": "Intel Gaudi"}
+
+
+def _intel_facts(module: Any, kind: str, index: int) -> dict[str, Any]:
+    """An Intel device through PyTorch's ``torch.xpu`` or ``torch.hpu``: the name its driver reports (a catalog alias:
+    "Intel(R) Arc(TM) Pro B60 Graphics", "GAUDI3") and its memory where the module reports it."""
+    name = _safely(lambda: str(module.get_device_name(index)), "")
+    total = getattr(_safely(lambda: module.get_device_properties(index), None), "total_memory", None)
     facts: dict[str, Any] = {
         "kind": DeviceKind.GPU.value,
-        "name": name or "Intel GPU",
+        "name": name or INTEL_DEVICES[kind],
         "count": 1,
-        "platform": Platform.XPU.value,
+        "platform": Platform(kind).value,
     }
     if total:
         facts["memory_gb"] = round(total / 1024**3, 1)

@@ -1,7 +1,8 @@
 """The peak memory a training run used, read where the device reports it (best effort, never fatal).
 
 - a GPU: the framework's own counter, reset before the run: TensorFlow ``get_memory_info(...)["peak"]``, JAX
-  ``memory_stats()["peak_bytes_in_use"]``, PyTorch ``torch.cuda.max_memory_allocated``;
+  ``memory_stats()["peak_bytes_in_use"]``, PyTorch ``torch.cuda.max_memory_allocated`` (``torch.xpu``'s on an Intel
+  GPU, ``torch.hpu``'s on a Gaudi);
 - a CPU: the process's peak resident memory (Linux ``VmHWM``, reset through ``/proc/self/clear_refs``) above its
   resident memory when the run started.
 
@@ -57,9 +58,7 @@ class PeakMemory:
 
             tf.config.experimental.reset_memory_stats(self._tf_device())
         elif self.backend == "torch":
-            import torch
-
-            torch.cuda.reset_peak_memory_stats()
+            self._torch_device_module().reset_peak_memory_stats()
 
     def _read(self) -> dict[str, Any] | None:
         if self.kind == DeviceKind.CPU:
@@ -81,13 +80,20 @@ class PeakMemory:
             peak = jax.devices()[0].memory_stats()["peak_bytes_in_use"]
             method = "jax memory_stats peak_bytes_in_use (not reset between runs)"
         elif self.backend == "torch":
-            import torch
-
-            peak = torch.cuda.max_memory_allocated()
-            method = "torch.cuda.max_memory_allocated"
+            module = self._torch_device_module()
+            peak = module.max_memory_allocated()
+            method = f"{module.__name__}.max_memory_allocated"
         else:
             return None
         return {"peak_gb": round(float(peak) / GB, 4), "method": method}
+
+    def _torch_device_module(self) -> Any:
+        """PyTorch's module of the run's device: ``torch.xpu`` for an Intel GPU (``xpu:0``), ``torch.hpu`` for a Gaudi
+        (``hpu:0``), else ``torch.cuda``."""
+        import torch
+
+        kind = self.device.split(":")[0]
+        return getattr(torch, kind) if kind in ("xpu", "hpu") else torch.cuda
 
     def _tf_device(self) -> str:
         return self.device.lstrip("/").replace("device:", "") or "GPU:0"

@@ -4,8 +4,8 @@
 model's training forward passes through a forward pre-hook (their samples and tokens), synchronises the device at
 each measurement point, counts the FLOPs of one real step with ``torch.utils.flop_counter.FlopCounterMode`` (by
 kind and dtype) and the bytes autograd keeps for the backward pass (``saved_tensors_hooks``), and reads the peak
-memory (``torch.cuda.max_memory_allocated``; a CPU: the resident set above the start). :class:`Run` is the context
-manager of ``advisor.track.torch``.
+memory (``torch.cuda.max_memory_allocated``, ``torch.xpu``'s or ``torch.hpu``'s on an Intel device; a CPU: the
+resident set above the start). :class:`Run` is the context manager of ``advisor.track.torch``.
 
 torch is imported here only, by the adapters (the core never imports it: tests/test_imports.py).
 """
@@ -79,6 +79,8 @@ def synchronize(device) -> None:
         torch.mps.synchronize()
     elif device.type == "xpu":
         torch.xpu.synchronize(device)
+    elif device.type == "hpu":
+        torch.hpu.synchronize()
 
 
 def batch_shape(args: tuple, kwargs: dict) -> tuple[int, int | None] | None:
@@ -288,7 +290,7 @@ class TorchTracker:
             }
         )
         self.hook = model.register_forward_pre_hook(self._forward, with_kwargs=True)
-        kind = DeviceKind.GPU.value if self.device.type == "cuda" else DeviceKind.CPU.value
+        kind = DeviceKind.GPU.value if self.device.type in ("cuda", "xpu", "hpu") else DeviceKind.CPU.value
         self.memory = PeakMemory("torch", kind, str(self.device))
         self.memory.__enter__()
         self.session = Session(self.options)
