@@ -255,3 +255,29 @@ def test_the_app_shows_the_measured_generations_beside_their_estimates(monkeypat
     assert set(table[table["measured on"] == cpu][estimated]) == {"-"}  # a CPU: no estimate, the caption says why
     assert "-" not in set(table[table["measured on"] == "NVIDIA H200"][estimated])
     assert any("the estimates are of GPUs" in c.value for c in at.caption)
+
+
+def test_a_generation_goes_to_an_intel_gpu_where_pytorch_sees_one():
+    """No Intel GPU here: stand-ins for torch say which device is visible (their names are PyTorch's: ``torch.cuda``,
+    ``torch.xpu``, ``torch.backends.mps``); an Intel GPU is taken after CUDA, before Apple's, and its allocator's
+    counters are ``torch.xpu``'s; Apple's and the CPU's have none."""
+    from types import SimpleNamespace
+
+    from advisor.measure.generation import GenerationPlan, _device_of, _memory_counters
+
+    def torch_with(cuda: bool, xpu: bool | None, mps: bool) -> SimpleNamespace:
+        found = SimpleNamespace(
+            cuda=SimpleNamespace(is_available=lambda: cuda),
+            backends=SimpleNamespace(mps=SimpleNamespace(is_available=lambda: mps)),
+        )
+        if xpu is not None:  # a torch built without xpu has no torch.xpu at all
+            found.xpu = SimpleNamespace(is_available=lambda: xpu)
+        return found
+
+    plan = GenerationPlan()
+    assert _device_of(plan, torch_with(True, True, False)) == "cuda:0"
+    assert _device_of(plan, torch_with(False, True, True)) == "xpu:0"
+    assert _device_of(plan, torch_with(False, None, True)) == "mps"
+    assert _device_of(plan, torch_with(False, False, False)) == "cpu"
+    torch = torch_with(False, True, False)
+    assert _memory_counters(torch, "xpu:0") is torch.xpu and _memory_counters(torch, "mps") is None

@@ -145,7 +145,7 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
     except ImportError:
         raise AdvisorError("timing a generation needs torch and transformers: pip install torch transformers") from None
     device = _device_of(plan, torch)
-    on_gpu = device.startswith("cuda")  # the allocator's peak is read on CUDA (and ROCm's HIP) only
+    counters = _memory_counters(torch, device)  # the allocator's peak: CUDA (and ROCm's HIP) and Intel's xpu
     torch.manual_seed(plan.seed)
     progress(f"building the model on {device} ({plan.dtype})")
     model = _build(plan, torch, transformers, device)
@@ -169,8 +169,8 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
                     pad_token_id=0,
                 )
 
-        if on_gpu:
-            torch.cuda.reset_peak_memory_stats()
+        if counters is not None:
+            counters.reset_peak_memory_stats()
         try:
             generate(plan.output_tokens)  # warm-up: kernels chosen, memory pools filled; never counted
             for _ in range(plan.repeats):
@@ -179,8 +179,8 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
         except torch.OutOfMemoryError:
             progress(f"batch {batch}: out of memory; larger batches skipped")
             break
-        if on_gpu:
-            result.peak_memory_bytes = int(torch.cuda.max_memory_allocated())
+        if counters is not None:
+            result.peak_memory_bytes = int(counters.max_memory_allocated())
         results.append(result.record(plan.prompt_tokens, plan.output_tokens))
         gc.collect()
     return _record(plan, model, parameters, results, *_facts(torch, transformers, device, plan.attention))
@@ -225,14 +225,23 @@ def _facts(torch, transformers, device: str, attention: str) -> tuple[dict[str, 
     return device_facts, software
 
 
+def _memory_counters(torch, device: str) -> Any:
+    """PyTorch's module whose allocator counters the device has (``torch.cuda``, ``torch.xpu``); None elsewhere."""
+    kind = device.split(":")[0]
+    return getattr(torch, kind) if kind in ("cuda", "xpu") else None
+
+
 def _device_of(plan: GenerationPlan, torch) -> str:
-    """The device the run goes to (a CUDA or ROCm GPU, Apple's GPU, else the CPU); a clear error for a dtype or a
-    device that cannot be had."""
+    """The device the run goes to (a CUDA or ROCm GPU, an Intel GPU through PyTorch's xpu, Apple's GPU, else the
+    CPU); a clear error for a dtype or a device that cannot be had."""
     if plan.dtype not in DTYPES:
         raise AdvisorError(f"dtype: {plan.dtype!r} is not one of {', '.join(DTYPES)}")
     if plan.device != "cpu":
         if torch.cuda.is_available():
             return "cuda:0"
+        xpu = getattr(torch, "xpu", None)
+        if xpu is not None and xpu.is_available():
+            return "xpu:0"
         mps = getattr(torch.backends, "mps", None)
         if mps is not None and mps.is_available():
             return "mps"
@@ -244,5 +253,7 @@ def _device_of(plan: GenerationPlan, torch) -> str:
 def _synchronize(torch, device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
+    elif device.startswith("xpu"):
+        torch.xpu.synchronize()
     elif device == "mps":
         torch.mps.synchronize()
