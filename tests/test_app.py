@@ -333,6 +333,11 @@ def test_a_language_model_job_is_answered_per_gpu(monkeypatch):
     said = " ".join(plain(c.value) for c in at.caption)
     assert "Mac Studio (M4 Max, 32-core GPU, 36 GB)" in said and "GB usable of 36 GB unified" in said
     assert "H100" not in said
+    at.selectbox(key="llm_hardware").set_value("Intel").run()  # memory only: nothing Intel is fitted
+    assert not at.exception, at.exception
+    shown = [plain(e.value) for e in (*at.caption, *at.markdown, *at.info, *at.warning)]
+    assert any("Intel Arc Pro B60 fits" in line and "no oneAPI (Intel) training results" in line for line in shown)
+    assert not any("None of these GPUs fits" in line for line in shown)
     at.button(key="llm_back").click().run()  # back to the profiles' workload: its answer again
     assert not at.exception, at.exception
     assert any(m.label == "Best upgrade" for m in at.metric) and at.selectbox(key="llm_model").value is None
