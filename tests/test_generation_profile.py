@@ -263,7 +263,8 @@ def test_a_generation_goes_to_an_intel_gpu_where_pytorch_sees_one():
     counters are ``torch.xpu``'s; Apple's and the CPU's have none."""
     from types import SimpleNamespace
 
-    from advisor.measure.generation import GenerationPlan, _device_of, _memory_counters
+    from advisor.measure.generation import GenerationPlan, _device_of
+    from advisor.measure.peak_memory import torch_counters as _memory_counters
 
     def torch_with(cuda: bool, xpu: bool | None, mps: bool) -> SimpleNamespace:
         found = SimpleNamespace(

@@ -27,6 +27,7 @@ from advisor.errors import AdvisorError
 from advisor.format.vocabulary import DeviceKind, DType
 from advisor.llm.config import ModelConfig
 from advisor.measure import timing
+from advisor.measure.peak_memory import torch_counters
 
 DTYPES = tuple(d.value for d in (DType.BFLOAT16, DType.FLOAT16, DType.FLOAT32))
 
@@ -145,7 +146,7 @@ def measure_generation(plan: GenerationPlan, progress: Callable[[str], None] = l
     except ImportError:
         raise AdvisorError("timing a generation needs torch and transformers: pip install torch transformers") from None
     device = _device_of(plan, torch)
-    counters = _memory_counters(torch, device)  # the allocator's peak: CUDA (and ROCm's HIP) and Intel's xpu
+    counters = torch_counters(torch, device)  # the allocator's peak: CUDA (and ROCm's HIP) and Intel's xpu
     torch.manual_seed(plan.seed)
     progress(f"building the model on {device} ({plan.dtype})")
     model = _build(plan, torch, transformers, device)
@@ -223,12 +224,6 @@ def _facts(torch, transformers, device: str, attention: str) -> tuple[dict[str, 
         if device.startswith("cuda") and torch.version.cuda:
             software["cuda"] = str(torch.version.cuda)
     return device_facts, software
-
-
-def _memory_counters(torch, device: str) -> Any:
-    """PyTorch's module whose allocator counters the device has (``torch.cuda``, ``torch.xpu``); None elsewhere."""
-    kind = device.split(":")[0]
-    return getattr(torch, kind) if kind in ("cuda", "xpu") else None
 
 
 def _device_of(plan: GenerationPlan, torch) -> str:

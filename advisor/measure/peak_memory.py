@@ -16,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from advisor.format.vocabulary import DeviceKind
+from advisor.measure.hardware import INTEL_DEVICES
+
+# PyTorch's devices whose allocator keeps peak counters (``torch.<kind>.max_memory_allocated``): CUDA (and ROCm's
+# HIP, which PyTorch calls cuda) and Intel's xpu and hpu
+COUNTED_DEVICES = ("cuda", *INTEL_DEVICES)
 
 GB = 1e9
 
@@ -88,12 +93,17 @@ class PeakMemory:
         return {"peak_gb": round(float(peak) / GB, 4), "method": method}
 
     def _torch_device_module(self) -> Any:
-        """PyTorch's module of the run's device: ``torch.xpu`` for an Intel GPU (``xpu:0``), ``torch.hpu`` for a Gaudi
-        (``hpu:0``), else ``torch.cuda``."""
+        """PyTorch's module of the run's device (:func:`torch_counters`), ``torch.cuda`` where it names none."""
         import torch
 
-        kind = self.device.split(":")[0]
-        return getattr(torch, kind) if kind in ("xpu", "hpu") else torch.cuda
+        return torch_counters(torch, self.device) or torch.cuda
 
     def _tf_device(self) -> str:
         return self.device.lstrip("/").replace("device:", "") or "GPU:0"
+
+
+def torch_counters(torch: Any, device: str) -> Any:
+    """PyTorch's module holding the allocator's counters of ``device`` ("cuda:0", "xpu:0", "hpu:0"): ``torch.cuda``,
+    ``torch.xpu`` or ``torch.hpu``; None for a device without them (the CPU, Apple's mps)."""
+    kind = device.split(":")[0]
+    return getattr(torch, kind, None) if kind in COUNTED_DEVICES else None

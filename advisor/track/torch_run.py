@@ -24,7 +24,7 @@ from typing import Any
 
 from advisor.format.vocabulary import DeviceKind, DType, Precision
 from advisor.measure import hardware
-from advisor.measure.peak_memory import PeakMemory
+from advisor.measure.peak_memory import COUNTED_DEVICES, PeakMemory
 from advisor.track.session import Counted, Options, RunFacts, Session, TrackError, device_kind, finish, say
 
 # Modules whose work FlopCounterMode has no formula for (a fused recurrent kernel): named in not_counted.
@@ -290,7 +290,7 @@ class TorchTracker:
             }
         )
         self.hook = model.register_forward_pre_hook(self._forward, with_kwargs=True)
-        kind = DeviceKind.GPU.value if self.device.type in ("cuda", "xpu", "hpu") else DeviceKind.CPU.value
+        kind = DeviceKind.GPU.value if self.device.type in COUNTED_DEVICES else DeviceKind.CPU.value
         self.memory = PeakMemory("torch", kind, str(self.device))
         self.memory.__enter__()
         self.session = Session(self.options)
