@@ -306,7 +306,8 @@ def inference_section(catalog: Catalog | None, generations: list[Any]) -> None:
             st.caption(page.INFERENCE_HINT)
             return
         try:
-            answer = page.run_answer(page.inference_job(v, v["run_config"]), catalog, v)
+            habits = {key: st.session_state[key] for key in ("lifetime_years", "kwh_price") if key in st.session_state}
+            answer = page.run_answer(page.inference_job(v, v["run_config"]), catalog, {**habits, **v})
         except AdvisorError as error:
             st.error(safe(str(error)))
             return

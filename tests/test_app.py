@@ -440,6 +440,34 @@ def test_running_a_model_is_answered_per_gpu(monkeypatch):
     assert any("Little's law" in plain(c.value) for c in at.caption)
 
 
+def test_a_million_tokens_owned_costs_what_the_owners_hours_and_energy_say(monkeypatch):
+    """The cost of a million tokens on an owned card follows the hours a week it serves (the run section's input) and
+    the sidebar's electricity and years; an API's price says from how many users renting costs less."""
+    at = start(monkeypatch)
+    at.selectbox(key="run_model").set_value("llama-3.1-8b").run()
+    at.selectbox(key="run_hardware").set_value("NVIDIA").run()
+
+    def owned() -> str:
+        table = next(d.value for d in at.dataframe if "TPOT ms" in d.value.columns).set_index("gpu")
+        return str(table.loc["GeForce RTX 4090", "$/M owned"])
+
+    def header() -> str:
+        return next(plain(c.value) for c in at.caption if plain(c.value).startswith("Model: "))
+
+    assert "serving 40 h a week, energy at $0.15/kWh" in header()
+    at_forty = owned()
+    at.number_input(key="run_hours").set_value(168.0).run()
+    assert not at.exception, at.exception
+    assert "over 3 years serving 168 h a week" in header() and owned() != at_forty
+    at.sidebar.number_input(key="kwh_price").set_value(0.4).run()
+    at.sidebar.number_input(key="lifetime_years").set_value(5.0).run()
+    assert "owned over 5 years serving 168 h a week, energy at $0.40/kWh" in header()
+    assert not any(plain(m.value).startswith("- Against an API") for m in at.markdown)
+    at.number_input(key="run_api").set_value(0.5).run()
+    assert not at.exception and not at.error, at.exception
+    assert any(plain(m.value).startswith("- Against an API at $0.50 a million tokens") for m in at.markdown)
+
+
 def test_a_mixture_of_experts_runs_attention_data_parallel_over_its_gpus(monkeypatch):
     """The experts split over 8 GPUs, each its own users' attention: more sequences than tensor parallelism's split
     caches hold; a dense model asked so is refused with what would work."""

@@ -371,6 +371,8 @@ INFERENCE_CASES = {
     "--attention-data-parallel": ["--model-config", "qwen3-30b-a3b", "--devices", "2", "--attention-data-parallel"],
     "--mixed": ["--engine", "llama.cpp", "--mixed", "rtx-4090,rtx-3090"],
     "--hours-per-week": ["--hours-per-week", "168"],
+    "--lifetime-years": ["--lifetime-years", "5"],
+    "--kwh-price": ["--kwh-price", "0.4"],
     "--api-usd-per-million": ["--api-usd-per-million", "2"],  # at $0.20 renting a 4090 never beats it: no change
 }
 

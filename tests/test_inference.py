@@ -296,6 +296,46 @@ def test_the_command_answers_and_refuses(capsys):
     assert status == 1 and "--model-config" in err
 
 
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [
+        ("--hours-per-week", "0", "--hours-per-week: must be more than 0 and at most 168 (the hours in a week); got 0"),
+        ("--hours-per-week", "500", "at most 168 (the hours in a week); got 500"),
+        ("--hours-per-week", "nan", "--hours-per-week: must be"),
+        ("--kwh-price", "-0.1", "--kwh-price: must be a number, 0 or more; got -0.1"),
+        ("--lifetime-years", "0", "--lifetime-years: must be more than 0"),
+        ("--api-usd-per-million", "inf", "--api-usd-per-million must be a number more than 0, got inf"),
+    ],
+)
+def test_an_owners_costs_out_of_bounds_are_one_line_errors(capsys, flag, value, said):
+    """A week has 168 hours; a card that serves none, or energy at a negative price, has no cost a million tokens
+    (0 hours once divided by zero and printed a traceback; 500 hours priced tokens below what a card can earn)."""
+    job = ["estimate", "--model-config", "llama-3.1-8b", "--inference", "--gpu", "rtx-4090"]
+    status, out, err = _run(capsys, *job, flag, value)
+    assert status == 1 and not out and "Traceback" not in err
+    assert said in err and err.count("\n") == 1
+
+
+def test_the_owners_costs_are_checked_by_their_fields_and_priced_as_asked(shipped_catalog):
+    """``CostInputs`` refuses by the field's name (the CLI says it as its option, the app as its label); the owned
+    cost of a million tokens falls as the hours a week rise and grows with the price of energy."""
+    from advisor.errors import InputError
+    from advisor.infer.token_costs import CostInputs, million_token_costs
+
+    for bad in ({"hours_per_week": 168.5}, {"lifetime_years": -1.0}, {"kwh_price": float("inf")}, {"kwh_price": "x"}):
+        with pytest.raises(InputError) as refused:
+            CostInputs(**bad)
+        assert refused.value.field == next(iter(bad))
+    job = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "bf16", "16bit")
+    gpu = shipped_catalog.by_id()["rtx-4090"]
+    owned = {
+        hours: million_token_costs(job, gpu, 100.0, CostInputs(hours_per_week=hours))[0] for hours in (10, 40, 168)
+    }
+    assert owned[10] > owned[40] > owned[168] > 0
+    dearer = million_token_costs(job, gpu, 100.0, CostInputs(kwh_price=0.45))[0]
+    assert dearer > owned[40]
+
+
 def test_several_gpus_are_asked_and_a_bound_says_its_figures_are_limits(capsys):
     """``--gpu`` repeated or comma-separated answers each GPU asked, once; an engine without measurements of one user
     (SGLang here, measured under load only) shows its tokens/s as ceilings and its times, costs and the users it needs

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 
 from advisor.commands import common
 from advisor.commands.common import Parents
@@ -156,8 +157,6 @@ def _model_workload(path: str, args: argparse.Namespace, sizes) -> dict:
 
 def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> int:
     """``estimate --model-config NAME --inference``: running the model on every catalog GPU."""
-    from dataclasses import replace
-
     from advisor.commands.inference_options import DEFAULT_ENGINE
     from advisor.infer.architecture import resolve_inference_model
     from advisor.infer.estimate import CostInputs, break_even_users, inference_rows, picks
@@ -190,11 +189,11 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
     )
     if args.mixed:
         return _mixed(args, job, catalog)
-    inputs = replace(CostInputs(), hours_per_week=args.hours_per_week)
-    rows = inference_rows(job, catalog, gpu_ids, inputs)
+    inputs = CostInputs(args.lifetime_years, args.hours_per_week, args.kwh_price)  # each refused by its flag
     api = args.api_usd_per_million
-    if api is not None and not api > 0:
-        raise AdvisorError(f"estimate: --api-usd-per-million must be more than 0, got {api:g}")
+    if api is not None and not (api > 0 and math.isfinite(api)):
+        raise AdvisorError(f"estimate: --api-usd-per-million must be a number more than 0, got {api:g}")
+    rows = inference_rows(job, catalog, gpu_ids, inputs)
     versus_api = {r.catalog_id: break_even_users(job, r, catalog, api) for r in rows} if api else {}
     if args.json:
         common.print_json(inference_records(rows, versus_api))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 
 from advisor.commands.arguments import positive_int
+from advisor.decision.costs import HABIT_OPTIONS
+from advisor.format.units import HOURS_PER_WEEK
 from advisor.infer.engines import engine_data
 from advisor.infer.estimate import CostInputs
 from advisor.infer.job import ATTENTION_DATA_PARALLEL
@@ -86,13 +88,27 @@ def _add_load_arguments(group: argparse._ArgumentGroup) -> None:
         help="split the model over these different GPUs, layer by layer as llama.cpp does by default (by each "
         "card's memory): each card's share, whether it fits, the speed",
     )
+    _add_cost_arguments(group)
+
+
+def _add_cost_arguments(group: argparse._ArgumentGroup) -> None:
+    """How an owned card is paid for (its hours a week, years and electricity) and an API's price to weigh."""
     group.add_argument(
         "--hours-per-week",
         type=float,
         default=CostInputs.hours_per_week,
         metavar="H",
-        help="hours a week an owned card serves (%(default)s)",
+        help=f"hours a week an owned card serves, at most {HOURS_PER_WEEK:g} (%(default)s)",
     )
+    for name in ("lifetime_years", "kwh_price"):  # the training habits' words, the inference job's defaults
+        metavar, meaning = HABIT_OPTIONS[name]
+        group.add_argument(
+            "--" + name.replace("_", "-"),
+            type=float,
+            default=getattr(CostInputs, name),
+            metavar=metavar,
+            help=f"{meaning} (%(default)s)",
+        )
     group.add_argument(
         "--api-usd-per-million",
         type=float,

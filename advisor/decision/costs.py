@@ -14,13 +14,13 @@ import pandas as pd
 
 from advisor.decision.rows import DecisionRow, OptionRow
 from advisor.errors import InputError
-from advisor.format.units import SECONDS_PER_HOUR, WATT_SECONDS_PER_KWH
+from advisor.format.units import SECONDS_PER_HOUR, WATT_SECONDS_PER_KWH, WEEKS_PER_YEAR
 from advisor.format.vocabulary import CostKind, DeviceKind, Goal, PaybackCounts, Source, words
+from advisor.infer.token_costs import CostInputs
 from advisor.store.catalog import Catalog
 
 GOALS = words(Goal)
 GOAL_HELP = {goal.value: goal.help for goal in Goal}
-WEEKS_PER_YEAR = 52
 
 
 # Each input's option: (metavar, what it means). The CLI's options and their help come from this table.
@@ -28,7 +28,7 @@ HABIT_OPTIONS = {
     "runs_per_week": ("N", "how often you train this job"),
     "hour_value": ("USD", "what an hour of waiting is worth to you, for the payback"),
     "kwh_price": ("USD", "electricity price per kWh"),
-    "lifetime_years": ("YEARS", "how long you keep bought hardware, for the cost per run"),
+    "lifetime_years": ("YEARS", "how long you keep bought hardware: its price is spread over these years"),
     "resale_usd": ("USD", "what your current hardware would sell for"),
     "session_minutes": ("MIN", "a rented session's start-up before the first run: boot, container, data copy"),
     "runs_per_session": ("N", "training runs in one rented session"),
@@ -41,8 +41,8 @@ class Habits:
 
     runs_per_week: float = 10.0
     hour_value: float = 20.0  # USD an hour of waiting is worth: a modest value, so that a payback has an answer
-    kwh_price: float = 0.15  # USD per kWh
-    lifetime_years: float = 3.0  # how long bought hardware is used
+    kwh_price: float = CostInputs.kwh_price  # USD per kWh: the same default as an inference job's costs
+    lifetime_years: float = CostInputs.lifetime_years  # how long bought hardware is used
     resale_usd: float = 0.0  # what the current hardware would sell for
     session_minutes: float = 5.0  # a rented session's start-up: boot, pull the container, copy the data
     runs_per_session: float = 1.0  # runs in one rented session (billed together)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from advisor.errors import AdvisorError
 from advisor.infer import saturated
@@ -282,14 +282,30 @@ class InferenceAnswer:
     rows: list[InferenceRow]
     picks: InferencePicks
     curves: dict[str, list[tuple[int, float, float]]]
+    inputs: CostInputs = DEFAULT_COSTS  # how an owned card is paid for
+    api_usd_per_million: float | None = None  # an API's price the user weighs renting against
+    versus_api: dict[str, int | None] = field(default_factory=dict)  # the cheapest rented GPU's break-even users
 
 
-def answer(job: InferenceJob, catalog: Catalog, gpu_ids: tuple[str, ...] | None = None) -> InferenceAnswer:
-    """Every GPU's row for the job (or those of ``gpu_ids``), what the analysis picks and the curves the page
-    draws."""
-    rows = inference_rows(job, catalog, list(gpu_ids) if gpu_ids is not None else None)
+def answer(
+    job: InferenceJob,
+    catalog: Catalog,
+    gpu_ids: tuple[str, ...] | None = None,
+    inputs: CostInputs = DEFAULT_COSTS,
+    api_usd_per_million: float | None = None,
+) -> InferenceAnswer:
+    """Every GPU's row for the job (or those of ``gpu_ids``) at the owner's costs ``inputs``, what the analysis picks,
+    the curves the page draws and, against an API at ``api_usd_per_million``, from how many users renting the
+    cheapest rented GPU costs less (:func:`break_even_users`)."""
+    rows = inference_rows(job, catalog, list(gpu_ids) if gpu_ids is not None else None, inputs)
     fitting = [r for r in rows if r.memory.verdict != "does not fit" and r.speed is not None][:CURVE_GPUS]
-    return InferenceAnswer(rows, picks(rows), {r.gpu: throughput_curve(job, r, catalog) for r in fitting})
+    found = picks(rows)
+    rented = found.cheapest_rented
+    versus_api = {}
+    if api_usd_per_million is not None and rented is not None:
+        versus_api = {rented.catalog_id: break_even_users(job, rented, catalog, api_usd_per_million)}
+    curves = {r.gpu: throughput_curve(job, r, catalog) for r in fitting}
+    return InferenceAnswer(rows, found, curves, inputs, api_usd_per_million, versus_api)
 
 
 def break_even_users(job: InferenceJob, row: InferenceRow, catalog: Catalog, api_usd_per_million: float) -> int | None:

@@ -3,20 +3,49 @@ energy) and rented (the catalog's cheapest on-demand rental), from the tokens a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
 
+from advisor.errors import InputError
+from advisor.format.units import HOURS_PER_WEEK, WEEKS_PER_YEAR
 from advisor.infer.job import InferenceJob
 from advisor.store.catalog import Gpu
+
+# Each input's bounds: (the least, whether the least itself is allowed, the most), walked by CostInputs' one check.
+COST_LIMITS = {
+    "lifetime_years": (0.0, False, math.inf),
+    "hours_per_week": (0.0, False, HOURS_PER_WEEK),
+    "kwh_price": (0.0, True, math.inf),
+}
 
 
 @dataclass(frozen=True)
 class CostInputs:
     """How the hardware is paid for: owned over ``lifetime_years`` serving ``hours_per_week``, energy at
-    ``kwh_usd``."""
+    ``kwh_price`` (USD a kWh). The training habits (``advisor.decision.costs.Habits``) take their lifetime and
+    electricity defaults from these. A value out of :data:`COST_LIMITS` is refused by its field's name."""
 
     lifetime_years: float = 3.0
     hours_per_week: float = 40.0
-    kwh_usd: float = 0.15
+    kwh_price: float = 0.15
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            least, least_allowed, most = COST_LIMITS[f.name]
+            value = getattr(self, f.name)
+            number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            if not number or value < least or (value == least and not least_allowed) or value > most:
+                shown = f"{value:g}" if isinstance(value, float) else repr(value)
+                raise InputError(f.name, f"must be {_bounds(least, least_allowed, most)}; got {shown}")
+
+
+def _bounds(least: float, least_allowed: bool, most: float) -> str:
+    """'more than 0 and at most 168 (the hours in a week)', from an input's limits."""
+    low = f"{least:g} or more" if least_allowed else f"more than {least:g}"
+    if math.isinf(most):
+        return f"a number, {low}"
+    week = " (the hours in a week)" if most == HOURS_PER_WEEK else ""
+    return f"{low} and at most {most:g}{week}"
 
 
 DEFAULT_COSTS = CostInputs()  # three years, 40 hours a week, $0.15 a kWh
@@ -32,8 +61,8 @@ def million_token_costs(
     price = gpu.price
     watts = gpu.value("board_power_w")
     if price is not None:
-        hours = inputs.lifetime_years * 52 * inputs.hours_per_week
-        energy = (watts or 0) / 1000 * inputs.kwh_usd
+        hours = inputs.lifetime_years * WEEKS_PER_YEAR * inputs.hours_per_week
+        energy = (watts or 0) / 1000 * inputs.kwh_price
         owned = job.devices * (price.usd / hours + energy) / per_hour_millions
     rental = gpu.best_rental
     if rental is not None:

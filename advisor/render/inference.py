@@ -80,7 +80,7 @@ def inference_header(job: InferenceJob, inputs: CostInputs) -> str:
             engine,
             f"{load}; {job.devices} GPU(s) each ({_parallel(job)}){_copies(job)}",
             f"Costs: owned over {inputs.lifetime_years:g} years serving {inputs.hours_per_week:g} h a week, energy at "
-            f"${inputs.kwh_usd:g}/kWh; rented at the catalog's cheapest on-demand price",
+            f"${inputs.kwh_price:.2f}/kWh; rented at the catalog's cheapest on-demand price",
         ]
     )
 

@@ -14,7 +14,9 @@ import pandas as pd
 from advisor.decision.costs import GOAL_HELP, HABIT_OPTIONS, Habits
 from advisor.format import metrics
 from advisor.format.formatting import fmt_duration, fmt_seconds, fmt_usd, fmt_usd_small, fmt_watts, missing, read_number
+from advisor.format.units import HOURS_PER_WEEK
 from advisor.format.vocabulary import Goal, PrecisionFilter, Source, WorkloadKind
+from advisor.infer.token_costs import CostInputs
 from advisor.llm.job import Checkpointing, Method
 from advisor.render import basis as render_basis
 from advisor.render import charts, prose, text_width
@@ -529,6 +531,11 @@ def mixed_choices(catalog: Any) -> dict[str, str]:
     return {gpu.id: gpu.name for gpu in catalog.gpus if not gpu.whole_machine}
 
 
+HOURS_HELP = (
+    "The cost of a million tokens on a card you own spreads its price over the hours it serves in its lifetime; the "
+    "years and the electricity are the sidebar's habits (their defaults where it is not shown)."
+)
+API_HELP = "Say from how many users at once renting the cheapest rented GPU costs less than this API (0: no API)."
 RATE_HELP = (
     "A steady rate of requests instead of users at once: each GPU serves the users the rate keeps in flight on it "
     "(Little's law), or is said to be overloaded; the first token's wait for a free slot is not predicted."
@@ -576,6 +583,18 @@ def inference_inputs(
             _number("Output tokens", "run_output", 1, 1_048_576, 256, 64),
             _number("Users at once", "run_users", 1, 4096, 1),
             _number("or requests a second (0: the users)", "run_rate", 0.0, 1e6, 0.0, 0.5, help=RATE_HELP),
+            _number(
+                "Hours a week an owned card serves",
+                "run_hours",
+                1.0,
+                HOURS_PER_WEEK,
+                CostInputs.hours_per_week,
+                1.0,
+                help=HOURS_HELP,
+            ),
+            _number(
+                "An API's price (USD a million output tokens; 0: none)", "run_api", 0.0, None, 0.0, 0.1, help=API_HELP
+            ),
             *(
                 [Input("multiselect", "Mixed cards (llama.cpp)", "run_mixed", tuple(cards), cards, help=MIXED_HELP)]
                 if cards
@@ -769,13 +788,14 @@ def job_answer(found: Any) -> Answer:
 
 
 def inference_answer(found: Any, job: Any) -> Answer:
-    """An inference job's answer: the picks, the table per GPU, throughput as users grow, what it rests on."""
-    from advisor.infer.estimate import CostInputs
+    """An inference job's answer: the picks (and, against an API's price, from how many users renting costs less),
+    the table per GPU, throughput as users grow, what it rests on."""
     from advisor.render import inference as render_inference
 
     chart = render_inference.throughput_chart(found.curves) if any(found.curves.values()) else None
-    header = render_inference.inference_header(job, CostInputs()).replace("\n", "; ")
-    lines = render_inference.pick_lines(found.picks)
+    header = render_inference.inference_header(job, found.inputs).replace("\n", "; ")
+    api = render_inference.api_line(found.picks, found.api_usd_per_million, found.versus_api)
+    lines = [*render_inference.pick_lines(found.picks), *api]
     return Answer(
         "", lines, render_inference.table_frame(found.rows), chart, [header, *render_inference.table_notes(found.rows)]
     )
@@ -789,7 +809,20 @@ def run_answer(job: Any, catalog: Any, values: Mapping[str, Any]) -> Answer:
     picked = mixed_picked(values)
     if picked is not None:
         return mixed_answer(mixed_cards(job, [catalog.by_id()[i] for i in picked], catalog), job)
-    return inference_answer(infer_estimate.answer(job, catalog, hardware_ids(catalog, values, "run_hardware")), job)
+    ids = hardware_ids(catalog, values, "run_hardware")
+    api = float(values.get("run_api") or 0) or None  # 0: no API to weigh against
+    return inference_answer(infer_estimate.answer(job, catalog, ids, inference_costs(values), api), job)
+
+
+def inference_costs(values: Mapping[str, Any]) -> CostInputs:
+    """How an owned card is paid for: the hours a week it serves (the run section's ``run_hours``), the years and the
+    electricity of the sidebar's habits (``lifetime_years``, ``kwh_price``; their defaults where it is not shown)."""
+    default = CostInputs()
+    return CostInputs(
+        float(values.get("lifetime_years", default.lifetime_years)),
+        float(values.get("run_hours", default.hours_per_week)),
+        float(values.get("kwh_price", default.kwh_price)),
+    )
 
 
 MEASURED_TITLE = "**Measured here**: timed generations (`advisor measure --inference`) beside the estimate"
