@@ -165,7 +165,7 @@ def test_amds_rocm_decode_has_its_own_fit_from_its_own_published_runs(shipped_ca
     job = make_job(model, "llama.cpp", "q4_k_m", None)
     rows = {r.catalog_id: r for r in inference_rows(job, shipped_catalog, ["rx-7900-xtx", "mi300x"])}
     xtx, mi300x = rows["rx-7900-xtx"], rows["mi300x"]
-    assert xtx.speed is None and xtx.usd_per_million_owned is None and xtx.decode_only is not None
+    assert xtx.speed is None and xtx.decode_only is not None and xtx.costs_are_floors
     value, factor = xtx.decode_only.tokens_per_s, xtx.decode_only.range_factor
     assert value / factor < 105.75 < value * factor  # the published tg64 of the 8B Q4_K_M, fitted
     assert not xtx.decode_only.extrapolated and mi300x.decode_only.extrapolated
@@ -289,4 +289,47 @@ def test_the_cuda_fit_never_sees_a_mac_or_an_amd_gpu(shipped_catalog):
     assert len(measured) - len(kept) == 23  # the Metal rows (llama.cpp's and MLX's) and the ROCm ones
     assert {r.held_out for r in speed.crossval(shipped_catalog)}.isdisjoint(
         {"mac-studio-m2-ultra-192gb", "macbook-pro-m1-max-64gb", "macbook-pro-m3-max-64gb", "rx-7900-xtx"}
+    )
+
+
+def test_a_gpu_with_one_users_decode_only_costs_at_least_its_floor_and_is_never_picked_cheapest(shipped_catalog):
+    """Without a first token or a load (a Mac, a Radeon, a DGX Spark), the cost of a million tokens is a floor: the
+    users at the top of one user's decode range, all no faster than the memory's full bandwidth reads a step (an
+    extrapolated GPU: the bandwidth alone), the prompts' time left out. Marked '>=' and never the cheapest pick: said
+    as 'maybe cheaper' beside it."""
+    from advisor.infer.estimate import picks
+    from advisor.infer.platform_decode import decode_ceiling
+    from advisor.infer.speed import decode_memory_seconds
+    from advisor.infer.token_costs import DEFAULT_COSTS, million_token_costs
+    from advisor.render.inference import inference_text
+
+    model = resolve_inference_model("llama-3.1-70b")
+    job = make_job(model, "llama.cpp", "q4_k_m", None, context=32768)
+    ids = ["rtx-pro-6000", "macbook-pro-m4-max-128gb", "mac-studio-m3-ultra-96gb", "mi300x"]
+    rows = {r.catalog_id: r for r in inference_rows(job, shipped_catalog, ids)}
+    gpus = shipped_catalog.by_id()
+    for key in ids[1:]:
+        row, gpu = rows[key], gpus[key]
+        assert row.speed is None and row.costs_are_floors and row.memory.verdict == "fits"
+        decode = row.decode_only
+        physical = 1 / decode_memory_seconds(job, gpu, 1, job.prompt + job.output // 2)
+        ceiling = decode_ceiling(job, gpu, decode, 1)
+        assert ceiling <= physical and ceiling >= decode.tokens_per_s
+        assert ceiling == (
+            physical if decode.extrapolated else min(physical, decode.tokens_per_s * decode.range_factor)
+        )
+        owned = million_token_costs(job, gpu, decode.tokens_per_s, DEFAULT_COSTS)[0]
+        assert owned is None or row.usd_per_million_owned <= owned  # never above the central figure's cost
+    assert rows["mac-studio-m3-ultra-96gb"].decode_only.extrapolated  # 819 GB/s: past the Macs' fitted bandwidths
+    found = picks(list(rows.values()))
+    assert found.cheapest_owned.catalog_id == "rtx-pro-6000"  # the only GPU with a cost estimated, not a floor
+    floor = found.floor_under_owned
+    assert floor is not None and floor.usd_per_million_owned < found.cheapest_owned.usd_per_million_owned
+    text = inference_text(job, list(rows.values()), DEFAULT_COSTS, found)
+    assert f"Maybe cheaper owned: {floor.gpu}, at least $" in text and ">= $" in text
+    # more users than one: each no faster than one stream, all no faster than the bandwidth reads their caches too
+    spark, users = gpus["dgx-spark"], 8
+    [row] = inference_rows(make_job(model, "llama.cpp", "q4_k_m", None, users=users), shipped_catalog, ["dgx-spark"])
+    assert row.costs_are_floors and decode_ceiling(job, spark, row.decode_only, users) < users / decode_memory_seconds(
+        job, spark, 1, job.prompt + job.output // 2
     )

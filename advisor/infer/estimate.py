@@ -10,7 +10,7 @@ from advisor.infer import speed as speed_model
 from advisor.infer.arrivals import AtRate, users_at_rate
 from advisor.infer.engines import architecture_refusal, platform_refusal
 from advisor.infer.job import InferenceJob
-from advisor.infer.platform_decode import DecodeOnly, one_stream
+from advisor.infer.platform_decode import DecodeOnly, decode_ceiling, one_stream
 from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
 from advisor.infer.speed import decode_range, engine_fits
 from advisor.infer.token_costs import DEFAULT_COSTS, CostInputs, million_token_costs
@@ -42,6 +42,7 @@ class InferenceRow:
     attention_data_parallel: bool = False  # each of the devices its own users' attention, the experts split
     ways: tuple[Way, ...] = ()  # where it does not fit as asked: the formats and GPUs that fit (advisor.infer.ways)
     load_fit_speed: bool = False  # its speeds are the engine's fit under load on this platform (vLLM)
+    costs_are_floors: bool = False  # one user's decode only: its costs from the most the users could get, at least
 
     @property
     def total_output_tokens_per_s(self) -> float | None:
@@ -149,9 +150,7 @@ def _row(
     if speed is not None and at_rate is not None:  # what the rate delivers, each step stretched by the prompts
         delivered = at_rate.requests_per_s * job.output
         speed = replace(speed, time_per_output_token_s=at_rate.step_s, output_tokens_per_s=delivered)
-    owned = rented = provider = None
-    if speed is not None and verdict.verdict != "does not fit":
-        owned, rented, provider = million_token_costs(job, gpu, speed.output_tokens_per_s, inputs)
+    owned, rented, provider, floors = _costs(job, gpu, speed, decode_only, verdict, inputs)
     if saturation is None and speed is not None:
         saturation = _saturated(job, gpu, catalog)  # an overloaded row keeps the one its rate was checked against
     elif speed is None and not (not_run or wrong_format) and gpu.platform not in FITTED_PLATFORMS:
@@ -176,7 +175,28 @@ def _row(
         job.attention_data_parallel,
         ways,
         platform is not None and speed is not None,
+        floors,
     )
+
+
+def _costs(
+    job: InferenceJob,
+    gpu: Gpu,
+    speed: speed_model.Speed | None,
+    decode_only: DecodeOnly | None,
+    verdict: MemoryVerdict,
+    inputs: CostInputs,
+) -> tuple[float | None, float | None, str | None, bool]:
+    """(owned $, rented $ a million tokens, the rental's provider, whether they are floors) where the job fits: at
+    the speed estimated, or with one user's decode only, at the most tokens a second the asked users could get."""
+    if verdict.verdict == "does not fit":
+        return None, None, None, False
+    if speed is not None:
+        return *million_token_costs(job, gpu, speed.output_tokens_per_s, inputs), False
+    if decode_only is None or job.rate is not None:
+        return None, None, None, False
+    ceiling = decode_ceiling(job, gpu, decode_only, min(job.users, verdict.most_sequences))
+    return *million_token_costs(job, gpu, ceiling, inputs), True
 
 
 def _at_rate(
@@ -216,6 +236,10 @@ class InferencePicks:
     # it as asked (owned, rented): the row and its way
     cheaper_way_owned: tuple[InferenceRow, Way] | None = None
     cheaper_way_rented: tuple[InferenceRow, Way] | None = None
+    # a GPU holding the job with one user's decode only whose cost's floor is under the cheapest estimated one (or
+    # the lowest floor where none is estimated): it may cost less, or not (owned, rented)
+    floor_under_owned: InferenceRow | None = None
+    floor_under_rented: InferenceRow | None = None
 
 
 WAYS_SHOWN = 3  # where nothing holds the job as asked, the GPUs whose ways to fit the summary names
@@ -241,6 +265,13 @@ def picks(rows: list[InferenceRow]) -> InferencePicks:
 
     fastest = max(ok, key=lambda r: r.speed.single_stream_tokens_per_s) if ok else None
     owned, rented = least("usd_per_million_owned"), least("usd_per_million_rented")
+
+    def floor_under(attribute: str, estimated: InferenceRow | None) -> InferenceRow | None:
+        floors = [r for r in holding if r.costs_are_floors and getattr(r, attribute) is not None]
+        lowest = min(floors, key=lambda r: getattr(r, attribute)) if floors else None
+        under = estimated is None or (lowest is not None and getattr(lowest, attribute) < getattr(estimated, attribute))
+        return lowest if under else None
+
     unestimated = tuple(r for r in holding if r.speed is None)
     ways = () if holding else tuple(r for r in rows if r.runs and r.ways)[:WAYS_SHOWN]
     return InferencePicks(
@@ -251,6 +282,8 @@ def picks(rows: list[InferenceRow]) -> InferencePicks:
         ways,
         cheaper_way("usd_per_million_owned", owned),
         cheaper_way("usd_per_million_rented", rented),
+        floor_under("usd_per_million_owned", owned),
+        floor_under("usd_per_million_rented", rented),
     )
 
 

@@ -205,3 +205,15 @@ def one_stream(job: InferenceJob, gpu: Gpu, catalog: Catalog) -> DecodeOnly | No
     low, high = fit.evidence_span
     bandwidth = float(gpu.value("memory_bandwidth_gbs") or 0)
     return DecodeOnly(1 / seconds, fit.range_factor, fit, not low <= bandwidth <= high)
+
+
+def decode_ceiling(job: InferenceJob, gpu: Gpu, decode: DecodeOnly, users: int) -> float:
+    """The most output tokens a second ``users`` at once could get where only one user's decode is estimated: each no
+    faster than one stream at the top of its range (where the GPU is inside the fit's bandwidths; outside, that
+    error is unknown and this limit is not used), and all of them no faster than the memory system reads a step's
+    bytes at its full bandwidth (a physical limit). The prompts' time is left out, so a cost from it is a floor."""
+    context = job.prompt + job.output // 2
+    physical = users / speed_model.decode_memory_seconds(job, gpu, users, context)
+    if decode.extrapolated:
+        return physical
+    return min(physical, users * decode.tokens_per_s * decode.range_factor)

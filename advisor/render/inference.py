@@ -35,8 +35,10 @@ def _at_least(row: InferenceRow, text: str, mark: str = ">= ") -> str:
 
 
 def _cost(row: InferenceRow, value: float | None, mark: str = ">= ") -> str:
-    """A million tokens' cost: a floor where the speed is a bound, but for a rate of requests, whose tokens are the
-    rate's wherever the GPU carries it."""
+    """A million tokens' cost: a floor where the speed is a bound or one user's decode is all that is estimated, but
+    for a rate of requests, whose tokens are the rate's wherever the GPU carries it."""
+    if row.costs_are_floors and value is not None:
+        return f"{mark}{_money(value)}"
     return _money(value) if row.at_rate is not None else _at_least(row, _money(value), mark)
 
 
@@ -136,8 +138,10 @@ def decode_only_note(rows: list[InferenceRow]) -> list[str]:
         f"decode only ({fit.platform}): one user's decode from {fit.engine}'s {fit.rows} published {fit.platform} "
         f"results on {len(fit.gpus)} GPUs of {fit.evidence_span[0]:,.0f}-{fit.evidence_span[1]:,.0f} GB/s "
         f"(advisor/infer/platform_decode.py), the range its error leaving each GPU out ({fit.range_factor:.2f}x; "
-        f"'extrapolated': a GPU outside those bandwidths, its error there unknown); no first token, load or cost: they "
-        f"need the GPU's published compute peak and the platform's own prefill results."
+        f"'extrapolated': a GPU outside those bandwidths, its error there unknown); no first token or load: they "
+        f"need the GPU's published compute peak and the platform's own prefill results; its costs are floors ('>='), "
+        f"from the most tokens a second the asked users could get (each at the top of one user's range, all at the "
+        f"memory's full bandwidth; an extrapolated GPU's at its bandwidth alone) with no prompt's time."
         for fit in sorted(fits, key=lambda f: (f.engine, f.platform))
     ]
 
@@ -349,6 +353,7 @@ def inference_records(
                 "decode_only_extrapolated": None if d is None else d.extrapolated,
                 "usd_per_million_owned": row.usd_per_million_owned,
                 "usd_per_million_rented": row.usd_per_million_rented,
+                "usd_per_million_are_floors": row.costs_are_floors or (s is not None and not s.fitted),
                 "rental_provider": row.rental,
                 "renting_beats_api_from_users": (versus_api or {}).get(row.catalog_id),
                 "requests_per_s": None if a is None else a.requests_per_s * row.replicas,
@@ -397,8 +402,9 @@ def pick_lines(found: InferencePicks) -> list[str]:
             return [
                 f"Holds the job, one user's decode only: {best.gpu} fastest, "
                 f"{_ranged(best.decode_only.tokens_per_s, best.decode_only.range_factor)} tokens/s"
-                f"{', extrapolated' if best.decode_only.extrapolated else ''} (first token, load and cost not "
-                "estimated: the notes under the table)."
+                f"{', extrapolated' if best.decode_only.extrapolated else ''} (first token and load not estimated, "
+                "costs only their floors: the notes under the table).",
+                *floor_lines(found),
             ]
         return [f"Holds the job, speed not estimated: {names} (why: the notes under the table)."]
     if found.fastest is None:
@@ -426,7 +432,26 @@ def pick_lines(found: InferencePicks) -> list[str]:
             f"Cheapest rented: {rented.gpu} on {rented.rental}, "
             f"{_cost(rented, rented.usd_per_million_rented, 'at least ')} a million tokens."
         )
-    return lines + cheaper_way_lines(found)
+    return lines + cheaper_way_lines(found) + floor_lines(found)
+
+
+def floor_lines(found: InferencePicks) -> list[str]:
+    """A GPU with one user's decode only whose cost's floor is under the cheapest estimated: it may cost less."""
+    lines = []
+    for kind, row, estimated in (
+        ("owned", found.floor_under_owned, found.cheapest_owned),
+        ("rented", found.floor_under_rented, found.cheapest_rented),
+    ):
+        if row is None:
+            continue
+        cost = row.usd_per_million_owned if kind == "owned" else row.usd_per_million_rented
+        where = f" on {row.rental}" if kind == "rented" else ""
+        lead = f"Maybe cheaper {kind}" if estimated is not None else f"The lowest floor a million tokens {kind}"
+        lines.append(
+            f"{lead}: {row.gpu}{where}, at least {_money(cost)} a million tokens (one user's decode only: its first "
+            "token and load are not estimated, so it may cost more)."
+        )
+    return lines
 
 
 def table_frame(rows: list[InferenceRow]) -> pd.DataFrame:
