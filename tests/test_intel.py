@@ -81,6 +81,18 @@ def test_the_cli_names_intels_platforms_and_keeps_their_rows(capsys):
     assert set(records) == set(INTEL) and all(r["seconds_estimate"] is None for r in records.values())
 
 
+def test_a_recommendation_asked_of_gpus_that_do_not_fit_names_them_not_the_catalog(capsys):
+    """Narrowed to GPUs the job does not fit (``--gpu``), no recommendation names them: 'no catalog GPU fits' is said
+    only where the whole catalog was asked (a 12 GB card here, while a 24 GB one would hold the job)."""
+    argv = ["recommend", "--model-config", "llama-3.1-8b", "--method", "lora"]
+    assert main([*argv, "--gpu", "rtx-3060"]) == 0
+    shown = capsys.readouterr().out
+    assert "No recommendation (value): the GeForce RTX 3060 (12 GB) does not fit this job" in shown
+    assert "no catalog GPU fits" not in shown
+    assert main(["recommend", "--model-config", "llama-3.1-70b", "--method", "full", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reason"].startswith("no catalog GPU fits")
+
+
 def test_a_recommendation_asked_of_an_intel_card_says_why_there_is_none(capsys):
     """One GPU without a fitted time that the job fits: no recommendation, because nothing can be weighed by speed or
     cost there, never 'no catalog GPU fits' (it does, for memory); the JSON says the same."""

@@ -98,6 +98,7 @@ class JobAdvice:
     options: tuple[JobOption, ...]
     missing: tuple[Any, ...]  # the GPUs with no estimate (perfmodel.Estimate, each saying why)
     memory_only: tuple[MemoryOnly, ...] = ()  # of those, the ones of another platform: their memory answered
+    asked: tuple[str, ...] = ()  # the GPUs' names where the catalog was narrowed to them (empty: every GPU)
 
     def fitting(self) -> list[JobOption]:
         return [o for o in self.options if o.verdict == memory.Fit.FITS]
@@ -201,7 +202,8 @@ def advise(
             options.append(_option(catalog, planned, ranged, count, pure_16bit, sharded, job.run_tokens))
     options.sort(key=lambda o: (FIT_ORDER[o.verdict], o.seconds, o.gpu.name, o.devices))
     answered = _memory_answers(catalog, job, missing, checkpointing, devices, pure_16bit, sharded, fits)
-    return JobAdvice(job, tuple(options), tuple(missing), answered)
+    asked = tuple(gpu.name for gpu in chosen) if gpu_ids is not None else ()
+    return JobAdvice(job, tuple(options), tuple(missing), answered, asked)
 
 
 def _memory_answers(
@@ -436,6 +438,7 @@ class JobChoice:
     rent: JobOption | None  # the cheapest rented run that fits
     break_even_runs: float | None  # runs after which buying ``best`` costs less than renting ``rent`` each time
     budget: float | None = None  # the budget the choice kept within
+    asked: tuple[str, ...] = ()  # the GPUs it chose among where the catalog was narrowed (empty: every GPU)
 
 
 def _why_none(advice: JobAdvice) -> ChoiceWhy:
@@ -462,8 +465,8 @@ def choose(advice: JobAdvice, goal: str = Goal.VALUE.value, budget: float | None
         best = min(affordable, key=lambda o: (o.price_usd, o.seconds)) if affordable else None
         why = ChoiceWhy.CHEAPEST
     if best is None:
-        return JobChoice(goal, None, _why_none(advice), rent, None, budget)
+        return JobChoice(goal, None, _why_none(advice), rent, None, budget, advice.asked)
     runs = None
     if goal != Goal.COST and rent is not None and rent.rental_cost_usd and best.price_usd:
         runs = best.price_usd / rent.rental_cost_usd
-    return JobChoice(goal, best, why, rent, runs, budget)
+    return JobChoice(goal, best, why, rent, runs, budget, advice.asked)

@@ -347,11 +347,18 @@ def choice_reason(choice: Any) -> str:
         ChoiceWhy.FASTEST: "the fastest that fits" + within,
         ChoiceWhy.CHEAPEST: "the cheapest to buy that fits" + within,
         ChoiceWhy.NONE_FOR_SALE: "nothing that fits is for sale within the budget",
-        ChoiceWhy.NONE_FITS: "no catalog GPU fits this job with room to spare: QLoRA, checkpointing or a shorter "
-        "sequence",
+        ChoiceWhy.NONE_FITS: f"{_none_of(choice.asked)} this job with room to spare: QLoRA, checkpointing or a "
+        "shorter sequence",
         ChoiceWhy.NO_TIME: "what fits has no estimated time (its platform's results are not fitted), so nothing to "
         "weigh by speed or cost: its memory below",
     }[choice.why]
+
+
+def _none_of(asked: tuple[str, ...]) -> str:
+    """Who fits nothing: the GPU asked, the GPUs asked, or the whole catalog."""
+    if len(asked) == 1:
+        return f"the {asked[0]} does not fit"
+    return f"none of the {len(asked)} GPUs asked fits" if asked else "no catalog GPU fits"
 
 
 def choice_lines(choice: Any) -> list[str]:
