@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -173,15 +174,17 @@ def test_several_gpus_the_catalog_gives_no_link_still_get_their_fp8_rows():
     assert 1 / 1.2 < 6206 / (eight["tokens_per_second"] / 8) < 1.2
 
 
-def test_amd_s_tuned_stack_is_fitted_on_amd_s_own_mlperf_runs_with_their_own_wider_range(capsys):
+def test_amd_s_tuned_stack_is_fitted_on_amd_s_own_mlperf_runs_with_their_own_range(capsys):
     """ROCm's FP8 stack from AMD's MLPerf Llama 2 70B LoRA logs on CDNA 3 (MI300X, MI325X, two rounds), never from
-    NVIDIA's runs: its range is its own leave-one-GPU-out error (wider than NVIDIA's); a CDNA 4 GPU is not estimated
+    NVIDIA's runs: its range is its own leave-one-GPU-out error, never NVIDIA's; a CDNA 4 GPU is not estimated
     from it; and NVIDIA's fit, had it been borrowed, would have put the MI300X about 1.5x too fast."""
     runs, checks = fp8.load_runs("rocm")
     assert {r.gpu for r in runs} == {"mi300x", "mi325x"} and {r.gpu for r in checks} == {"mi350x", "mi355x"}
     nvidia, rocm = fp8.platform_fits(CATALOG)
     assert rocm.platform == "rocm" and rocm.architectures == {"CDNA3"} and rocm.runs == 4
-    assert rocm.half_width > nvidia.half_width and 0.4 < rocm.utilization < nvidia.utilization
+    assert rocm.rate.field == fp8.SUSTAINED and nvidia.rate == fp8.PEAK_RATE
+    held_out = [abs(math.log(ratio)) for _, ratio in fp8.left_out(runs, CATALOG)]
+    assert rocm.half_width >= fp8.quantile(held_out)  # its own runs' error, never NVIDIA's range
     gpus = CATALOG.by_id()
     assert fp8.fit_for((nvidia, rocm), gpus["mi300x"]) is rocm and fp8.fit_for((nvidia, rocm), gpus["mi355x"]) is None
     assert fp8.fit_for((nvidia, rocm), gpus["h100-sxm"]) is nvidia
@@ -199,3 +202,34 @@ def test_amd_s_tuned_stack_is_fitted_on_amd_s_own_mlperf_runs_with_their_own_wid
     assert row["precision"] == "fp8" and row["seconds_estimate"] == pytest.approx(10e6 / (8 * per_gpu))
     assert row["high"] / row["seconds_estimate"] == pytest.approx(math.exp(rocm.half_width))
     assert "AMD's own MLPerf" in row["basis_parts"]["calibration"]["words"]
+
+
+def test_amd_s_runs_are_measured_against_the_rate_its_gpus_sustain_so_each_predicts_the_other():
+    """The MI300X (750 W) and the MI325X (1,000 W) share one 1,307 TFLOPS peak, yet hold 1,207 and 1,447 MHz under a
+    dense GEMM (AMD's max-achievable FLOPs: 708 and 843 TFLOPS bf16, the catalog's ``bf16_max_achievable_tflops``):
+    over that vendor-measured rate, each GPU's MLPerf runs predicted from the other's land within 1.2x (over the peak
+    they were 1.32-1.37x off), CDNA 4 (no measured rate: its peak times CDNA 3's measured share) is still within 1.3x,
+    and the vendors' flagships come out in the order MLPerf ranks them: H100 over MI300X, MI325X over H200. The rate
+    is the vendor's, not fitted on these runs: a held-out GPU is divided by its own."""
+    gpus = CATALOG.by_id()
+    runs = fp8.load_runs("rocm")[0]
+    nvidia, rocm = fp8.platform_fits(CATALOG)
+    assert {gid: gpus[gid].value(fp8.SUSTAINED) for gid in ("mi300x", "mi325x")} == {"mi300x": 708.0, "mi325x": 843.0}
+    assert rocm.rate.share == pytest.approx(math.sqrt(708 * 843) / 1307.4, rel=1e-3)
+    held = [ratio for _, ratio in fp8.left_out(runs, CATALOG)]
+    checked = [ratio for _, ratio in fp8.checked(CATALOG, rocm, "rocm")]
+    assert len(held) == 4 and len(checked) == 2
+    assert all(1 / 1.2 < ratio < 1.2 for ratio in held)  # measured: 0.87-1.15
+    assert all(1 / 1.3 < ratio < 1.3 for ratio in checked)  # MI350X 1.15, MI355X 1.28
+    # the same runs over the peak (the fit before): each GPU's mean utilization predicts the other's 1.3x off and more
+    over_peak = {
+        gid: statistics.geometric_mean(fp8.utilization(r, gpus[gid]) for r in runs if r.gpu == gid)
+        for gid in ("mi300x", "mi325x")
+    }
+    assert over_peak["mi325x"] / over_peak["mi300x"] > 1.3
+    job = runs[0].job()
+    speed = {
+        gid: fp8.tokens_per_second(job, gpus[gid], fit)
+        for gid, fit in (("h100-sxm", nvidia), ("h200-sxm", nvidia), ("mi300x", rocm), ("mi325x", rocm))
+    }
+    assert speed["h100-sxm"] > speed["mi300x"] and speed["mi325x"] > speed["h200-sxm"]

@@ -1,10 +1,13 @@
 """The speed of a tuned FP8 stack (NVIDIA NeMo / Megatron-Core with Transformer Engine, as MLPerf's records run it),
 fitted on NVIDIA's published FP8 throughputs and checked on MLPerf Training's Llama 2 70B LoRA logs:
 
-    tokens/s per GPU = UTILIZATION x the GPU's dense 16-bit tensor peak / the job's training FLOPs per token
+    tokens/s per GPU = UTILIZATION x the GPU's 16-bit rate / the job's training FLOPs per token
 
 UTILIZATION is the geometric mean, over the published runs, of the model FLOPs each reached per second (its tokens/s
-per GPU times :meth:`~advisor.llm.job.TrainingJob.flops_per_token`) over its GPU's 16-bit tensor peak. The FP8
+per GPU times :meth:`~advisor.llm.job.TrainingJob.flops_per_token`) over its GPU's 16-bit rate: the dense tensor peak,
+or where every GPU of the fit's runs has a sustained rate its vendor measured (``bf16_max_achievable_tflops``: AMD's
+max-achievable FLOPs, the clock a board holds under a dense GEMM within its power), that rate; a GPU of such a fit
+without one counts its peak times the fitted GPUs' own sustained share of theirs. The FP8
 matmuls run at twice the 16-bit rate on Hopper and Blackwell; attention, the norms, the casts and the communication do
 not, so a tuned run lands near 0.7 of the 16-bit peak. The runs span 8 to 1,024 GPUs with tensor, pipeline and
 context parallelism and FSDP at the settings NVIDIA chose: the figure holds their parallel overhead at that scale,
@@ -17,7 +20,8 @@ never enter the fit.
 
 AMD's ROCm has its own fit (:func:`platform_fits`), the same quantity over AMD's own MLPerf Llama 2 70B LoRA runs on
 CDNA 3 (MI300X, MI325X), never NVIDIA's, its range theirs (each GPU's runs predicted from the other's); its CDNA 4
-runs (MI350X, MI355X) only check it.
+runs (MI350X, MI355X) only check it. Its rate is AMD's measured max-achievable one: the MI300X (750 W) and the MI325X
+(1,000 W) share one peak, yet hold 1,207 and 1,447 MHz under a dense GEMM, which a peak cannot tell.
 
     python scripts/maintain.py fp8-fit      # the fit, each run left out, and the MLPerf check
 
@@ -43,6 +47,7 @@ from advisor.store.parse import safe_load
 RUNS_FILE = "fp8_runs.yaml"
 RUNS_VERSION = 1
 PEAK = "fp16_tensor_tflops"  # the dense 16-bit tensor peak (full rate on the data-centre parts fitted)
+SUSTAINED = "bf16_max_achievable_tflops"  # a vendor's measured sustained 16-bit rate (an optional catalog field)
 QUANTILE = 0.9
 MLPERF_GLOBAL_BATCH = 8  # sequences a step in the MLPerf runs checked (their logs' global_batch_size)
 
@@ -82,21 +87,48 @@ def load_runs(platform: str = "cuda") -> tuple[tuple[Run, ...], tuple[Run, ...]]
     return (runs["fit"], runs["check"]) if platform == "cuda" else (runs["rocm_fit"], runs["rocm_check"])
 
 
-def utilization(run: Run, gpu: Gpu) -> float:
-    """The run's model FLOPs per second per GPU over its GPU's 16-bit tensor peak."""
-    return run.tokens_per_second_per_gpu * run.job().flops_per_token() / (float(gpu.value(PEAK) or 0) * 1e12)
+@dataclass(frozen=True)
+class Rate:
+    """What a fit's utilization is over: the 16-bit tensor peak (``field`` PEAK), or the vendor's sustained rate
+    (SUSTAINED) where every fitted GPU has one, ``share`` the fitted GPUs' sustained over peak (geometric mean)."""
+
+    field: str = PEAK
+    share: float = 1.0
+
+    def tflops(self, gpu: Gpu) -> float:
+        """``gpu``'s rate: its peak, or its sustained rate (none published: its peak times ``share``)."""
+        peak = float(gpu.value(PEAK) or 0)
+        sustained = gpu.value(SUSTAINED) if self.field == SUSTAINED else None
+        return float(sustained) if sustained else peak * self.share
+
+
+PEAK_RATE = Rate()
+
+
+def rate_of(gpus: list[Gpu]) -> Rate:
+    """The rate a fit on runs of ``gpus`` is over: the vendor's sustained one where each publishes it, else the
+    peak."""
+    if not gpus or not all(gpu.value(SUSTAINED) and gpu.value(PEAK) for gpu in gpus):
+        return PEAK_RATE
+    return Rate(SUSTAINED, _geomean([float(gpu.value(SUSTAINED)) / float(gpu.value(PEAK)) for gpu in gpus]))
+
+
+def utilization(run: Run, gpu: Gpu, rate: Rate = PEAK_RATE) -> float:
+    """The run's model FLOPs per second per GPU over its GPU's 16-bit ``rate`` (the tensor peak by default)."""
+    return run.tokens_per_second_per_gpu * run.job().flops_per_token() / (rate.tflops(gpu) * 1e12)
 
 
 @dataclass(frozen=True)
 class Fp8Fit:
     """The fitted utilization, its range (a log half-width: the widest experiment of ``LEFT_OUT``), the architectures
-    it covers and the runs it was fitted on."""
+    it covers, the runs it was fitted on and the rate its utilization is over."""
 
     utilization: float
     half_width: float
     architectures: frozenset[str]
     runs: int
     platform: str = "cuda"  # whose runs: NVIDIA's (cuda) or AMD's (rocm)
+    rate: Rate = PEAK_RATE
 
     def covers(self, gpu: Gpu) -> bool:
         return gpu.architecture in self.architectures and bool(gpu.value(PEAK))
@@ -130,9 +162,16 @@ def _ratios(runs: tuple[Run, ...], values: list[float], key: Callable[[Run], str
     return found
 
 
-def _utilizations(runs: tuple[Run, ...], catalog: Catalog) -> list[float]:
+def _rate(runs: tuple[Run, ...], catalog: Catalog) -> Rate:
     gpus = catalog.by_id()
-    return [utilization(r, gpus[r.gpu]) for r in runs]
+    return rate_of([gpus[gpu_id] for gpu_id in sorted({r.gpu for r in runs})])
+
+
+def _utilizations(runs: tuple[Run, ...], catalog: Catalog) -> list[float]:
+    """The runs' utilizations over the rate their GPUs share (a vendor's sustained figure needs no fitting: a run
+    held out is divided by its own GPU's, never one learned from it)."""
+    gpus, rate = catalog.by_id(), _rate(runs, catalog)
+    return [utilization(r, gpus[r.gpu], rate) for r in runs]
 
 
 def left_out(runs: tuple[Run, ...], catalog: Catalog, by: str = "its GPU") -> list[tuple[Run, float]]:
@@ -159,7 +198,7 @@ def fit_fp8(catalog: Catalog, runs: tuple[Run, ...] | None = None, platform: str
     values = _utilizations(runs, catalog)
     widths = [quantile([abs(math.log(ratio)) for _, ratio in _ratios(runs, values, key)]) for key in LEFT_OUT.values()]
     architectures = frozenset(gpus[r.gpu].architecture for r in runs)
-    return Fp8Fit(_geomean(values), max(widths), architectures, len(runs), platform)
+    return Fp8Fit(_geomean(values), max(widths), architectures, len(runs), platform, _rate(runs, catalog))
 
 
 def platform_fits(catalog: Catalog) -> tuple[Fp8Fit, ...]:
@@ -177,7 +216,7 @@ def tokens_per_second(job: TrainingJob, gpu: Gpu, fitted: Fp8Fit) -> float | Non
     """Tokens/s per GPU of the job on a tuned FP8 stack, None where the fit has not seen the GPU's architecture."""
     if not fitted.covers(gpu):
         return None
-    return fitted.utilization * float(gpu.value(PEAK) or 0) * 1e12 / job.flops_per_token()
+    return fitted.utilization * fitted.rate.tflops(gpu) * 1e12 / job.flops_per_token()
 
 
 def checked(catalog: Catalog, fitted: Fp8Fit | None = None, platform: str = "cuda") -> list[tuple[Run, float]]:
@@ -188,5 +227,5 @@ def checked(catalog: Catalog, fitted: Fp8Fit | None = None, platform: str = "cud
     found = []
     for run in load_runs(platform)[1]:
         if gpus[run.gpu].value(PEAK):
-            found.append((run, utilization(run, gpus[run.gpu]) / fitted.utilization))
+            found.append((run, utilization(run, gpus[run.gpu], fitted.rate) / fitted.utilization))
     return found

@@ -61,11 +61,13 @@ class MachineCalibration:
 
 @dataclass(frozen=True)
 class Fp8Calibration:
-    """The tuned FP8 stack's utilization of the 16-bit tensor peak (:mod:`advisor.llm.fp8`)."""
+    """The tuned FP8 stack's utilization of the GPU's 16-bit rate (:mod:`advisor.llm.fp8`): its tensor peak, or its
+    vendor's measured sustained rate (``sustained``)."""
 
     utilization: float
     runs: int
     platform: str = "cuda"  # whose published runs: NVIDIA's (cuda) or AMD's (rocm)
+    sustained: bool = False  # over the vendor's measured max-achievable rate, not the peak
 
 
 # The situations whose cross-validated error is an estimate's range.

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from advisor.llm import fp8, validation
+from advisor.render.basis import SUSTAINED_RATE_WORDS
 from advisor.store.catalog import Catalog
 
 
@@ -110,9 +111,11 @@ def _rocm_fit_lines(catalog: Catalog, nvidia: fp8.Fp8Fit) -> list[str]:
     would have said of AMD's runs (why it is never borrowed)."""
     rocm = fp8.fit_fp8(catalog, platform="rocm")
     gpus = catalog.by_id()
+    rate = SUSTAINED_RATE_WORDS if rocm.rate.field == fp8.SUSTAINED else "the 16-bit tensor peak"
     lines = [
-        f"ROCm (AMD): {rocm.utilization:.3f} of the 16-bit tensor peak, fitted on {rocm.runs} of AMD's MLPerf "
-        f"Llama 2 70B LoRA runs ({', '.join(sorted(rocm.architectures))}); the range {math.exp(rocm.half_width):.3f}x"
+        f"ROCm (AMD): {rocm.utilization:.3f} of {rate}, fitted on {rocm.runs} of AMD's MLPerf Llama 2 70B LoRA runs "
+        f"({', '.join(sorted(rocm.architectures))}); the range {math.exp(rocm.half_width):.3f}x; a GPU without a "
+        f"measured rate counts its peak times the fitted GPUs' {rocm.rate.share:.3f}"
     ]
     held = fp8.left_out(fp8.load_runs("rocm")[0], catalog)
     lines += [f"  {gpus[r.gpu].name} ({r.workload.split()[2]}), its GPU left out: {x:.3f}" for r, x in held]

@@ -151,6 +151,13 @@ OPTIONAL_SPEC_FIELDS = (
         "together (OAM modules); left out where the GPU has none or it is not published",
         "GB/s",
     ),
+    (
+        "bf16_max_achievable_tflops",
+        "bfloat16 tensor rate the vendor measured sustained on a dense GEMM (AMD's max-achievable FLOPs: realistic "
+        "data, a warm device, the clock it holds under that load), below the peak where the board's power limits the "
+        "clock; left out where no vendor publishes one",
+        "TFLOPS",
+    ),
 )
 GPU = (
     Field("id", "string", "the GPU's slug", required=True, pattern=SLUG, pattern_hint="a slug (a-z, 0-9, '-')"),
