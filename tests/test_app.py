@@ -455,6 +455,7 @@ def test_a_million_tokens_owned_costs_what_the_owners_hours_and_energy_say(monke
         return next(plain(c.value) for c in at.caption if plain(c.value).startswith("Model: "))
 
     assert "serving 40 h a week, energy at $0.15/kWh" in header()
+    assert any(plain(m.value).startswith("- Buying the ") for m in at.markdown)  # owning against renting the same
     at_forty = owned()
     at.number_input(key="run_hours").set_value(168.0).run()
     assert not at.exception, at.exception

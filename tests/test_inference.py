@@ -316,6 +316,28 @@ def test_an_owners_costs_out_of_bounds_are_one_line_errors(capsys, flag, value, 
     assert said in err and err.count("\n") == 1
 
 
+def test_owning_against_renting_the_same_gpu_says_after_how_long_it_pays(capsys, shipped_catalog):
+    """The cheapest GPU a million tokens owned, bought against renting the same GPU: its price over what an hour's
+    rental saves beyond its energy is the hours after which owning costs less; past the owner's years at their hours
+    a week, renting costs less (said so); a GPU without a price or a rental has no such line."""
+    from advisor.infer.token_costs import CostInputs, buy_or_rent
+
+    gpu = shipped_catalog.by_id()["rtx-5090"]
+    job = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "bf16", "16bit", users=16)
+    found = buy_or_rent(job, gpu, 1000.0, CostInputs())
+    energy = gpu.value("board_power_w") / 1000 * 0.15
+    hours = gpu.price.usd / (gpu.best_rental.usd_per_hour - energy)
+    assert found.hours == pytest.approx(hours) and found.weeks == pytest.approx(hours / 40)
+    assert found.million_tokens == pytest.approx(hours * 3600 * 1000 / 1e6) and found.lifetime_hours == 3 * 52 * 40
+    assert buy_or_rent(job, shipped_catalog.by_id()["rtx-pro-6000"], 1000.0, CostInputs()) is None  # no rental
+    asked = ["estimate", "--model-config", "llama-3.1-8b", "--inference", "--users", "16", "--gpu", "rtx-5090"]
+    status, out, err = _run(capsys, *asked)
+    assert status == 0, err
+    assert "Buying the GeForce RTX 5090 against renting it on RunPod: owning pays for itself after " in out
+    status, out, err = _run(capsys, *asked, "--hours-per-week", "5")
+    assert "renting costs less over 3 years at 5 h a week (owning pays for itself after " in out
+
+
 def test_the_owners_costs_are_checked_by_their_fields_and_priced_as_asked(shipped_catalog):
     """``CostInputs`` refuses by the field's name (the CLI says it as its option, the app as its label); the owned
     cost of a million tokens falls as the hours a week rise and grows with the price of energy."""

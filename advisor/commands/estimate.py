@@ -159,7 +159,7 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
     """``estimate --model-config NAME --inference``: running the model on every catalog GPU."""
     from advisor.commands.inference_options import DEFAULT_ENGINE
     from advisor.infer.architecture import resolve_inference_model
-    from advisor.infer.estimate import CostInputs, break_even_users, inference_rows, picks
+    from advisor.infer.estimate import CostInputs, break_even_users, buying_pick, inference_rows, picks
     from advisor.infer.job import make_job
     from advisor.render.inference import inference_records, inference_text
 
@@ -198,5 +198,7 @@ def _inference(args: argparse.Namespace, catalog, gpu_ids: list[str] | None) -> 
     if args.json:
         common.print_json(inference_records(rows, versus_api))
     else:
-        print(inference_text(job, rows, inputs, picks(rows), api, versus_api))
+        found = picks(rows)
+        buying = buying_pick(job, found, catalog, inputs)
+        print(inference_text(job, rows, inputs, found, api, versus_api, buying))
     return 0

@@ -13,7 +13,7 @@ from advisor.infer.job import InferenceJob
 from advisor.infer.platform_decode import DecodeOnly, decode_ceiling, one_stream
 from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
 from advisor.infer.speed import decode_range, engine_fits
-from advisor.infer.token_costs import DEFAULT_COSTS, CostInputs, million_token_costs
+from advisor.infer.token_costs import DEFAULT_COSTS, BuyOrRent, CostInputs, buy_or_rent, million_token_costs
 from advisor.infer.ways import Way, ways_to_fit
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
@@ -318,6 +318,7 @@ class InferenceAnswer:
     inputs: CostInputs = DEFAULT_COSTS  # how an owned card is paid for
     api_usd_per_million: float | None = None  # an API's price the user weighs renting against
     versus_api: dict[str, int | None] = field(default_factory=dict)  # the cheapest rented GPU's break-even users
+    buying: BuyOrRent | None = None  # the cheapest owned GPU bought against renting the same
 
 
 def answer(
@@ -338,7 +339,20 @@ def answer(
     if api_usd_per_million is not None and rented is not None:
         versus_api = {rented.catalog_id: break_even_users(job, rented, catalog, api_usd_per_million)}
     curves = {r.gpu: throughput_curve(job, r, catalog) for r in fitting}
-    return InferenceAnswer(rows, found, curves, inputs, api_usd_per_million, versus_api)
+    buying = buying_pick(job, found, catalog, inputs)
+    return InferenceAnswer(rows, found, curves, inputs, api_usd_per_million, versus_api, buying)
+
+
+def buying_pick(job: InferenceJob, found: InferencePicks, catalog: Catalog, inputs: CostInputs) -> BuyOrRent | None:
+    """The cheapest GPU a million tokens owned (else the cheapest rented) bought against renting the same GPU: after
+    how many hours of serving owning it costs less (None: neither pick has both a price and a rental)."""
+    for row in (found.cheapest_owned, found.cheapest_rented):
+        if row is not None and row.speed is not None and row.at_rate is None:
+            gpu = catalog.by_id()[row.catalog_id]
+            found_buying = buy_or_rent(job.per_copy(), gpu, row.speed.output_tokens_per_s, inputs)
+            if found_buying is not None:
+                return found_buying
+    return None
 
 
 def break_even_users(job: InferenceJob, row: InferenceRow, catalog: Catalog, api_usd_per_million: float) -> int | None:

@@ -68,3 +68,35 @@ def million_token_costs(
     if rental is not None:
         rented = job.devices * rental.usd_per_hour / per_hour_millions
     return owned, rented, rental.provider if rental else None
+
+
+@dataclass(frozen=True)
+class BuyOrRent:
+    """When owning a GPU costs less than renting the same one for the job: after ``hours`` of serving (its price
+    over what an hour's rental saves beyond its energy), that many weeks at the owner's hours and million output
+    tokens at the job's speed; ``hours`` None where its energy alone costs more than the rental (renting always
+    does)."""
+
+    gpu: str
+    provider: str
+    hours: float | None
+    weeks: float | None
+    million_tokens: float | None
+    lifetime_hours: float  # the hours it serves over the owner's years: past them, renting costs less
+
+
+def buy_or_rent(job: InferenceJob, gpu: Gpu, tokens_per_s: float, inputs: CostInputs) -> BuyOrRent | None:
+    """Owning ``gpu`` (``job.devices`` of them) against renting the same at the catalog's cheapest on-demand price
+    (None: no price or no rental)."""
+    price, rental = gpu.price, gpu.best_rental
+    if price is None or rental is None:
+        return None
+    energy = job.devices * (gpu.value("board_power_w") or 0) / 1000 * inputs.kwh_price
+    rent = job.devices * rental.usd_per_hour
+    lifetime = inputs.lifetime_years * WEEKS_PER_YEAR * inputs.hours_per_week
+    if rent <= energy:
+        return BuyOrRent(gpu.name, rental.provider, None, None, None, lifetime)
+    hours = job.devices * price.usd / (rent - energy)
+    return BuyOrRent(
+        gpu.name, rental.provider, hours, hours / inputs.hours_per_week, hours * tokens_per_s * 3600 / 1e6, lifetime
+    )

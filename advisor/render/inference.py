@@ -13,6 +13,7 @@ from advisor.infer.estimate import CostInputs, InferencePicks, InferenceRow
 from advisor.infer.job import InferenceJob
 from advisor.infer.measured import MeasuredGeneration
 from advisor.infer.mixed import LLAMA_CPP_SPLIT_SOURCE, MixedAnswer
+from advisor.infer.token_costs import BuyOrRent
 from advisor.infer.ways import Way
 from advisor.render import charts, tables
 
@@ -294,6 +295,7 @@ def inference_text(
     found: InferencePicks,
     api_usd: float | None = None,
     versus_api: dict[str, int | None] | None = None,
+    buying: BuyOrRent | None = None,
 ) -> str:
     """The header, one line per GPU, and what the columns mean."""
     notes = table_notes(rows)
@@ -303,6 +305,7 @@ def inference_text(
             inference_header(job, inputs),
             "",
             *pick_lines(found),
+            *buying_line(buying, inputs),
             *api_line(found, api_usd, versus_api or {}),
             "",
             table,
@@ -433,6 +436,30 @@ def pick_lines(found: InferencePicks) -> list[str]:
             f"{_cost(rented, rented.usd_per_million_rented, 'at least ')} a million tokens."
         )
     return lines + cheaper_way_lines(found) + floor_lines(found)
+
+
+def buying_line(buying: BuyOrRent | None, inputs: CostInputs) -> list[str]:
+    """Owning the cheapest owned GPU against renting the same: after how long owning costs less, or that it never
+    does within the owner's years."""
+    if buying is None:
+        return []
+    lead = f"Buying the {buying.gpu} against renting it on {buying.provider}"
+    if buying.hours is None:
+        return [f"{lead}: renting costs less at every load (its energy alone costs more than the rental)."]
+    if buying.hours > buying.lifetime_hours:
+        return [
+            f"{lead}: renting costs less over {inputs.lifetime_years:g} years at {inputs.hours_per_week:g} h a week "
+            f"(owning pays for itself after {buying.hours:,.0f} hours of serving, {buying.weeks:,.0f} weeks)."
+        ]
+    return [
+        f"{lead}: owning pays for itself after {buying.hours:,.0f} hours of serving ({buying.weeks:,.0f} weeks at "
+        f"{inputs.hours_per_week:g} h a week, {_millions(buying.million_tokens)} million output tokens at the asked "
+        "load)."
+    ]
+
+
+def _millions(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
 def floor_lines(found: InferencePicks) -> list[str]:

@@ -795,7 +795,8 @@ def inference_answer(found: Any, job: Any) -> Answer:
     chart = render_inference.throughput_chart(found.curves) if any(found.curves.values()) else None
     header = render_inference.inference_header(job, found.inputs).replace("\n", "; ")
     api = render_inference.api_line(found.picks, found.api_usd_per_million, found.versus_api)
-    lines = [*render_inference.pick_lines(found.picks), *api]
+    buying = render_inference.buying_line(found.buying, found.inputs)
+    lines = [*render_inference.pick_lines(found.picks), *buying, *api]
     return Answer(
         "", lines, render_inference.table_frame(found.rows), chart, [header, *render_inference.table_notes(found.rows)]
     )
