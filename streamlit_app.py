@@ -328,8 +328,8 @@ def answer_section(answer: page.Answer, key: str) -> None:
     for line in answer.lines:
         st.markdown("- " + safe(line))
     st.dataframe(answer.table, hide_index=True, width="stretch", key=key)
-    if answer.chart is not None:
-        st.vega_lite_chart(spec=answer.chart, width="stretch")
+    for spec in answer.charts:
+        st.vega_lite_chart(spec=spec, width="stretch")
     for caption in answer.captions:
         st.caption(safe(caption))
 

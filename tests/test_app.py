@@ -456,6 +456,8 @@ def test_a_million_tokens_owned_costs_what_the_owners_hours_and_energy_say(monke
 
     assert "serving 40 h a week, energy at $0.15/kWh" in header()
     assert any(plain(m.value).startswith("- Buying the ") for m in at.markdown)  # owning against renting the same
+    costed = [spec for spec in chart_specs(at) if "USD a million output tokens" in spec]
+    assert len(costed) == 1 and "GeForce RTX 4090" in costed[0]  # speed against cost, owned and rented, per GPU
     at_forty = owned()
     at.number_input(key="run_hours").set_value(168.0).run()
     assert not at.exception, at.exception

@@ -316,6 +316,27 @@ def test_a_language_model_job_is_answered_in_the_browser(app_url, browser):
     page.close()
 
 
+def test_running_a_model_draws_its_answer_and_both_charts_in_the_browser(app_url, browser):
+    """The run section in a real browser: a preset picked, the picks (owning against renting included), the table,
+    and both charts drawn (throughput as users grow; speed against the cost of a million tokens), no error."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(app_url)
+    expect(page.get_by_text("Best upgrade")).to_be_visible(timeout=60_000)
+    section = page.get_by_test_id("stExpander").filter(has_text="Running or serving a model?")
+    model = section.get_by_test_id("stSelectbox").filter(has_text="Model").first
+    open_expander(page, "Running or serving a model?", model)
+    model.click()
+    page.keyboard.type("Llama 3.1 8B")  # the menu is long: typed, it narrows to the preset
+    page.get_by_role("option", name="Llama 3.1 8B", exact=True).click()
+    expect(page.get_by_text("Fastest that fits:").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Buying the ").first).to_be_visible()
+    charts = page.get_by_test_id("stVegaLiteChart")
+    expect(charts.filter(has_text="users at once").first).to_be_visible(timeout=30_000)
+    expect(charts.filter(has_text="USD a million output tokens").first).to_be_visible(timeout=30_000)
+    assert page.get_by_test_id("stException").count() == 0
+    page.close()
+
+
 def test_a_price_typed_in_the_table_drives_the_recommendation(app_url, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(app_url)

@@ -338,6 +338,26 @@ def test_owning_against_renting_the_same_gpu_says_after_how_long_it_pays(capsys,
     assert "renting costs less over 3 years at 5 h a week (owning pays for itself after " in out
 
 
+def test_the_cost_chart_puts_each_gpus_speed_against_its_cost_owned_and_rented(shipped_catalog):
+    from advisor.infer.estimate import inference_rows
+
+    """One point per GPU and way of paying (owned, rented) for the GPUs that hold the job with a speed and a cost, the
+    COST_CHART_GPUS cheapest; none without any (a Mac alone: one user's decode only, no point)."""
+    from advisor.render.inference import COST_CHART_GPUS, cost_speed_chart
+
+    job = make_job(resolve_inference_model("llama-3.1-8b"), "vllm", "bf16", "16bit", users=8)
+    rows = inference_rows(job, shipped_catalog)
+    spec = cost_speed_chart(rows)
+    points = spec["datasets"]["points"]
+    assert set(points["kind"]) == {"owned", "rented"} and points["gpu"].nunique() <= COST_CHART_GPUS
+    card = points[(points["gpu"] == "GeForce RTX 4090") & (points["kind"] == "rented")]
+    row = next(r for r in rows if r.catalog_id == "rtx-4090")
+    assert list(card["usd"]) == [row.usd_per_million_rented]
+    assert list(card["tokens_per_s"]) == [row.total_output_tokens_per_s]
+    mac = make_job(resolve_inference_model("llama-3.1-8b"), "llama.cpp", "q4_k_m", None)
+    assert cost_speed_chart(inference_rows(mac, shipped_catalog, ["mac-studio-m4-max-36gb"])) is None
+
+
 def test_the_owners_costs_are_checked_by_their_fields_and_priced_as_asked(shipped_catalog):
     """``CostInputs`` refuses by the field's name (the CLI says it as its option, the app as its label); the owned
     cost of a million tokens falls as the hours a week rise and grows with the price of energy."""

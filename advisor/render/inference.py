@@ -486,6 +486,70 @@ def table_frame(rows: list[InferenceRow]) -> pd.DataFrame:
     return tables.table_frame([r for r in rows if r.runs], COLUMNS)
 
 
+COST_CHART_GPUS = 12  # the cost chart draws the cheapest few GPUs that fit with a speed and a cost
+
+
+def cost_speed_chart(rows: list[InferenceRow]) -> dict[str, Any] | None:
+    """Output tokens a second at the asked load against the cost of a million of them, owned and rented, one point
+    each per GPU that holds the job with a speed and a cost (the few cheapest, owned or rented; a bound's speed a
+    ceiling and its cost a floor, said in its tooltip): fast cards for less up and to the left (a Vega-Lite spec;
+    None: no such GPU)."""
+    points = []
+    costed = [
+        r
+        for r in rows
+        if r.runs and r.speed is not None and r.memory.verdict != "does not fit" and _least_cost(r) is not None
+    ]
+    for row in sorted(costed, key=_least_cost)[:COST_CHART_GPUS]:
+        for kind, usd in (("owned", row.usd_per_million_owned), ("rented", row.usd_per_million_rented)):
+            if usd is not None:
+                points.append(
+                    {
+                        "gpu": row.gpu,
+                        "kind": kind,
+                        "usd": usd,
+                        "tokens_per_s": row.total_output_tokens_per_s,
+                        "figures": "the hardware's bound" if _bounded(row) else "estimated",
+                    }
+                )
+    if not points:
+        return None
+    return charts.chart(
+        "Speed at the asked load against the cost of a million output tokens (up and left: faster for less)",
+        {"points": pd.DataFrame(points)},
+        charts.layer(
+            "points",
+            {"type": "point", "filled": True, "size": 90},
+            x=charts.channel(
+                "usd:Q", scale={"type": "log"}, title="USD a million output tokens", axis={"format": "$,.2f"}
+            ),
+            y=charts.channel("tokens_per_s:Q", scale={"type": "log"}, title="output tokens/s, all users"),
+            color=charts.channel("kind:N", title="paid"),
+            shape=charts.channel("kind:N", title="paid"),
+            tooltip=[
+                charts.channel("gpu:N"),
+                charts.channel("kind:N", title="paid"),
+                charts.channel("usd:Q", title="USD a million tokens", format="$,.2f"),
+                charts.channel("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+                charts.channel("figures:N"),
+            ],
+        ),
+        charts.layer(
+            "points",
+            {"type": "text", "align": "left", "dx": 7, "fontSize": 10},
+            x=charts.channel("usd:Q", scale={"type": "log"}),
+            y=charts.channel("tokens_per_s:Q", scale={"type": "log"}),
+            text=charts.channel("gpu:N"),
+        ),
+    )
+
+
+def _least_cost(row: InferenceRow) -> float | None:
+    """The row's cheaper cost a million tokens, owned or rented (None: neither)."""
+    known = [c for c in (row.usd_per_million_owned, row.usd_per_million_rented) if c is not None]
+    return min(known) if known else None
+
+
 def throughput_chart(curves: dict[str, list[tuple[int, float, float]]]) -> dict[str, Any]:
     """Output tokens a second against users at once, one line per GPU (a Vega-Lite spec)."""
     frame = pd.DataFrame(

@@ -770,13 +770,13 @@ def job_request(model: Any, values: Mapping[str, Any], catalog: Any = None) -> A
 
 @dataclass(frozen=True)
 class Answer:
-    """A job's answer as the page shows it: its title (Markdown), the decision's lines, its table, the chart (None:
-    none), and the captions under it."""
+    """A job's answer as the page shows it: its title (Markdown), the decision's lines, its table, its charts (none:
+    an empty tuple), and the captions under them."""
 
     title: str
     lines: list[str]
     table: Any
-    chart: dict | None
+    charts: tuple[dict, ...]
     captions: list[str]
 
 
@@ -784,22 +784,23 @@ def job_answer(found: Any) -> Answer:
     """A language-model training job's answer."""
     table = pd.DataFrame([{name: render(o) for name, render in render_jobs.job_table(found)} for o in found.options])
     memory_only = [render_jobs.memory_only_line(found.memory_only)] if found.memory_only else []
-    return Answer(job_title(found), render_jobs.summary_lines(found), table, None, [job_caption(found), *memory_only])
+    return Answer(job_title(found), render_jobs.summary_lines(found), table, (), [job_caption(found), *memory_only])
 
 
 def inference_answer(found: Any, job: Any) -> Answer:
     """An inference job's answer: the picks (and, against an API's price, from how many users renting costs less),
-    the table per GPU, throughput as users grow, what it rests on."""
+    the table per GPU, throughput as users grow, speed against the cost of a million tokens, what it rests on."""
     from advisor.render import inference as render_inference
 
-    chart = render_inference.throughput_chart(found.curves) if any(found.curves.values()) else None
+    throughput = [render_inference.throughput_chart(found.curves)] if any(found.curves.values()) else []
+    cost = render_inference.cost_speed_chart(found.rows)
+    charts = tuple(throughput + ([cost] if cost is not None else []))
     header = render_inference.inference_header(job, found.inputs).replace("\n", "; ")
     api = render_inference.api_line(found.picks, found.api_usd_per_million, found.versus_api)
     buying = render_inference.buying_line(found.buying, found.inputs)
     lines = [*render_inference.pick_lines(found.picks), *buying, *api]
-    return Answer(
-        "", lines, render_inference.table_frame(found.rows), chart, [header, *render_inference.table_notes(found.rows)]
-    )
+    notes = [header, *render_inference.table_notes(found.rows)]
+    return Answer("", lines, render_inference.table_frame(found.rows), charts, notes)
 
 
 def run_answer(job: Any, catalog: Any, values: Mapping[str, Any]) -> Answer:
@@ -838,7 +839,7 @@ def measured_answer(generations: list[Any], catalog: Any) -> Answer | None:
     if not rows:
         return None
     table = render_inference.measured_frame(rows)
-    return Answer(MEASURED_TITLE, [], table, None, render_inference.measured_notes(rows))
+    return Answer(MEASURED_TITLE, [], table, (), render_inference.measured_notes(rows))
 
 
 def mixed_answer(found: Any, job: Any) -> Answer:
@@ -846,7 +847,7 @@ def mixed_answer(found: Any, job: Any) -> Answer:
     from advisor.render import inference as render_inference
 
     table = render_inference.mixed_frame(found)
-    return Answer("", render_inference.mixed_lines(found), table, None, render_inference.model_and_load(job))
+    return Answer("", render_inference.mixed_lines(found), table, (), render_inference.model_and_load(job))
 
 
 def column_width(head: str, cells: Any, extra: int = 0) -> int:
