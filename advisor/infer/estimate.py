@@ -329,8 +329,9 @@ def answer(
     api_usd_per_million: float | None = None,
 ) -> InferenceAnswer:
     """Every GPU's row for the job (or those of ``gpu_ids``) at the owner's costs ``inputs``, what the analysis picks,
-    the curves the page draws and, against an API at ``api_usd_per_million``, from how many users renting the
-    cheapest rented GPU costs less (:func:`break_even_users`)."""
+    the curves the page draws, the cheapest owned GPU bought against renting the same (:func:`buying_pick`) and,
+    against an API at ``api_usd_per_million``, from how many users renting the cheapest rented GPU costs less
+    (:func:`break_even_users`)."""
     rows = inference_rows(job, catalog, list(gpu_ids) if gpu_ids is not None else None, inputs)
     fitting = [r for r in rows if r.memory.verdict != "does not fit" and r.speed is not None][:CURVE_GPUS]
     found = picks(rows)
