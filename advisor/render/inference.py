@@ -8,6 +8,7 @@ import pandas as pd
 
 from advisor.format.formatting import fmt_seconds
 from advisor.format.names import SHOWN
+from advisor.format.vocabulary import Source
 from advisor.infer.architecture import unknown_maximum_cap
 from advisor.infer.estimate import CostInputs, InferencePicks, InferenceRow
 from advisor.infer.job import InferenceJob
@@ -509,7 +510,7 @@ def cost_speed_chart(rows: list[InferenceRow]) -> dict[str, Any] | None:
                         "kind": kind,
                         "usd": usd,
                         "tokens_per_s": row.total_output_tokens_per_s,
-                        "figures": "the hardware's bound" if _bounded(row) else "estimated",
+                        "figures": "the hardware's bound" if _bounded(row) else Source.ESTIMATED.value,
                     }
                 )
     if not points:
