@@ -29,7 +29,9 @@ SUMMARY_INFERENCE = (
     " `--requests-per-second R`): fits / tight / does not fit"
     " with the longest context and the most sequences, time to first token, time per output token, tokens/s (a"
     " fitted engine's with its cross-validated range, else the hardware's bound), the cost of a million output"
-    " tokens owned and rented, and where it does not fit, the ways that do (smaller formats, more GPUs). `--json`:"
+    " tokens owned and rented (a floor, `>=`, where only one user's decode is estimated), after how many hours owning"
+    " the cheapest owned GPU costs less than renting it, and where it does not fit, the ways that do (smaller"
+    " formats, more GPUs). `--json`:"
     " rows of `gpu, catalog_id, devices, fits, memory_needed_gb, longest_context,"
     " most_sequences, single_stream_tokens_per_s, output_tokens_per_s, usd_per_million_owned, ...`"
 )
