@@ -13,7 +13,14 @@ from advisor.infer.job import InferenceJob
 from advisor.infer.platform_decode import DecodeOnly, decode_ceiling, one_stream
 from advisor.infer.serving_memory import VERDICTS, MemoryVerdict, memory_verdict
 from advisor.infer.speed import decode_range, engine_fits
-from advisor.infer.token_costs import DEFAULT_COSTS, BuyOrRent, CostInputs, buy_or_rent, million_token_costs
+from advisor.infer.token_costs import (
+    DEFAULT_COSTS,
+    BuyOrRent,
+    CostInputs,
+    buy_or_rent,
+    million_token_costs,
+    millions_an_hour,
+)
 from advisor.infer.ways import Way, ways_to_fit
 from advisor.store.catalog import FITTED_PLATFORMS, Catalog, Gpu
 
@@ -364,6 +371,6 @@ def break_even_users(job: InferenceJob, row: InferenceRow, catalog: Catalog, api
     if rental is None:
         return None
     for users, tokens_per_s, _ in throughput_curve(job, row, catalog):
-        if job.devices * rental.usd_per_hour / (tokens_per_s * 3600 / 1e6) <= api_usd_per_million:
+        if job.devices * rental.usd_per_hour / millions_an_hour(tokens_per_s) <= api_usd_per_million:
             return users
     return None

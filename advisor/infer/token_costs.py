@@ -38,6 +38,15 @@ class CostInputs:
                 shown = f"{value:g}" if isinstance(value, float) else repr(value)
                 raise InputError(f.name, f"must be {_bounds(least, least_allowed, most)}; got {shown}")
 
+    @property
+    def lifetime_hours(self) -> float:
+        """The hours an owned card serves over its years at these hours a week."""
+        return self.lifetime_years * WEEKS_PER_YEAR * self.hours_per_week
+
+    def energy_usd_per_hour(self, gpu: Gpu) -> float:
+        """What an hour of ``gpu`` at its board power costs in energy (0 where the catalog gives no power)."""
+        return (gpu.value("board_power_w") or 0) / 1000 * self.kwh_price
+
 
 def _bounds(least: float, least_allowed: bool, most: float) -> str:
     """'more than 0 and at most 168 (the hours in a week)', from an input's limits."""
@@ -56,14 +65,11 @@ def million_token_costs(
 ) -> tuple[float | None, float | None, str | None]:
     """(owned $, rented $ a million output tokens, the rental's provider) of ``job``'s GPUs delivering
     ``tokens_per_s``; None where the catalog has no price or no rental."""
-    per_hour_millions = tokens_per_s * 3600 / 1e6
+    per_hour_millions = millions_an_hour(tokens_per_s)
     owned = rented = None
     price = gpu.price
-    watts = gpu.value("board_power_w")
     if price is not None:
-        hours = inputs.lifetime_years * WEEKS_PER_YEAR * inputs.hours_per_week
-        energy = (watts or 0) / 1000 * inputs.kwh_price
-        owned = job.devices * (price.usd / hours + energy) / per_hour_millions
+        owned = job.devices * (price.usd / inputs.lifetime_hours + inputs.energy_usd_per_hour(gpu)) / per_hour_millions
     rental = gpu.best_rental
     if rental is not None:
         rented = job.devices * rental.usd_per_hour / per_hour_millions
@@ -91,12 +97,15 @@ def buy_or_rent(job: InferenceJob, gpu: Gpu, tokens_per_s: float, inputs: CostIn
     price, rental = gpu.price, gpu.best_rental
     if price is None or rental is None:
         return None
-    energy = job.devices * (gpu.value("board_power_w") or 0) / 1000 * inputs.kwh_price
+    energy = job.devices * inputs.energy_usd_per_hour(gpu)
     rent = job.devices * rental.usd_per_hour
-    lifetime = inputs.lifetime_years * WEEKS_PER_YEAR * inputs.hours_per_week
     if rent <= energy:
-        return BuyOrRent(gpu.name, rental.provider, None, None, None, lifetime)
+        return BuyOrRent(gpu.name, rental.provider, None, None, None, inputs.lifetime_hours)
     hours = job.devices * price.usd / (rent - energy)
-    return BuyOrRent(
-        gpu.name, rental.provider, hours, hours / inputs.hours_per_week, hours * tokens_per_s * 3600 / 1e6, lifetime
-    )
+    millions = hours * millions_an_hour(tokens_per_s)
+    return BuyOrRent(gpu.name, rental.provider, hours, hours / inputs.hours_per_week, millions, inputs.lifetime_hours)
+
+
+def millions_an_hour(tokens_per_s: float) -> float:
+    """Millions of tokens an hour at ``tokens_per_s``."""
+    return tokens_per_s * 3600 / 1e6

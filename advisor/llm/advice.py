@@ -302,7 +302,7 @@ def _fp8_row(
         return {**row, "basis": row["basis"].with_clause(basis.NoFp8(gpu.architecture, covered))}
     seconds, width = job.run_tokens / (count * per_gpu), math.exp(fitted.half_width)
     parts = basis.Basis(
-        basis.Fp8Calibration(fitted.utilization, fitted.runs, fitted.platform, fitted.rate.field == fp8.SUSTAINED),
+        basis.Fp8Calibration(fitted.utilization, fitted.runs, fitted.platform, fitted.rate.sustained),
         basis.Fp8Situation(),
         basis.Fp8Range(width),
     )

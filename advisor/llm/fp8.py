@@ -95,6 +95,11 @@ class Rate:
     field: str = PEAK
     share: float = 1.0
 
+    @property
+    def sustained(self) -> bool:
+        """Over the vendor's measured sustained rate, not the peak."""
+        return self.field == SUSTAINED
+
     def tflops(self, gpu: Gpu) -> float:
         """``gpu``'s rate: its peak, or its sustained rate (none published: its peak times ``share``)."""
         peak = float(gpu.value(PEAK) or 0)

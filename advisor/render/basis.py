@@ -86,17 +86,20 @@ def _fp8_calibration(part: Fp8Calibration) -> str:
         runs = f"{part.runs} of AMD's own MLPerf Llama 2 70B LoRA runs on 8 CDNA 3 GPUs (NeMo on ROCm), never NVIDIA's"
     else:
         runs = f"{part.runs} published NeMo and Megatron-Bridge FP8 runs on 8 to 1,024 GPUs"
-    rate = SUSTAINED_RATE_WORDS if part.sustained else "the GPU's 16-bit tensor peak"
     return (
-        f"the tuned FP8 stack's speed (advisor.llm.fp8): {part.utilization:.2f} of {rate} in model FLOPs, the "
-        f"geometric mean of {runs}, their parallel overhead included"
+        f"the tuned FP8 stack's speed (advisor.llm.fp8): {part.utilization:.2f} of {rate_words(part.sustained)} in "
+        f"model FLOPs, the geometric mean of {runs}, their parallel overhead included"
     )
 
 
-SUSTAINED_RATE_WORDS = (
-    "the GPU's bfloat16 rate its vendor measured sustained on a dense GEMM (max-achievable FLOPs: the clock it holds "
-    "there within its power, not the peak's)"
-)
+def rate_words(sustained: bool) -> str:
+    """What a tuned-stack fit's utilization is over, in words: the vendor's measured sustained rate, or the peak."""
+    if sustained:
+        return (
+            "the GPU's bfloat16 rate its vendor measured sustained on a dense GEMM (max-achievable FLOPs: the clock it "
+            "holds there within its power, not the peak's)"
+        )
+    return "the GPU's 16-bit tensor peak"
 
 
 _GPU_SITUATIONS = {

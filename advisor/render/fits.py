@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from advisor.llm import fp8, validation
-from advisor.render.basis import SUSTAINED_RATE_WORDS
+from advisor.render.basis import rate_words
 from advisor.store.catalog import Catalog
 
 
@@ -76,7 +76,7 @@ def fp8_fit_text(catalog: Catalog) -> str:
     """The tuned FP8 stack's fit, each run left out and the MLPerf check, as text."""
     fitted = fp8.fit_fp8(catalog)
     lines = [
-        f"tuned FP8 stack: {fitted.utilization:.3f} of the 16-bit tensor peak in model FLOPs, fitted on "
+        f"tuned FP8 stack: {fitted.utilization:.3f} of {rate_words(fitted.rate.sustained)} in model FLOPs, fitted on "
         f"{fitted.runs} published runs ({', '.join(sorted(fitted.architectures))}); the range "
         f"{math.exp(fitted.half_width):.3f}x, the widest 90th percentile below"
     ]
@@ -111,9 +111,9 @@ def _rocm_fit_lines(catalog: Catalog, nvidia: fp8.Fp8Fit) -> list[str]:
     would have said of AMD's runs (why it is never borrowed)."""
     rocm = fp8.fit_fp8(catalog, platform="rocm")
     gpus = catalog.by_id()
-    rate = SUSTAINED_RATE_WORDS if rocm.rate.field == fp8.SUSTAINED else "the 16-bit tensor peak"
     lines = [
-        f"ROCm (AMD): {rocm.utilization:.3f} of {rate}, fitted on {rocm.runs} of AMD's MLPerf Llama 2 70B LoRA runs "
+        f"ROCm (AMD): {rocm.utilization:.3f} of {rate_words(rocm.rate.sustained)}, fitted on {rocm.runs} of AMD's "
+        "MLPerf Llama 2 70B LoRA runs "
         f"({', '.join(sorted(rocm.architectures))}); the range {math.exp(rocm.half_width):.3f}x; a GPU without a "
         f"measured rate counts its peak times the fitted GPUs' {rocm.rate.share:.3f}"
     ]
